@@ -1,0 +1,30 @@
+"""The ``kernelwright`` command line. Each command lives in its own module and stays thin:
+parse options, call one library function, render the result with Rich."""
+
+from __future__ import annotations
+
+import importlib
+
+import typer
+
+app = typer.Typer(
+    name="kernelwright",
+    help="Expert-guided GPU kernel design: verified, faster kernels from PyTorch models.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+# Modules that register commands on `app` (each defines `register(app)`).
+COMMAND_MODULES = (
+    "kernelwright.cli.eval_cmd",
+    "kernelwright.cli.archive_cmd",
+)
+
+for _name in COMMAND_MODULES:
+    importlib.import_module(_name).register(app)
+
+
+def main() -> None:
+    """Console-script entry point."""
+    app()

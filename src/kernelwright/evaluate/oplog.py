@@ -1,0 +1,65 @@
+"""Which framework (ATen) operators a forward pass runs, counted by name.
+
+Used twice: on the reference, to know which compute operators the task needs; on the
+candidate, to see what it left to the framework. A candidate that runs every compute operator
+of the reference through the framework is delegating the work, whatever kernels it also
+launches; one that keeps only a vendor GEMM or convolution and does the rest in its own kernels
+is a hybrid, accepted and labelled.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable
+from typing import Any
+
+# Operators that move, view, allocate or convert, but compute nothing a kernel is judged on.
+NON_COMPUTE = frozenset(
+    """
+    alias as_strided as_strided_ clone contiguous copy copy_ detach detach_ empty empty_like
+    empty_strided expand expand_as fill fill_ full full_like lift_fresh lift_fresh_copy new_empty
+    new_empty_strided new_full new_ones new_zeros ones ones_like permute reshape select
+    set_ slice split split_with_sizes squeeze squeeze_ t transpose unbind unflatten unsqueeze
+    unsqueeze_ view view_as zero_ zeros zeros_like _to_copy _unsafe_view to item
+    _local_scalar_dense resize_ scalar_tensor arange _reshape_alias narrow flatten
+    _has_compatible_shallow_copy_type is_same_size record_stream _efficientzerotensor
+    """.split()
+)
+
+# Vendor-library operators a hybrid may keep while fusing the rest into its own kernels.
+VENDOR_OPS = frozenset(
+    """
+    mm addmm bmm baddbmm matmul linear convolution _convolution cudnn_convolution
+    convolution_overrideable mkldnn_convolution _scaled_dot_product_flash_attention
+    _scaled_dot_product_efficient_attention _scaled_dot_product_cudnn_attention
+    conv1d conv2d conv3d addbmm _scaled_mm
+    """.split()
+)
+
+
+def op_name(func: Any) -> str:
+    """``aten.addmm.default`` -> ``addmm``."""
+    packet = getattr(func, "overloadpacket", None)
+    name = getattr(packet, "__name__", None) or str(func)
+    return str(name).split(".")[-1]
+
+
+def compute_ops(counts: Counter[str]) -> Counter[str]:
+    """The compute operators among ``counts``."""
+    return Counter({k: v for k, v in counts.items() if k not in NON_COMPUTE})
+
+
+def record_ops(fn: Callable[..., Any], *args: Any) -> tuple[Any, Counter[str]]:
+    """Call ``fn(*args)`` and count the ATen operators it dispatches."""
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    counts: Counter[str] = Counter()
+
+    class _Recorder(TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):  # type: ignore[no-untyped-def]
+            counts[op_name(func)] += 1
+            return func(*args, **(kwargs or {}))
+
+    with _Recorder():
+        out = fn(*args)
+    return out, counts
