@@ -58,6 +58,7 @@ __all__ = [
     "Precision",
     "SolutionError",
     "SpeedOfLight",
+    "TaskError",
     "Status",
     "Task",
     "Timing",

@@ -1,7 +1,7 @@
 """Where kernelwright keeps its state: ``$KERNELWRIGHT_HOME`` or ``~/.kernelwright``.
 
-    archive.sqlite     every evaluation (see kernelwright.archive)
-    cache/             measured device ceilings and baseline timings
+archive.sqlite     every evaluation (see kernelwright.archive)
+cache/             measured device ceilings and baseline timings
 """
 
 from __future__ import annotations

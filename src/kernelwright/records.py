@@ -158,7 +158,8 @@ class Verdict:
 
     ``correct`` is True only when every trial matched, no guard check fired, and the status is
     ``correct``. ``flags`` are findings for a person to look at that do not change the status
-    (a speedup past the speed of light, say); ``labels`` describe an accepted candidate (``hybrid``).
+    (a speedup past the speed of light, say); ``labels`` describe an accepted candidate
+    (``hybrid``).
     """
 
     status: Status
@@ -196,9 +197,10 @@ class Verdict:
 class Candidate:
     """A self-contained ``ModelNew`` source file and where it came from.
 
-    ``origin`` names the proposer (``user``, ``template``, ``llm``...); ``parent`` is the archive id
-    of the candidate it was derived from, which makes trajectories; ``design`` and ``params`` are
-    the structure-stage choices and tuned parameters that produced it (empty for hand-written files).
+    ``origin`` names the proposer (``user``, ``template``, ``llm``...); ``parent`` is the archive
+    id of the candidate it was derived from, which makes trajectories; ``design`` and ``params``
+    are the structure-stage choices and tuned parameters that produced it (empty for hand-written
+    files).
     """
 
     source: str
@@ -230,7 +232,7 @@ def to_jsonable(value: Any) -> Any:
 
 
 def from_jsonable(cls: type[T], data: Mapping[str, Any]) -> T:
-    """Rebuild a record of type ``cls`` from :func:`to_jsonable` output; unknown keys are ignored."""
+    """Rebuild a record of type ``cls`` from :func:`to_jsonable` output (unknown keys ignored)."""
     import typing
 
     hints = typing.get_type_hints(cls)

@@ -28,6 +28,7 @@ from typing import Any, Protocol
 import kernelwright
 
 ProgressFn = Callable[[str], None]
+ResultFn = Callable[[dict[str, Any]], None]
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,7 +36,9 @@ class Job:
     """One worker run: ``python -m <worker> <workdir>`` with ``request`` pickled into workdir.
 
     ``cwd`` is where the child starts (an empty sandbox folder for candidates, so a relative path
-    finds nothing of the user's); ``env`` adds or overrides environment variables.
+    finds nothing of the user's); ``env`` adds or overrides environment variables. A child given
+    a ``release_path`` writes its result and then waits for that file before exiting, so memory it
+    published (CUDA IPC) stays alive while ``on_result`` reads it.
     """
 
     worker: str
@@ -43,6 +46,7 @@ class Job:
     request: Any
     cwd: Path | None = None
     env: Mapping[str, str] = field(default_factory=dict)
+    release_path: Path | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,8 +81,17 @@ class JobResult:
 class Executor(Protocol):
     """Runs harness jobs. Implementations must never raise for a failing child."""
 
-    def run(self, job: Job, timeout_s: float, on_progress: ProgressFn | None = None) -> JobResult:
-        """Run ``job`` to completion or ``timeout_s``; report phases through ``on_progress``."""
+    def run(
+        self,
+        job: Job,
+        timeout_s: float,
+        on_progress: ProgressFn | None = None,
+        on_result: ResultFn | None = None,
+    ) -> JobResult:
+        """Run ``job`` to completion or ``timeout_s``; report phases through ``on_progress``.
+
+        ``on_result`` is called with the result while the child still waits for its release.
+        """
         ...
 
 
@@ -96,14 +109,21 @@ class SubprocessExecutor:
         self.python = python or sys.executable
         self.poll_s = poll_s
 
-    def run(self, job: Job, timeout_s: float, on_progress: ProgressFn | None = None) -> JobResult:
+    def run(
+        self,
+        job: Job,
+        timeout_s: float,
+        on_progress: ProgressFn | None = None,
+        on_result: ResultFn | None = None,
+    ) -> JobResult:
         """See :class:`Executor`."""
         job.workdir.mkdir(parents=True, exist_ok=True)
         (job.workdir / "request.pkl").write_bytes(pickle.dumps(job.request))
         progress = job.workdir / "progress.log"
         result_path = job.workdir / "result.json"
-        for stale in (progress, result_path):
-            stale.unlink(missing_ok=True)
+        for stale in (progress, result_path, job.release_path):
+            if stale is not None:
+                stale.unlink(missing_ok=True)
         env = dict(os.environ)
         env.update(job.env)
         env["PYTHONPATH"] = child_pythonpath()
@@ -111,6 +131,8 @@ class SubprocessExecutor:
         env.setdefault("PYTHONDONTWRITEBYTECODE", "1")
         stderr_path = job.workdir / "stderr.log"
         start = time.monotonic()
+        result: dict[str, Any] | None = None
+        timed_out = False
         with open(stderr_path, "wb") as stderr_file:
             proc = subprocess.Popen(
                 [self.python, "-m", job.worker, str(job.workdir)],
@@ -121,9 +143,8 @@ class SubprocessExecutor:
                 stderr=subprocess.STDOUT,
                 start_new_session=True,
             )
-            timed_out = False
-            seen_lines = 0
-            last_phase = ""
+            seen_lines, last_phase = 0, ""
+            deadline = start + timeout_s
             while True:
                 try:
                     proc.wait(timeout=self.poll_s)
@@ -133,18 +154,22 @@ class SubprocessExecutor:
                 seen_lines, last_phase = _report_progress(
                     progress, seen_lines, last_phase, on_progress
                 )
-                if time.monotonic() - start > timeout_s:
-                    timed_out = True
-                    _kill_group(proc)
+                if result is None and job.release_path is not None and result_path.exists():
+                    result = _read_result(result_path)
+                    if result is not None:
+                        if on_result is not None:
+                            on_result(result)
+                        job.release_path.touch()
+                        deadline = time.monotonic() + 60  # time to exit once released
+                if time.monotonic() > deadline:
+                    timed_out = result is None
                     break
             _kill_group(proc)  # reap anything the child left behind in its group
         seen_lines, last_phase = _report_progress(progress, seen_lines, last_phase, on_progress)
-        result = None
-        if not timed_out and result_path.exists():
-            try:
-                result = json.loads(result_path.read_text())
-            except (OSError, json.JSONDecodeError):
-                result = None
+        if result is None and not timed_out and result_path.exists():
+            result = _read_result(result_path)
+            if result is not None and on_result is not None:
+                on_result(result)
         return JobResult(
             result=result,
             returncode=proc.returncode,
@@ -153,6 +178,14 @@ class SubprocessExecutor:
             stderr_tail=_tail(stderr_path),
             duration_s=time.monotonic() - start,
         )
+
+
+def _read_result(path: Path) -> dict[str, Any] | None:
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, json.JSONDecodeError):
+        return None
+    return data if isinstance(data, dict) else None
 
 
 def _report_progress(

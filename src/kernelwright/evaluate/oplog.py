@@ -15,25 +15,95 @@ from typing import Any
 
 # Operators that move, view, allocate or convert, but compute nothing a kernel is judged on.
 NON_COMPUTE = frozenset(
-    """
-    alias as_strided as_strided_ clone contiguous copy copy_ detach detach_ empty empty_like
-    empty_strided expand expand_as fill fill_ full full_like lift_fresh lift_fresh_copy new_empty
-    new_empty_strided new_full new_ones new_zeros ones ones_like permute reshape select
-    set_ slice split split_with_sizes squeeze squeeze_ t transpose unbind unflatten unsqueeze
-    unsqueeze_ view view_as zero_ zeros zeros_like _to_copy _unsafe_view to item
-    _local_scalar_dense resize_ scalar_tensor arange _reshape_alias narrow flatten
-    _has_compatible_shallow_copy_type is_same_size record_stream _efficientzerotensor
-    """.split()
+    [
+        "alias",
+        "as_strided",
+        "as_strided_",
+        "clone",
+        "contiguous",
+        "copy",
+        "copy_",
+        "detach",
+        "detach_",
+        "empty",
+        "empty_like",
+        "empty_strided",
+        "expand",
+        "expand_as",
+        "fill",
+        "fill_",
+        "full",
+        "full_like",
+        "lift_fresh",
+        "lift_fresh_copy",
+        "new_empty",
+        "new_empty_strided",
+        "new_full",
+        "new_ones",
+        "new_zeros",
+        "ones",
+        "ones_like",
+        "permute",
+        "reshape",
+        "select",
+        "set_",
+        "slice",
+        "split",
+        "split_with_sizes",
+        "squeeze",
+        "squeeze_",
+        "t",
+        "transpose",
+        "unbind",
+        "unflatten",
+        "unsqueeze",
+        "unsqueeze_",
+        "view",
+        "view_as",
+        "zero_",
+        "zeros",
+        "zeros_like",
+        "_to_copy",
+        "_unsafe_view",
+        "to",
+        "item",
+        "_local_scalar_dense",
+        "resize_",
+        "scalar_tensor",
+        "arange",
+        "_reshape_alias",
+        "narrow",
+        "flatten",
+        "_has_compatible_shallow_copy_type",
+        "is_same_size",
+        "record_stream",
+        "_efficientzerotensor",
+    ]
 )
 
 # Vendor-library operators a hybrid may keep while fusing the rest into its own kernels.
 VENDOR_OPS = frozenset(
-    """
-    mm addmm bmm baddbmm matmul linear convolution _convolution cudnn_convolution
-    convolution_overrideable mkldnn_convolution _scaled_dot_product_flash_attention
-    _scaled_dot_product_efficient_attention _scaled_dot_product_cudnn_attention
-    conv1d conv2d conv3d addbmm _scaled_mm
-    """.split()
+    [
+        "mm",
+        "addmm",
+        "bmm",
+        "baddbmm",
+        "matmul",
+        "linear",
+        "convolution",
+        "_convolution",
+        "cudnn_convolution",
+        "convolution_overrideable",
+        "mkldnn_convolution",
+        "_scaled_dot_product_flash_attention",
+        "_scaled_dot_product_efficient_attention",
+        "_scaled_dot_product_cudnn_attention",
+        "conv1d",
+        "conv2d",
+        "conv3d",
+        "addbmm",
+        "_scaled_mm",
+    ]
 )
 
 

@@ -2,23 +2,20 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
-from kernelwright.records import Precision
+from kernelwright.records import Precision, Tolerance
 
 
 @dataclass(frozen=True, slots=True)
-class ReferenceRequest:
-    """Run the task's reference: trial inputs and outputs, work counts, baselines.
-
-    The worker writes ``inputs.pt`` (shared with the candidate's child) and ``expected.pt``
-    (read by the parent and deleted before any candidate code runs).
-    """
+class JudgeRequest:
+    """Prepare the reference (see :mod:`kernelwright.evaluate.judge_worker`) and judge outputs."""
 
     task_path: str
     size: str
     device: str
     precision: Precision
+    tolerance: Tolerance
     seed: int
     trials: int
     distributions: bool
@@ -26,30 +23,27 @@ class ReferenceRequest:
     time_compile: bool
     cache_dir: str | None
     inputs_path: str
-    expected_path: str
-
-
-@dataclass(frozen=True, slots=True)
-class OutputSpec:
-    """Shape and dtype of one expected output, so the child can poison matching memory."""
-
-    shape: tuple[int, ...]
-    dtype: str
+    transport: str
+    task_sha256: str = ""
+    cache_baselines: bool = True
 
 
 @dataclass(frozen=True, slots=True)
 class CandidateRequest:
-    """Import a candidate, run it on the trial inputs, time it, and write its outputs.
+    """Import a candidate, run it on the published inputs, time it, publish its outputs.
 
     The request names no task file: the candidate's process never sees the reference.
+    ``protected_paths`` are files and folders the candidate may not open (the task, the
+    kernelwright home with its caches and archive); the guard's audit hook enforces it.
     """
 
     solution_path: str
     inputs_path: str
     outputs_path: str
+    transport: str
     device: str
     precision: Precision
     timing: bool
-    output_specs: tuple[OutputSpec, ...] = ()
     guard: bool = True
-    protected_paths: tuple[str, ...] = field(default_factory=tuple)
+    protected_paths: tuple[str, ...] = ()
+    release_path: str = ""

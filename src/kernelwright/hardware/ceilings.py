@@ -89,11 +89,7 @@ def measure_cuda() -> Ceilings:
     import torch
 
     n_bytes = 1 << 31
-    src = torch.empty(n_bytes // 4, dtype=torch.float32, device="cuda").uniform_()
-    dst = torch.empty_like(src)
-    copy_ms = _cuda_median_ms(lambda: dst.copy_(src), repeats=10)
-    memory_gbps = 2 * n_bytes / (copy_ms * 1e-3) / 1e9
-    del src, dst
+    memory_gbps = 2 * n_bytes / (_cuda_copy_ms(n_bytes) * 1e-3) / 1e9
     rates: dict[str, float] = {}
     n = 8192
     old_tf32 = torch.backends.cuda.matmul.allow_tf32
@@ -135,6 +131,14 @@ def measure_cpu() -> Ceilings:
     )
 
 
+def _cuda_copy_ms(n_bytes: int) -> float:
+    import torch
+
+    src = torch.empty(n_bytes // 4, dtype=torch.float32, device="cuda").uniform_()
+    dst = torch.empty_like(src)
+    return _cuda_median_ms(lambda: dst.copy_(src), repeats=10)
+
+
 def _cuda_median_ms(fn: Any, repeats: int) -> float:
     import torch
 
@@ -150,7 +154,7 @@ def _cuda_median_ms(fn: Any, repeats: int) -> float:
         end.record()
         end.synchronize()
         times.append(start.elapsed_time(end))
-    return sorted(times)[len(times) // 2]
+    return float(sorted(times)[len(times) // 2])
 
 
 def _cpu_median_ms(fn: Any, repeats: int) -> float:

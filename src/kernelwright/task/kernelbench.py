@@ -31,7 +31,15 @@ from kernelwright.errors import TaskError
 from kernelwright.records import Task, sha256_text
 
 SIZES = ("full", "small")
-_KNOWN_OPTION_KEYS = {"small", "atol", "rtol", "input_distributions", "notes", "precision", "family"}
+_KNOWN_OPTION_KEYS = {
+    "small",
+    "atol",
+    "rtol",
+    "input_distributions",
+    "notes",
+    "precision",
+    "family",
+}
 
 
 def load_task(path: str | Path, size: str = "full") -> Task:
@@ -49,7 +57,9 @@ def load_task(path: str | Path, size: str = "full") -> Task:
         raise TaskError(f"size {size!r} is not one of {', '.join(SIZES)}")
     p = Path(path)
     if not p.exists():
-        raise TaskError(f"{p}: no such task file; pass the path of a KernelBench problem (.py) file")
+        raise TaskError(
+            f"{p}: no such task file; pass the path of a KernelBench problem (.py) file"
+        )
     if p.is_dir():
         raise TaskError(f"{p}: is a directory; pass one KernelBench problem file")
     try:
@@ -62,7 +72,8 @@ def load_task(path: str | Path, size: str = "full") -> Task:
     if missing:
         raise TaskError(
             f"{p}: does not define {' or '.join(missing)} at module level; a KernelBench task "
-            "needs `class Model(nn.Module)` and `def get_inputs()` (and usually `get_init_inputs()`)"
+            "needs `class Model(nn.Module)` and `def get_inputs()` (and usually "
+            "`get_init_inputs()`)"
         )
     options = task_options_from_tree(p, tree)
     if "small" in options and not isinstance(options["small"], dict):

@@ -1,0 +1,1 @@
+"""The guard: named checks that refuse reward hacks (see docs/guard.md)."""

@@ -1,0 +1,60 @@
+"""Options of one evaluation, with the defaults a user of ``kernelwright eval`` gets."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from kernelwright.errors import ConfigError
+from kernelwright.records import Precision
+
+
+@dataclass(frozen=True, slots=True)
+class EvalOptions:
+    """How to evaluate.
+
+    Attributes:
+        device: ``auto`` (a GPU when one is visible), ``cuda`` or ``cpu`` (Triton's interpreter).
+        precision: the policy for candidate and baselines alike.
+        trials: correctness trials, each with a fresh seed and fresh inputs.
+        atol, rtol: override the policy's (and the task's) tolerance.
+        timeout_s: limit for the candidate's whole process (import, trials, timing).
+        baselines: time eager PyTorch (and torch.compile, see ``compile_baseline``).
+        compile_baseline: time torch.compile too; None means yes on a GPU and no on the CPU,
+            where compiling takes tens of seconds and says nothing about a GPU.
+        timing: time the candidate at all (off makes a quick correctness-only check).
+        guard: run the guard's checks (off only for debugging the harness itself).
+        seed: base seed; None draws a fresh one per evaluation (recorded in the verdict), so a
+            candidate can't memorise answers across evaluations.
+        size: ``full``, ``small`` (the task's ``KERNELWRIGHT["small"]`` constants) or ``auto``
+            (full on a GPU, small on the CPU).
+        distributions: vary input distributions across trials; None follows the task
+            (``KERNELWRIGHT["input_distributions"]``, default on).
+        cache_baselines: reuse baseline timings per (task, size, device, policy, versions).
+    """
+
+    device: str = "auto"
+    precision: Precision = Precision.FP32
+    trials: int = 5
+    atol: float | None = None
+    rtol: float | None = None
+    timeout_s: float = 300.0
+    baselines: bool = True
+    compile_baseline: bool | None = None
+    timing: bool = True
+    guard: bool = True
+    seed: int | None = None
+    size: str = "auto"
+    distributions: bool | None = None
+    cache_baselines: bool = True
+
+    def __post_init__(self) -> None:
+        if self.trials < 1:
+            raise ConfigError(f"--trials must be at least 1, got {self.trials}")
+        if self.timeout_s <= 0:
+            raise ConfigError(f"--timeout must be positive, got {self.timeout_s}")
+        for name in ("atol", "rtol"):
+            value = getattr(self, name)
+            if value is not None and value < 0:
+                raise ConfigError(f"--{name} must be >= 0, got {value}")
+        if self.size not in ("auto", "full", "small"):
+            raise ConfigError(f"--size must be auto, full or small, got {self.size!r}")
