@@ -153,7 +153,7 @@ def monkey_patching(ctx: GuardContext) -> list[str]:
             targets = list(node.targets)
         for target in targets:
             if isinstance(target, ast.Attribute) and _root_name(target) in protected:
-                reasons.append(f"line {node.lineno}: rebinds `{ast.unparse(target)}`")
+                reasons.append(f"line {target.lineno}: rebinds `{ast.unparse(target)}`")
         if (
             isinstance(node, ast.Call)
             and isinstance(node.func, ast.Name)
