@@ -1,0 +1,5 @@
+"""The archive: every candidate and verdict in SQLite (see ``store``)."""
+
+from kernelwright.archive.store import Archive, Record
+
+__all__ = ["Archive", "Record"]

@@ -1,0 +1,114 @@
+"""``kernelwright archive list | show | export``: what has been evaluated."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.syntax import Syntax
+from rich.table import Table
+
+from kernelwright.cli.common import archive_path, err, out, user_errors
+from kernelwright.cli.render import STATUS_STYLE, fmt_ms, fmt_x
+
+archive_app = typer.Typer(
+    help="Inspect and export the archive of evaluations.", no_args_is_help=True
+)
+
+ArchiveOpt = Annotated[Path | None, typer.Option("--archive", help="SQLite archive path.")]
+
+
+def register(app: typer.Typer) -> None:
+    """Add the sub-app to the app."""
+    app.add_typer(archive_app, name="archive")
+
+
+@archive_app.command("list")
+@user_errors
+def list_command(
+    archive: ArchiveOpt = None,
+    task: Annotated[str | None, typer.Option(help="Only this task (file stem).")] = None,
+    limit: Annotated[int, typer.Option(help="How many, newest first.")] = 20,
+) -> None:
+    """The newest evaluations."""
+    from kernelwright.archive import Archive
+
+    with Archive(archive_path(archive)) as store:
+        records = store.recent(limit, task)
+    table = Table(title=f"archive: {archive_path(archive)}")
+    for col in (
+        "id",
+        "task",
+        "origin",
+        "status",
+        "cand ms",
+        "vs eager",
+        "vs compile",
+        "SOL",
+        "when",
+    ):
+        table.add_column(col, justify="right" if col in ("id", "cand ms") else "left")
+    for r in records:
+        v = r.verdict
+        t = v.timing
+        table.add_row(
+            str(r.evaluation_id),
+            r.task_name,
+            r.candidate.origin,
+            f"[{STATUS_STYLE[v.status]}]{v.status.value}[/]",
+            fmt_ms(t.candidate and t.candidate.median_ms),
+            fmt_x(t.speedup_vs_eager),
+            fmt_x(t.speedup_vs_compile),
+            "-" if not v.sol or v.sol.fraction is None else f"{v.sol.fraction:.0%}",
+            r.created_at.replace("T", " ")[:16],
+        )
+    out.print(table)
+
+
+@archive_app.command("show")
+@user_errors
+def show_command(
+    evaluation_id: Annotated[int, typer.Argument(help="Evaluation id (see `archive list`).")],
+    archive: ArchiveOpt = None,
+    source: Annotated[bool, typer.Option("--source/--no-source", help="Print the source.")] = True,
+) -> None:
+    """One evaluation: its verdict and the candidate's source."""
+    from kernelwright.archive import Archive
+    from kernelwright.cli.render import verdict_panel
+
+    with Archive(archive_path(archive)) as store:
+        rec = store.get(evaluation_id)
+    parent = f", parent candidate {rec.candidate.parent}" if rec.candidate.parent else ""
+    out.print(
+        verdict_panel(
+            rec.verdict, f"#{rec.evaluation_id} {rec.task_name} ({rec.candidate.origin}{parent})"
+        )
+    )
+    if source:
+        out.print(Syntax(rec.candidate.source, "python", line_numbers=True))
+
+
+@archive_app.command("export")
+@user_errors
+def export_command(
+    jsonl: Annotated[Path, typer.Option("--jsonl", help="Output file ('-' for stdout).")],
+    archive: ArchiveOpt = None,
+    trajectories: Annotated[
+        bool,
+        typer.Option(
+            "--trajectories", help="Include prompts and replies (for fine-tuning / RL data)."
+        ),
+    ] = False,
+) -> None:
+    """Every evaluation as one JSON line (candidate, parent, verdict)."""
+    from kernelwright.archive import Archive
+
+    with Archive(archive_path(archive)) as store:
+        if str(jsonl) == "-":
+            n = store.export_jsonl(sys.stdout, trajectories)
+        else:
+            with open(jsonl, "w") as fh:
+                n = store.export_jsonl(fh, trajectories)
+    err.print(f"exported {n} evaluation(s)")

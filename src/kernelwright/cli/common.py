@@ -1,0 +1,68 @@
+"""What every command shares: consoles, user-error handling, option parsing."""
+
+from __future__ import annotations
+
+import functools
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, TypeVar
+
+import typer
+from rich.console import Console
+
+from kernelwright.errors import ConfigError, KernelwrightError
+from kernelwright.records import Precision
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+# Results go to stdout; progress and errors to stderr, so `--json -` stays parseable.
+out = Console()
+err = Console(stderr=True)
+
+EXIT_FAILED = 1
+EXIT_USAGE = 2
+
+
+def user_errors(fn: F) -> F:
+    """Turn kernelwright's input errors into one red line and exit code 2 (never a traceback)."""
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except KernelwrightError as exc:
+            err.print(f"[bold red]error:[/] {exc}", highlight=False, soft_wrap=True)
+            raise typer.Exit(EXIT_USAGE) from None
+        except KeyboardInterrupt:
+            err.print("[yellow]interrupted[/]; finished results are in the archive")
+            raise typer.Exit(130) from None
+
+    return wrapper  # type: ignore[return-value]
+
+
+def parse_precision(value: str) -> Precision:
+    """``fp32`` / ``tf32`` / ``bf16`` -> Precision, with a helpful error."""
+    try:
+        return Precision(value.lower())
+    except ValueError:
+        choices = ", ".join(p.value for p in Precision)
+        raise ConfigError(f"--precision {value!r} is not one of {choices}") from None
+
+
+def archive_path(path: Path | None) -> Path:
+    """The archive to use: ``--archive`` or the default under the kernelwright home."""
+    from kernelwright.paths import default_archive_path
+
+    return path if path is not None else default_archive_path()
+
+
+@contextmanager
+def progress_status(enabled: bool, first: str = "starting") -> Iterator[Callable[[str], None]]:
+    """A spinner on stderr showing the latest phase; a no-op when not on a terminal."""
+    if not enabled or not sys.stderr.isatty():
+        yield lambda _phase: None
+        return
+    with err.status(first) as status:
+        yield lambda phase: status.update(f"[cyan]{phase}")

@@ -1,0 +1,102 @@
+"""Rich renderings of verdicts: a short summary a person reads in five seconds."""
+
+from __future__ import annotations
+
+from rich.console import Group, RenderableType
+from rich.panel import Panel
+from rich.table import Table
+from rich.text import Text
+
+from kernelwright.records import Status, Verdict
+
+STATUS_STYLE = {
+    Status.CORRECT: "bold green",
+    Status.INCORRECT: "bold red",
+    Status.COMPILE_ERROR: "bold red",
+    Status.RUNTIME_ERROR: "bold red",
+    Status.TIMEOUT: "bold yellow",
+    Status.REJECTED: "bold magenta",
+}
+
+
+def fmt_ms(value: float | None) -> str:
+    """Milliseconds with sensible precision ('-' when missing)."""
+    if value is None:
+        return "-"
+    return f"{value:.4f}" if value < 1 else f"{value:.3f}"
+
+
+def fmt_x(value: float | None) -> str:
+    """A speedup like '1.84x'."""
+    return "-" if value is None else f"{value:.2f}x"
+
+
+def verdict_panel(verdict: Verdict, title: str = "") -> Panel:
+    """The summary shown by ``kernelwright eval``."""
+    parts: list[RenderableType] = []
+    head = Text()
+    head.append(verdict.status.value.upper(), style=STATUS_STYLE[verdict.status])
+    if verdict.message:
+        head.append(f"  {verdict.message}")
+    parts.append(head)
+
+    facts = Table.grid(padding=(0, 2))
+    facts.add_column(style="dim")
+    facts.add_column()
+    tol = verdict.tolerance
+    facts.add_row(
+        "checks",
+        f"{verdict.trials_passed}/{verdict.trials} trials, precision {verdict.precision.value}, "
+        f"atol={tol.atol:g} rtol={tol.rtol:g}",
+    )
+    if verdict.max_abs_err is not None:
+        facts.add_row(
+            "error",
+            f"max abs {verdict.max_abs_err:.3g}, max rel {verdict.max_rel_err or 0:.3g}, "
+            f"normalised {verdict.norm_err or 0:.3g}",
+        )
+    if verdict.device is not None:
+        d = verdict.device
+        where = f"{d.name}, torch {d.torch}, triton {d.triton or '-'}"
+        if d.interpreter:
+            where += " (Triton interpreter)"
+        facts.add_row("device", where)
+    parts.append(facts)
+
+    timing = verdict.timing
+    if timing.candidate or timing.eager or timing.compile:
+        table = Table(box=None, padding=(0, 2), show_edge=False)
+        table.add_column("")
+        table.add_column("median ms", justify="right")
+        table.add_column("speedup", justify="right")
+        table.add_row("candidate", fmt_ms(timing.candidate and timing.candidate.median_ms), "")
+        table.add_row(
+            "eager", fmt_ms(timing.eager and timing.eager.median_ms), fmt_x(timing.speedup_vs_eager)
+        )
+        table.add_row(
+            "torch.compile",
+            fmt_ms(timing.compile and timing.compile.median_ms),
+            fmt_x(timing.speedup_vs_compile),
+        )
+        parts.append(table)
+        if timing.method:
+            parts.append(Text(timing.method, style="dim"))
+        for note in timing.notes:
+            parts.append(Text(note, style="yellow"))
+    if verdict.sol is not None:
+        sol = verdict.sol
+        frac = f"{sol.fraction:.1%} of" if sol.fraction is not None else "floor"
+        parts.append(
+            Text(
+                f"speed of light: {frac} {fmt_ms(sol.floor_ms)} ms ({sol.bound}-bound: "
+                f"{sol.bytes / 1e6:.3g} MB, {sol.flops / 1e9:.3g} GFLOP)",
+                style="cyan",
+            )
+        )
+    for v in verdict.violations:
+        parts.append(Text(f"✗ {v.check}: {v.reason}", style="magenta"))
+    for flag in verdict.flags:
+        parts.append(Text(f"! {flag}", style="yellow"))
+    for label in verdict.labels:
+        parts.append(Text(f"• {label}", style="green"))
+    return Panel(Group(*parts), title=title or "kernelwright eval", expand=False)
