@@ -89,6 +89,8 @@ def evaluate(
 
     tree = _parse_or_none(candidate.source)
     static = run_checks("static", GuardContext(candidate.source, tree)) if opts.guard else []
+    if opts.constraints is not None:
+        static.extend(opts.constraints.violations(candidate.source))
     if static:
         verdict = build_verdict(
             Evidence(

@@ -2,10 +2,25 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Protocol, runtime_checkable
 
 from kernelwright.errors import ConfigError
-from kernelwright.records import Precision
+from kernelwright.records import Precision, Violation
+
+
+@runtime_checkable
+class SourceConstraints(Protocol):
+    """Human-imposed constraints on candidates (allowed backends, forbidden ops...).
+
+    Enforced by the harness before a candidate runs: each violation rejects it, like a static
+    guard check. ``kernelwright.agents`` provides the constraints-file implementation.
+    """
+
+    def violations(self, source: str) -> Sequence[Violation]:
+        """What in ``source`` breaks the constraints (empty when it complies)."""
+        ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,6 +45,7 @@ class EvalOptions:
         distributions: vary input distributions across trials; None follows the task
             (``KERNELWRIGHT["input_distributions"]``, default on).
         cache_baselines: reuse baseline timings per (task, size, device, policy, versions).
+        constraints: human-imposed constraints checked on the source before it runs.
     """
 
     device: str = "auto"
@@ -46,6 +62,7 @@ class EvalOptions:
     size: str = "auto"
     distributions: bool | None = None
     cache_baselines: bool = True
+    constraints: SourceConstraints | None = None
 
     def __post_init__(self) -> None:
         if self.trials < 1:
