@@ -5,6 +5,8 @@
 The public surface is re-exported here; everything else is importable from its module.
 """
 
+# Bound here, after the subpackage of the same name is imported, so `kernelwright.evaluate` is
+# the function (the subpackage stays importable as `kernelwright.evaluate.<module>`).
 from kernelwright.errors import (
     ArchiveError,
     ConfigError,
@@ -13,6 +15,8 @@ from kernelwright.errors import (
     SolutionError,
     TaskError,
 )
+from kernelwright.evaluate.harness import evaluate
+from kernelwright.evaluate.options import EvalOptions
 from kernelwright.records import (
     Candidate,
     DeviceInfo,
@@ -31,15 +35,6 @@ __version__ = "0.1.0"
 
 
 def __getattr__(name: str) -> object:
-    # The harness pulls in torch; import it on first use so `kernelwright --help` stays fast.
-    if name == "evaluate":
-        from kernelwright.evaluate import evaluate
-
-        return evaluate
-    if name == "EvalOptions":
-        from kernelwright.evaluate.options import EvalOptions
-
-        return EvalOptions
     if name == "load_task":
         from kernelwright.task import load_task
 
@@ -58,9 +53,9 @@ __all__ = [
     "Precision",
     "SolutionError",
     "SpeedOfLight",
-    "TaskError",
     "Status",
     "Task",
+    "TaskError",
     "Timing",
     "TimingStats",
     "Tolerance",

@@ -237,13 +237,13 @@ class CandidateSession:
 def _preload_libraries() -> None:
     """Import what the harness and typical candidates use before the identity snapshot.
 
-    Some imports rebind library functions on first import (``torch._dynamo`` wraps
-    ``torch.manual_seed``); done here, that is not mistaken for the candidate's doing.
+    Some imports rebind library functions on first import; done here, that is not mistaken for
+    the candidate's doing. (``torch._dynamo`` wraps ``torch.manual_seed``, which is therefore not
+    watched: importing TorchDynamo costs seconds, and seeding is no timing function.)
     """
     import importlib
 
     for name in (
-        "torch._dynamo",
         "torch.utils._python_dispatch",
         "torch.utils.cpp_extension",
         "triton",

@@ -154,15 +154,17 @@ class SubprocessExecutor:
                 seen_lines, last_phase = _report_progress(
                     progress, seen_lines, last_phase, on_progress
                 )
-                if result is None and job.release_path is not None and result_path.exists():
+                if job.release_path is not None and result_path.exists():
                     result = _read_result(result_path)
                     if result is not None:
                         if on_result is not None:
                             on_result(result)
+                        # Done: the child only waits to be released. Ending it here skips its
+                        # interpreter's slow teardown (torch, CUDA), which is seconds per job.
                         job.release_path.touch()
-                        deadline = time.monotonic() + 60  # time to exit once released
+                        break
                 if time.monotonic() > deadline:
-                    timed_out = result is None
+                    timed_out = True
                     break
             _kill_group(proc)  # reap anything the child left behind in its group
         seen_lines, last_phase = _report_progress(progress, seen_lines, last_phase, on_progress)

@@ -184,7 +184,7 @@ def _run(
         (workdir / "sandbox").mkdir()
         solution_path = cand_dir / "solution" / f"solution_{candidate.sha256[:12]}.py"
         solution_path.write_text(candidate.source)
-        release = cand_dir / "release" if transport == "cuda-ipc" else None
+        release = cand_dir / "release"
         request = CandidateRequest(
             solution_path=str(solution_path),
             inputs_path=judge_request.inputs_path,
@@ -195,7 +195,7 @@ def _run(
             timing=opts.timing,
             guard=opts.guard,
             protected_paths=(task.path, str(home()), str(workdir / "judge")),
-            release_path=str(release) if release else "",
+            release_path=str(release),
         )
         reports: list[dict[str, Any]] = []
 

@@ -310,20 +310,17 @@ def _work_and_ops(
     model_cls: Any, init_inputs: list[Any], run: dict[str, Any], req: JudgeRequest
 ) -> tuple[int, int, Any]:
     import torch
-    from torch.utils.flop_counter import FlopCounterMode
 
     from kernelwright.evaluate.oplog import record_ops
 
     model = build_model(model_cls, init_inputs, run["model_seed"], req.device, req.precision)
     inputs = clone_inputs(run["inputs"], req.device)
     with torch.no_grad():
-        counter = FlopCounterMode(display=False)
-        with counter:
-            outputs = as_output_list(model(*inputs), strict=False)
-        _, op_counts = record_ops(model, *clone_inputs(run["inputs"], req.device))
+        out, op_counts, flops = record_ops(model, *inputs)
+    outputs = as_output_list(out, strict=False)
     params = list(model.parameters()) + list(model.buffers())
     total = nbytes(run["inputs"]) + nbytes(outputs) + nbytes(params)
-    return int(counter.get_total_flops()), int(total), op_counts
+    return flops, int(total), op_counts
 
 
 def _as_list(value: Any, what: str, path: str) -> list[Any]:

@@ -119,17 +119,29 @@ def compute_ops(counts: Counter[str]) -> Counter[str]:
     return Counter({k: v for k, v in counts.items() if k not in NON_COMPUTE})
 
 
-def record_ops(fn: Callable[..., Any], *args: Any) -> tuple[Any, Counter[str]]:
-    """Call ``fn(*args)`` and count the ATen operators it dispatches."""
+def record_ops(fn: Callable[..., Any], *args: Any) -> tuple[Any, Counter[str], int]:
+    """Call ``fn(*args)``; count the ATen operators it dispatches and their matrix FLOPs.
+
+    FLOPs come from PyTorch's flop-counter formulas (GEMM, convolution, attention), applied in
+    this one dispatch pass (``FlopCounterMode`` itself would import TorchDynamo, seconds of
+    start-up in every judge).
+    """
     from torch.utils._python_dispatch import TorchDispatchMode
+    from torch.utils.flop_counter import flop_registry
 
     counts: Counter[str] = Counter()
+    flops = [0]
 
     class _Recorder(TorchDispatchMode):
         def __torch_dispatch__(self, func, types, args=(), kwargs=None):  # type: ignore[no-untyped-def]
+            kwargs = kwargs or {}
             counts[op_name(func)] += 1
-            return func(*args, **(kwargs or {}))
+            out = func(*args, **kwargs)
+            formula = flop_registry.get(func.overloadpacket)
+            if formula is not None:
+                flops[0] += int(formula(*args, **kwargs, out_val=out))
+            return out
 
     with _Recorder():
         out = fn(*args)
-    return out, counts
+    return out, counts, flops[0]

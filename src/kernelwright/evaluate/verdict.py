@@ -3,8 +3,9 @@
 A pure function of plain data (the judge's summary and report, the candidate's job result, the
 guard's violations), so every status can be tested without a subprocess.
 
-Status precedence: ``timeout`` > ``compile_error`` / ``runtime_error`` (from the candidate's
-process) > ``rejected`` (any guard violation) > ``incorrect`` (a trial mismatched) > ``correct``.
+Status precedence: ``timeout`` > ``rejected`` (any guard violation, even if the candidate also
+failed: reaching for protected files or patching timers is never excused by crashing) >
+``compile_error`` / ``runtime_error`` > ``incorrect`` (a trial mismatched) > ``correct``.
 """
 
 from __future__ import annotations
@@ -84,6 +85,14 @@ def build_verdict(ev: Evidence) -> Verdict:
             **base,
         )
     status_hint = result.get("status")
+    if ev.violations:  # a guard finding outranks whatever else went wrong
+        return Verdict(
+            status=Status.REJECTED,
+            correct=False,
+            violations=ev.violations,
+            message=_violation_message(ev.violations),
+            **base,
+        )
     if status_hint in ("compile_error", "runtime_error"):
         return Verdict(
             status=Status(status_hint),

@@ -27,7 +27,6 @@ WATCHED = (
     "torch:allclose",
     "torch:isnan",
     "torch:isfinite",
-    "torch:manual_seed",
     "torch:empty",
     "torch:save",
     "torch.cuda:synchronize",

@@ -1,0 +1,76 @@
+"""`kernelwright eval`'s verdicts on solutions that fail in every way, through the real harness
+(two child processes, Triton's interpreter on the CPU)."""
+
+import pytest
+
+from kernelwright.errors import EvalError, TaskError
+from kernelwright.evaluate import EvalOptions, evaluate
+from kernelwright.records import Status
+
+pytestmark = pytest.mark.interpreter
+
+OPTS = EvalOptions(device="cpu", timeout_s=30, trials=3)
+
+CASES = [
+    ("softmax_rows__honest", Status.CORRECT, "correct on 3"),
+    ("softmax_rows__wrong", Status.INCORRECT, "elements differ"),
+    ("softmax_rows__misshaped", Status.INCORRECT, "has shape (9, 99), expected (9, 100)"),
+    ("softmax_rows__crash", Status.RUNTIME_ERROR, "SIGABRT"),
+    ("softmax_rows__raises", Status.RUNTIME_ERROR, "ValueError during forward"),
+    ("softmax_rows__bad_constructor", Status.RUNTIME_ERROR, "during construct"),
+    ("softmax_rows__syntax", Status.COMPILE_ERROR, "SyntaxError"),
+    ("softmax_rows__import_error", Status.COMPILE_ERROR, "ModuleNotFoundError"),
+    ("softmax_rows__no_modelnew", Status.COMPILE_ERROR, "defines no ModelNew"),
+]
+
+
+@pytest.mark.parametrize(("solution", "status", "message"), CASES, ids=[c[0] for c in CASES])
+def test_status(fixtures, solution, status, message):
+    task = solution.split("__")[0]
+    v = evaluate(fixtures / "tasks" / f"{task}.py", fixtures / "solutions" / f"{solution}.py", OPTS)
+    assert v.status is status, v.message
+    assert message in v.message
+    assert v.correct is (status is Status.CORRECT)
+
+
+def test_hang_is_a_timeout(fixtures):
+    v = evaluate(
+        fixtures / "tasks" / "softmax_rows.py",
+        fixtures / "solutions" / "softmax_rows__hang.py",
+        EvalOptions(device="cpu", timeout_s=8, trials=1, baselines=False),
+    )
+    assert v.status is Status.TIMEOUT and "trial 1" in v.message
+
+
+def test_correct_verdict_is_complete(fixtures):
+    v = evaluate(
+        fixtures / "tasks" / "scale_bias.py",
+        fixtures / "solutions" / "scale_bias__honest.py",
+        EvalOptions(device="cpu"),
+    )
+    assert v.status is Status.CORRECT and v.trials == v.trials_passed == 5
+    assert v.max_abs_err is not None and v.max_abs_err < 1e-5
+    assert v.timing.candidate is not None and v.timing.eager is not None
+    assert v.timing.compile is None  # not on the CPU by default
+    assert not v.timing.representative
+    assert v.sol is not None and v.sol.bytes > 0
+    assert v.device is not None and v.device.interpreter
+    assert len(v.task_sha256) == len(v.solution_sha256) == 64
+
+
+def test_broken_reference_is_not_the_candidates_fault(fixtures):
+    with pytest.raises(EvalError, match="the task's reference failed"):
+        evaluate(
+            fixtures / "tasks" / "broken_reference.py",
+            fixtures / "solutions" / "softmax_rows__honest.py",
+            OPTS,
+        )
+
+
+def test_task_without_model_is_bad_input(fixtures):
+    with pytest.raises(TaskError, match="does not define Model"):
+        evaluate(
+            fixtures / "tasks" / "no_model.py",
+            fixtures / "solutions" / "softmax_rows__honest.py",
+            OPTS,
+        )

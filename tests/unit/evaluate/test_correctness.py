@@ -1,0 +1,76 @@
+import math
+
+import torch
+
+from kernelwright.evaluate.correctness import compare_outputs, inputs_unchanged, norm_tolerance
+from kernelwright.records import Tolerance
+
+TOL = Tolerance(1e-4, 1e-4)
+
+
+def test_identical_outputs_pass_with_zero_error():
+    x = torch.randn(5, 7)
+    r = compare_outputs([x], [x.clone()], TOL)
+    assert r["ok"] and r["max_abs_err"] == 0 and r["norm_err"] == 0
+
+
+def test_every_element_is_checked():
+    x = torch.randn(100, 100)
+    y = x.clone()
+    y[99, 99] += 1.0
+    r = compare_outputs([x], [y], TOL)
+    assert not r["ok"]
+    assert "1 of 10000 elements differ" in r["message"] and "(99, 99)" in r["message"]
+
+
+def test_shape_dtype_and_count_mismatches():
+    x = torch.randn(4, 4)
+    assert "shape (4, 3)" in compare_outputs([x], [x[:, :3]], TOL)["message"]
+    assert "dtype float16" in compare_outputs([x], [x.half()], TOL)["message"]
+    assert "returned 2 output(s), expected 1" in compare_outputs([x], [x, x], TOL)["message"]
+    assert "no tensor outputs" in compare_outputs([x], None, TOL)["message"]
+
+
+def test_nan_where_reference_is_finite_counts_as_unwritten():
+    x = torch.randn(3, 8)
+    y = x.clone()
+    y[1] = float("nan")
+    r = compare_outputs([x], [y], TOL)
+    assert not r["ok"] and r["unwritten"] == 8 and "never written" in r["message"]
+
+
+def test_matching_nan_and_inf_are_accepted():
+    x = torch.tensor([1.0, float("nan"), float("inf"), -float("inf")])
+    assert compare_outputs([x], [x.clone()], TOL)["ok"]
+    y = x.clone()
+    y[2] = -float("inf")
+    assert not compare_outputs([x], [y], TOL)["ok"]
+
+
+def test_integers_need_exact_equality():
+    a = torch.tensor([1000000, 5])
+    b = torch.tensor([1000001, 5])  # within rtol * |a| but an index off by one is wrong
+    r = compare_outputs([a], [b], TOL)
+    assert not r["ok"] and "exact match required for int64" in r["message"]
+
+
+def test_normalised_error_catches_zeros_for_tiny_outputs():
+    ref = torch.randn(1000) * 1e-6  # every element is within atol of zero
+    r = compare_outputs([ref], [torch.zeros(1000)], TOL)
+    assert not r["ok"] and "normalised error" in r["message"]
+    assert math.isclose(r["norm_err"], 1.0)
+    assert norm_tolerance(TOL) < 1.0
+
+
+def test_scalar_outputs_are_compared_with_the_tolerance():
+    assert not compare_outputs([torch.tensor(2.0)], [torch.tensor(2.01)], TOL)["ok"]
+    assert compare_outputs([torch.tensor(2.0)], [torch.tensor(2.0001)], TOL)["ok"]
+
+
+def test_input_mutation_detection_is_bitwise_and_nan_aware():
+    x = torch.tensor([1.0, float("nan")])
+    assert inputs_unchanged([x], [x.clone()]) == ""
+    y = x.clone()
+    y[0] = 1.0000001
+    assert "input 0 was modified" in inputs_unchanged([x], [y])
+    assert "replaced or reshaped" in inputs_unchanged([x], [x[:1]])
