@@ -11,7 +11,7 @@ from rich.syntax import Syntax
 from rich.table import Table
 
 from kernelwright.cli.common import archive_path, err, out, user_errors
-from kernelwright.cli.render import STATUS_STYLE, fmt_ms, fmt_x
+from kernelwright.cli.render import STATUS_STYLE, fmt_ms, fmt_x, median
 
 archive_app = typer.Typer(
     help="Inspect and export the archive of evaluations.", no_args_is_help=True
@@ -58,7 +58,7 @@ def list_command(
             r.task_name,
             r.candidate.origin,
             f"[{STATUS_STYLE[v.status]}]{v.status.value}[/]",
-            fmt_ms(t.candidate and t.candidate.median_ms),
+            fmt_ms(median(t.candidate)),
             fmt_x(t.speedup_vs_eager),
             fmt_x(t.speedup_vs_compile),
             "-" if not v.sol or v.sol.fraction is None else f"{v.sol.fraction:.0%}",

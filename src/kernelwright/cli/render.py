@@ -7,7 +7,7 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from kernelwright.records import Status, Verdict
+from kernelwright.records import Status, TimingStats, Verdict
 
 STATUS_STYLE = {
     Status.CORRECT: "bold green",
@@ -24,6 +24,11 @@ def fmt_ms(value: float | None) -> str:
     if value is None:
         return "-"
     return f"{value:.4f}" if value < 1 else f"{value:.3f}"
+
+
+def median(stats: TimingStats | None) -> float | None:
+    """The median of optional timing statistics."""
+    return stats.median_ms if stats is not None else None
 
 
 def fmt_x(value: float | None) -> str:
@@ -69,13 +74,11 @@ def verdict_panel(verdict: Verdict, title: str = "") -> Panel:
         table.add_column("")
         table.add_column("median ms", justify="right")
         table.add_column("speedup", justify="right")
-        table.add_row("candidate", fmt_ms(timing.candidate and timing.candidate.median_ms), "")
-        table.add_row(
-            "eager", fmt_ms(timing.eager and timing.eager.median_ms), fmt_x(timing.speedup_vs_eager)
-        )
+        table.add_row("candidate", fmt_ms(median(timing.candidate)), "")
+        table.add_row("eager", fmt_ms(median(timing.eager)), fmt_x(timing.speedup_vs_eager))
         table.add_row(
             "torch.compile",
-            fmt_ms(timing.compile and timing.compile.median_ms),
+            fmt_ms(median(timing.compile)),
             fmt_x(timing.speedup_vs_compile),
         )
         parts.append(table)
