@@ -20,7 +20,6 @@ COMMAND_MODULES = (
     "kernelwright.cli.eval_cmd",
     "kernelwright.cli.archive_cmd",
     "kernelwright.cli.check_task_cmd",
-    "kernelwright.cli.tune_cmd",
 )
 
 for _name in COMMAND_MODULES:
