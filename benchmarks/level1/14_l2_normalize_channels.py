@@ -1,0 +1,37 @@
+"""L2 normalisation along the channel axis (dim 1) of (N, C, L) features, F.normalize-style.
+
+    y = x / max(||x||_2 over C, eps)
+
+The norm runs over a strided axis (stride L), the layout of per-position embeddings stored
+channels-first. Sizes: 64 x 256 x 8192 fp32 (0.54 GB in, 0.54 GB out); H200 floor ~0.25 ms,
+eager (norm kernel, clamp, divide) estimated at ~0.6-0.9 ms. Small: 3 x 7 x 37.
+"""
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+batch_size = 64
+channels = 256
+length = 8192
+
+KERNELWRIGHT = {
+    "family": "norm",
+    "small": {"batch_size": 3, "channels": 7, "length": 37},
+}
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, x):
+        return F.normalize(x, p=2.0, dim=1, eps=1e-12)
+
+
+def get_inputs():
+    return [torch.randn(batch_size, channels, length)]
+
+
+def get_init_inputs():
+    return []

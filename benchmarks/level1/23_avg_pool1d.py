@@ -1,0 +1,37 @@
+"""AvgPool1d, kernel 5, stride 2, padding 2, over (N, C, L) sequence features.
+
+Overlapping windows (kernel > stride) and zero padding at both ends, counted in the divisor
+(PyTorch's default count_include_pad=True): every window divides by 5, also at the borders.
+
+Sizes: 64 x 128 x 16384 fp32 (0.54 GB in, 0.27 GB out); H200 floor ~0.19 ms, eager estimated at
+~0.3-0.5 ms, kept under 1 GB per call rather than stretched to 1 ms. Small: 3 x 5 x 37.
+"""
+
+import torch
+import torch.nn as nn
+
+batch_size = 64
+channels = 128
+length = 16384
+
+KERNELWRIGHT = {
+    "family": "pool",
+    "small": {"batch_size": 3, "channels": 5, "length": 37},
+}
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.pool = nn.AvgPool1d(kernel_size=5, stride=2, padding=2)
+
+    def forward(self, x):
+        return self.pool(x)
+
+
+def get_inputs():
+    return [torch.randn(batch_size, channels, length)]
+
+
+def get_init_inputs():
+    return []
