@@ -439,8 +439,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             )
             if not 1.0 <= est.eager_ms <= 15.0:
                 notes.append("eager est outside 1-15 ms")
-            if est.bytes > 2.0e9:
-                notes.append("over 2 GB")
+            if est.bytes > 4.5e9:
+                notes.append("over 4.5 GB")
             if any(v > est.bytes for v in variant_bytes(path, "full")):
                 notes.append("a variant is larger than the task")
         except Exception as exc:

@@ -1,16 +1,16 @@
 """Softplus with beta = 0.5 and threshold = 20: log(1 + exp(beta * x)) / beta, linear above
 beta * x > threshold (the branch a kernel must reproduce; scaled trial inputs reach it).
 
-Sizes: 12288 x 18432 fp32 = 226M elements, 0.91 GB in, 0.91 GB out: the H200 floor is
-~0.42 ms and eager (one kernel) is estimated at ~0.6 ms, under 1 ms so one call stays under
-~2 GB. Small: 37 x 100.
+Sizes: 27648x18432 inputs, 4.08 GB in and out per call (H200 floor ~0.95 ms at 4.3 TB/s);
+`batch_size` was scaled 2.25x after a measured H200 sweep so that eager fp32 takes about 1 ms or
+more (BENCHMARKS.md). Small: 37 x 100.
 """
 
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-batch_size = 12288
+batch_size = 27648
 dim = 18432
 beta = 0.5
 threshold = 20.0

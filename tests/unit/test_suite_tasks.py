@@ -103,7 +103,7 @@ def test_task_runs_small_on_cpu(path):
 @pytest.mark.parametrize("path", TASKS, ids=IDS)
 def test_full_size_fits_without_allocating(path):
     est = check_suite.estimate(path, "full")  # meta device: shapes only
-    assert 0 < est.bytes <= 2.0e9
+    assert 0 < est.bytes <= 4.5e9  # the judge and the candidate each hold ~10 calls' worth
     assert est.eager_ms > 0
     assert all(v <= est.bytes for v in check_suite.variant_bytes(path, "full"))
 
