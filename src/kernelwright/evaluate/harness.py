@@ -14,6 +14,10 @@
 
 The reference and its expected outputs never enter the candidate's process; the candidate's
 process never learns the task's path; each child is killed with its process group.
+
+:class:`EvalSession` keeps one judge for many candidates of the same task (the reference and
+baselines are computed once; every candidate still runs in a fresh process of its own). A search
+uses it to screen candidates; ``evaluate`` is a session of one, with a fresh seed.
 """
 
 from __future__ import annotations
@@ -66,173 +70,195 @@ def evaluate(
         TaskError, SolutionError, ConfigError: bad input (a CLI maps these to exit code 2).
         EvalError: the task's own reference failed, so nothing can be judged.
     """
-    opts = options or EvalOptions()
-    started = time.monotonic()
-    device = resolve_device(opts.device)
-    size = opts.size if opts.size != "auto" else ("full" if device == "cuda" else "small")
-    task_obj = task if isinstance(task, Task) else load_task(task, size=size)
-    if task_obj.size != size:
-        task_obj = load_task(task_obj.path, size=size)
     candidate = solution if isinstance(solution, Candidate) else _read_solution(solution)
-    tolerance = _tolerance(opts, task_obj)
-    seed = opts.seed if opts.seed is not None else secrets.randbelow(2**31 - 1)
-    evidence: dict[str, Any] = dict(
-        precision=opts.precision,
-        tolerance=tolerance,
-        device=device,
-        seed=seed,
-        trials=opts.trials,
-        task_sha256=task_obj.sha256,
-        solution_sha256=candidate.sha256,
-        timeout_s=opts.timeout_s,
-    )
-
-    tree = _parse_or_none(candidate.source)
-    static = run_checks("static", GuardContext(candidate.source, tree)) if opts.guard else []
-    if opts.constraints is not None:
-        static.extend(opts.constraints.violations(candidate.source))
-    if static:
-        verdict = build_verdict(
-            Evidence(
-                **evidence,
-                prepared={},
-                job=None,
-                report={},
-                violations=tuple(static),
-                baselines={},
-                baselines_cached=False,
-                duration_s=time.monotonic() - started,
-            )
-        )
-        _record(archive, task_obj, candidate, verdict)
-        return verdict
-
-    workdir = Path(tempfile.mkdtemp(prefix="kw-eval-"))
+    session = EvalSession(task, options, executor=executor, on_progress=on_progress)
     try:
-        verdict = _run(
-            task_obj,
-            candidate,
-            opts,
-            device,
-            size,
-            seed,
-            tolerance,
-            tree,
-            evidence,
-            workdir,
-            executor or SubprocessExecutor(),
-            on_progress,
-            started,
-        )
+        verdict = session.evaluate(candidate)
     finally:
-        if not os.environ.get("KERNELWRIGHT_KEEP_WORKDIR"):
-            shutil.rmtree(workdir, ignore_errors=True)
-    _record(archive, task_obj, candidate, verdict)
+        session.close()
+    if archive is not None:
+        archive.add(session.task, candidate, verdict)
     return verdict
 
 
-def _run(
-    task: Task,
-    candidate: Candidate,
-    opts: EvalOptions,
-    device: str,
-    size: str,
-    seed: int,
-    tolerance: Tolerance,
-    tree: ast.Module | None,
-    evidence: dict[str, Any],
-    workdir: Path,
-    executor: Executor,
-    on_progress: ProgressFn | None,
-    started: float,
-) -> Verdict:
-    transport = choose_transport(device)
-    (workdir / "shared").mkdir()  # what the judge publishes for the candidate
-    env = {"TRITON_INTERPRET": "1"} if device == "cpu" else {}
-    options = task_options(task)
-    distributions = (
-        opts.distributions
-        if opts.distributions is not None
-        else bool(options.get("input_distributions", True))
-    )
-    want_compile = opts.compile_baseline if opts.compile_baseline is not None else device == "cuda"
-    judge_request = JudgeRequest(
-        task_path=task.path,
-        size=size,
-        device=device,
-        precision=opts.precision,
-        tolerance=tolerance,
-        seed=seed,
-        trials=opts.trials,
-        distributions=distributions,
-        time_eager=opts.baselines,
-        time_compile=opts.baselines and want_compile,
-        cache_dir=str(cache_dir()),
-        inputs_path=str(workdir / "shared" / "inputs.bin"),
-        transport=transport,
-        task_sha256=task.sha256,
-        cache_baselines=opts.cache_baselines,
-    )
-    with JudgeSession(judge_request, workdir / "judge", env) as judge:
-        prepared = judge.wait_prepared(max(600.0, opts.timeout_s), on_progress)
-        if not prepared.get("ok"):
-            _raise_reference_failure(task, prepared)
-        baselines = dict(prepared.get("baselines") or {})
+class EvalSession:
+    """Evaluate any number of candidates for one task against one judge.
 
-        cand_dir = workdir / "candidate"
+    The judge (the reference's outputs, the baselines) starts on the first candidate that gets
+    past the static checks. All candidates of a session see the same inputs (one base seed), so
+    a search can compare them; a result worth reporting is re-checked by :func:`evaluate`.
+    """
+
+    def __init__(
+        self,
+        task: Task | str | Path,
+        options: EvalOptions | None = None,
+        *,
+        executor: Executor | None = None,
+        on_progress: ProgressFn | None = None,
+    ) -> None:
+        self.options = opts = options or EvalOptions()
+        self.device = resolve_device(opts.device)
+        self.size = (
+            opts.size if opts.size != "auto" else ("full" if self.device == "cuda" else "small")
+        )
+        task_obj = task if isinstance(task, Task) else load_task(task, size=self.size)
+        self.task = task_obj if task_obj.size == self.size else load_task(task_obj.path, self.size)
+        self.tolerance = _tolerance(opts, self.task)
+        self.seed = opts.seed if opts.seed is not None else secrets.randbelow(2**31 - 1)
+        self.executor = executor or SubprocessExecutor()
+        self.on_progress = on_progress
+        self.transport = choose_transport(self.device)
+        self.env = {"TRITON_INTERPRET": "1"} if self.device == "cpu" else {}
+        self._workdir: Path | None = None
+        self._judge: JudgeSession | None = None
+        self._prepared: dict[str, Any] = {}
+        self._count = 0
+
+    # -- lifecycle ---------------------------------------------------------------------------
+
+    def __enter__(self) -> EvalSession:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Stop the judge and remove the working folder."""
+        if self._judge is not None:
+            self._judge.close()
+            self._judge = None
+        if self._workdir is not None and not os.environ.get("KERNELWRIGHT_KEEP_WORKDIR"):
+            shutil.rmtree(self._workdir, ignore_errors=True)
+        self._workdir = None
+
+    # -- evaluation --------------------------------------------------------------------------
+
+    def evaluate(self, candidate: Candidate) -> Verdict:
+        """Judge one candidate (static checks, its own process, comparison, runtime checks)."""
+        started = time.monotonic()
+        opts = self.options
+        tree = _parse_or_none(candidate.source)
+        static = run_checks("static", GuardContext(candidate.source, tree)) if opts.guard else []
+        if opts.constraints is not None:
+            static.extend(opts.constraints.violations(candidate.source))
+        if static:
+            return build_verdict(self._evidence(candidate, {}, None, {}, static, started))
+        prepared = self._start_judge()
+        job, report = self._run_candidate(candidate)
+        violations: list[Any] = []
+        if opts.guard and job.result is not None:
+            ctx = GuardContext(candidate.source, tree, self.device, prepared, job.result, report)
+            violations = run_checks("runtime", ctx)
+        return build_verdict(self._evidence(candidate, prepared, job, report, violations, started))
+
+    def _start_judge(self) -> dict[str, Any]:
+        if self._judge is not None:
+            return self._prepared
+        opts = self.options
+        self._workdir = workdir = Path(tempfile.mkdtemp(prefix="kw-eval-"))
+        (workdir / "shared").mkdir()  # what the judge publishes for candidates
+        distributions = (
+            opts.distributions
+            if opts.distributions is not None
+            else bool(task_options(self.task).get("input_distributions", True))
+        )
+        want_compile = (
+            opts.compile_baseline if opts.compile_baseline is not None else self.device == "cuda"
+        )
+        request = JudgeRequest(
+            task_path=self.task.path,
+            size=self.size,
+            device=self.device,
+            precision=opts.precision,
+            tolerance=self.tolerance,
+            seed=self.seed,
+            trials=opts.trials,
+            distributions=distributions,
+            time_eager=opts.baselines,
+            time_compile=opts.baselines and want_compile,
+            cache_dir=str(cache_dir()),
+            inputs_path=str(workdir / "shared" / "inputs.bin"),
+            transport=self.transport,
+            task_sha256=self.task.sha256,
+            cache_baselines=opts.cache_baselines,
+        )
+        self._judge = JudgeSession(request, workdir / "judge", self.env)
+        prepared = self._judge.wait_prepared(max(600.0, opts.timeout_s), self.on_progress)
+        if not prepared.get("ok"):
+            self.close()
+            _raise_reference_failure(self.task, prepared)
+        self._prepared = prepared
+        self._inputs_path = request.inputs_path
+        return prepared
+
+    def _run_candidate(self, candidate: Candidate) -> tuple[Any, dict[str, Any]]:
+        assert self._judge is not None and self._workdir is not None
+        self._count += 1
+        cand_dir = self._workdir / f"candidate-{self._count}"
         (cand_dir / "solution").mkdir(parents=True)
-        (workdir / "sandbox").mkdir()
+        sandbox = cand_dir / "sandbox"
+        sandbox.mkdir()
         solution_path = cand_dir / "solution" / f"solution_{candidate.sha256[:12]}.py"
         solution_path.write_text(candidate.source)
         release = cand_dir / "release"
         request = CandidateRequest(
             solution_path=str(solution_path),
-            inputs_path=judge_request.inputs_path,
+            inputs_path=self._inputs_path,
             outputs_path=str(cand_dir / "outputs.bin"),
-            transport=transport,
-            device=device,
-            precision=opts.precision,
-            timing=opts.timing,
-            guard=opts.guard,
-            protected_paths=(task.path, str(home()), str(workdir / "judge")),
+            transport=self.transport,
+            device=self.device,
+            precision=self.options.precision,
+            timing=self.options.timing,
+            guard=self.options.guard,
+            protected_paths=(self.task.path, str(home()), str(self._workdir / "judge")),
             release_path=str(release),
         )
         reports: list[dict[str, Any]] = []
+        judge = self._judge
 
         def compare(result: dict[str, Any]) -> None:
             if result.get("published"):
                 reports.append(judge.compare(result["published"]))
 
-        job = executor.run(
+        job = self.executor.run(
             Job(
-                CANDIDATE_WORKER,
-                cand_dir,
-                request,
-                cwd=workdir / "sandbox",
-                env=env,
-                release_path=release,
+                CANDIDATE_WORKER, cand_dir, request, cwd=sandbox, env=self.env, release_path=release
             ),
-            opts.timeout_s,
-            on_progress,
+            self.options.timeout_s,
+            self.on_progress,
             compare,
         )
-    report = reports[0] if reports else {}
-    violations: list[Any] = []
-    if opts.guard and job.result is not None:
-        ctx = GuardContext(candidate.source, tree, device, prepared, job.result, report)
-        violations = run_checks("runtime", ctx)
-    return build_verdict(
-        Evidence(
-            **evidence,
+        if not os.environ.get("KERNELWRIGHT_KEEP_WORKDIR"):
+            shutil.rmtree(cand_dir, ignore_errors=True)
+        return job, (reports[0] if reports else {})
+
+    def _evidence(
+        self,
+        candidate: Candidate,
+        prepared: dict[str, Any],
+        job: Any,
+        report: dict[str, Any],
+        violations: list[Any],
+        started: float,
+    ) -> Evidence:
+        return Evidence(
+            precision=self.options.precision,
+            tolerance=self.tolerance,
+            device=self.device,
+            seed=self.seed,
+            trials=self.options.trials,
+            task_sha256=self.task.sha256,
+            solution_sha256=candidate.sha256,
             prepared=prepared,
             job=job,
             report=report,
             violations=tuple(violations),
-            baselines=baselines,
+            baselines=dict(prepared.get("baselines") or {}),
             baselines_cached=bool(prepared.get("baselines_cached")),
+            timeout_s=self.options.timeout_s,
             duration_s=time.monotonic() - started,
         )
-    )
 
 
 def _read_solution(path: str | Path) -> Candidate:
@@ -274,9 +300,4 @@ def _raise_reference_failure(task: Task, prepared: dict[str, Any]) -> None:
     )
 
 
-def _record(archive: Any | None, task: Task, candidate: Candidate, verdict: Verdict) -> None:
-    if archive is not None:
-        archive.add(task, candidate, verdict)
-
-
-__all__ = ["evaluate"]
+__all__ = ["EvalSession", "evaluate"]

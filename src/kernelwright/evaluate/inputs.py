@@ -40,7 +40,7 @@ def transform_inputs(inputs: list[Any], distribution: str, seed: int) -> list[An
 
     if distribution == "task":
         return inputs
-    gen = torch.Generator().manual_seed(seed)
+    gens: dict[Any, Any] = {}
     out: list[Any] = []
     for value in inputs:
         if (
@@ -49,7 +49,9 @@ def transform_inputs(inputs: list[Any], distribution: str, seed: int) -> list[An
             and value.numel() > 1
             and not _unit_interval(value)
         ):
-            value = _transform(value, distribution, gen)
+            if value.device not in gens:  # draw on the tensor's own device: no host copies
+                gens[value.device] = torch.Generator(device=value.device).manual_seed(seed)
+            value = _transform(value, distribution, gens[value.device])
         out.append(value)
     return out
 
@@ -67,7 +69,8 @@ def _transform(t: Any, distribution: str, gen: Any) -> Any:
     elif distribution == "tiny":
         x = x * (1.0 / 64.0)
     elif distribution == "heavy_tailed":
-        x = x * torch.exp(1.5 * torch.randn(x.shape, generator=gen, dtype=torch.float64))
+        noise = torch.randn(x.shape, generator=gen, dtype=torch.float64, device=x.device)
+        x = x * torch.exp(1.5 * noise)
     elif distribution == "shifted":
         if bool((x < 0).any()):  # only signed tensors: an offset would flip a positive domain
             x = x + 4.0 * x.std() + x.abs().mean()

@@ -156,7 +156,7 @@ def prepare(req: JudgeRequest, phase: Any) -> Reference:
     n_sets = timing_set_count(nbytes(ref.runs[0]["inputs"]), req.device)
     for j in range(n_sets):
         torch.manual_seed(trial_seed(req.seed, TIMING_SEED_INDEX + 1 + j))
-        raw = _as_list(get_inputs(), "get_inputs()", req.task_path)
+        raw = _draw_inputs(get_inputs, req, "get_inputs()")
         ref.timing_sets.append(clone_inputs(cast_value(raw, req.precision), req.device))
     timing_model = build_model(
         model_cls, ref.init_inputs, ref.timing_seed, req.device, req.precision
@@ -268,7 +268,7 @@ def _trial(
     import torch
 
     torch.manual_seed(seed)
-    inputs = _as_list(get_inputs(), "get_inputs()", req.task_path)
+    inputs = _draw_inputs(get_inputs, req, "get_inputs()")
     inputs = cast_value(transform_inputs(inputs, dist, seed), req.precision)
     return _run(model_cls, init_inputs, seed, inputs, req, f"trial {k + 1} ({dist})", "trial")
 
@@ -321,6 +321,30 @@ def _work_and_ops(
     params = list(model.parameters()) + list(model.buffers())
     total = nbytes(run["inputs"]) + nbytes(outputs) + nbytes(params)
     return flops, int(total), op_counts
+
+
+def _draw_inputs(get_inputs: Any, req: JudgeRequest, what: str) -> list[Any]:
+    """Call ``get_inputs()`` with the device as the default for new tensors.
+
+    Factory calls (randn, randint...) then draw straight into device memory: full-size inputs
+    of several GB take milliseconds instead of seconds on the CPU. Values differ from a CPU draw
+    but both processes see the same published tensors. A task that needs CPU tensors (numpy
+    interop, say) falls back to a CPU draw.
+    """
+    import torch
+
+    state = torch.random.get_rng_state()
+    cuda_state = torch.cuda.get_rng_state_all() if req.device == "cuda" else None
+    try:
+        with torch.device(req.device):
+            return _as_list(get_inputs(), what, req.task_path)
+    except TaskError:
+        raise
+    except Exception:
+        torch.random.set_rng_state(state)
+        if cuda_state is not None:
+            torch.cuda.set_rng_state_all(cuda_state)
+        return _as_list(get_inputs(), what, req.task_path)
 
 
 def _as_list(value: Any, what: str, path: str) -> list[Any]:

@@ -77,10 +77,53 @@ def run_search(
     evaluate_fn: Callable[..., Verdict] | None = None,
     run_config: dict[str, Any] | None = None,
 ) -> SearchResult:
-    """Drive ``proposer`` on ``task`` until the budget or the proposals run out."""
-    from kernelwright.evaluate.harness import evaluate
+    """Drive ``proposer`` on ``task`` until the budget or the proposals run out.
 
-    judge = evaluate_fn or evaluate
+    Candidates are judged in one :class:`~kernelwright.evaluate.harness.EvalSession` (one judge,
+    the reference computed once, a fresh process per candidate) unless ``evaluate_fn`` is given.
+    """
+    from kernelwright.evaluate.harness import EvalSession
+
+    session = None if evaluate_fn is not None else EvalSession(task, options, executor=executor)
+    try:
+        return _search(
+            task,
+            proposer,
+            options,
+            archive,
+            budget,
+            run_id,
+            executor,
+            batch,
+            on_event,
+            evaluate_fn or _session_judge(session),
+            run_config,
+        )
+    finally:
+        if session is not None:
+            session.close()
+
+
+def _session_judge(session: Any) -> Callable[..., Verdict]:
+    def judge(task: Task, candidate: Any, options: EvalOptions, executor: Any = None) -> Verdict:
+        return session.evaluate(candidate)  # type: ignore[no-any-return]
+
+    return judge
+
+
+def _search(
+    task: Task,
+    proposer: Proposer,
+    options: EvalOptions,
+    archive: Archive,
+    budget: Budget,
+    run_id: str,
+    executor: Executor | None,
+    batch: int,
+    on_event: Callable[[SearchEvent], None] | None,
+    judge: Callable[..., Verdict],
+    run_config: dict[str, Any] | None,
+) -> SearchResult:
     emit = on_event or (lambda _e: None)
     archive.start_run(run_id, "search", task.sha256, run_config or {"proposer": proposer.name})
     result = SearchResult(run_id)
@@ -99,7 +142,7 @@ def run_search(
                 break
             proposals = proposer.ask(task, list(result.trials), min(batch, remaining))
             if not proposals:
-                result.stopped = "proposer exhausted"
+                result.stopped = getattr(proposer, "stop_reason", None) or "proposer exhausted"
                 break
             fresh: list[Proposal] = []
             for p in proposals:
