@@ -80,6 +80,13 @@ class Archive:
     def add_candidate(self, task: Task, candidate: Candidate) -> int:
         """The id of ``candidate`` for ``task``, inserting it if new."""
         self.add_task(task)
+        known = self.conn.execute(  # look first: INSERT OR IGNORE would burn an id each time
+            "SELECT id FROM candidates WHERE task_sha256 = ? AND sha256 = ?",
+            (task.sha256, candidate.sha256),
+        ).fetchone()
+        if known is not None:
+            self.conn.commit()
+            return int(known["id"])
         self.conn.execute(
             "INSERT OR IGNORE INTO candidates (task_sha256, sha256, source, origin, parent_id, "
             "design, params, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
