@@ -1,0 +1,104 @@
+"""The command line: bad input exits 2 with one line and no traceback; results exit 0 or 1."""
+
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from kernelwright.cli import app
+
+runner = CliRunner()
+
+
+def invoke(*args):
+    result = runner.invoke(app, [str(a) for a in args])
+    assert "Traceback" not in result.output
+    return result
+
+
+def test_help_lists_the_commands():
+    result = invoke("--help")
+    assert result.exit_code == 0
+    for command in ("eval", "archive", "check-task"):
+        assert command in result.output
+
+
+@pytest.mark.parametrize(
+    ("task", "solution", "message"),
+    [
+        ("tasks/missing.py", "solutions/softmax_rows__honest.py", "no such task file"),
+        ("tasks/no_model.py", "solutions/softmax_rows__honest.py", "does not define Model"),
+        ("tasks/softmax_rows.py", "solutions/missing.py", "no such solution file"),
+        ("tasks", "solutions/softmax_rows__honest.py", "is a directory"),
+    ],
+)
+def test_bad_input_exits_2(fixtures, task, solution, message):
+    result = invoke("eval", fixtures / task, fixtures / solution, "--device", "cpu", "--no-archive")
+    assert result.exit_code == 2
+    assert message in result.output
+
+
+def test_bad_options_exit_2(fixtures):
+    task, sol = fixtures / "tasks/softmax_rows.py", fixtures / "solutions/softmax_rows__honest.py"
+    assert "--precision 'fp8'" in invoke("eval", task, sol, "--precision", "fp8").output
+    assert invoke("eval", task, sol, "--precision", "fp8").exit_code == 2
+    assert invoke("eval", task, sol, "--trials", "0", "--device", "cpu").exit_code == 2
+
+
+def test_rejected_candidate_exits_1_with_json(fixtures, tmp_path):
+    out = tmp_path / "v.json"
+    result = invoke(
+        "eval",
+        fixtures / "tasks/softmax_rows.py",
+        fixtures / "solutions/softmax_rows__hack_patch_torch.py",
+        "--device",
+        "cpu",
+        "--json",
+        out,
+        "--archive",
+        tmp_path / "a.sqlite",
+    )
+    assert result.exit_code == 1
+    data = json.loads(out.read_text())
+    assert data["status"] == "rejected" and data["violations"][0]["check"] == "monkey-patching"
+    listing = invoke("archive", "list", "--archive", tmp_path / "a.sqlite")
+    assert listing.exit_code == 0 and "rejected" in listing.output
+    shown = invoke("archive", "show", "1", "--archive", tmp_path / "a.sqlite")
+    assert shown.exit_code == 0 and "torch.softmax = _fast_softmax" in shown.output
+    missing = invoke("archive", "show", "9", "--archive", tmp_path / "a.sqlite")
+    assert missing.exit_code == 2 and "no evaluation with id 9" in missing.output
+    exported = tmp_path / "e.jsonl"
+    assert (
+        invoke(
+            "archive", "export", "--jsonl", exported, "--archive", tmp_path / "a.sqlite"
+        ).exit_code
+        == 0
+    )
+    assert json.loads(exported.read_text().splitlines()[0])["verdict"]["status"] == "rejected"
+
+
+@pytest.mark.interpreter
+def test_correct_candidate_exits_0(fixtures, tmp_path):
+    result = invoke(
+        "eval",
+        fixtures / "tasks/scale_bias.py",
+        fixtures / "solutions/scale_bias__honest.py",
+        "--device",
+        "cpu",
+        "--trials",
+        "2",
+        "--json",
+        "-",
+        "--archive",
+        tmp_path / "a.sqlite",
+    )
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.output[result.output.index("{") :])
+    assert data["status"] == "correct" and data["correct"] is True
+
+
+def test_check_task_flags_degenerate_tasks(fixtures):
+    bad = invoke("check-task", fixtures / "tasks/degenerate_tiny.py")
+    assert bad.exit_code == 1 and "near-zero" in bad.output
+    good = invoke("check-task", fixtures / "tasks/scale_bias.py")
+    assert good.exit_code == 0 and "ok" in good.output
