@@ -1,0 +1,274 @@
+"""``run_bench``: one step per task, each result journaled as it arrives, resumable.
+
+    for each BenchItem:
+        load the task (a broken file is a failure, not a crash)
+        key = (task text, solution text, options)         see kernelwright.bench.journal
+        resumed and key in the journal  -> reuse that result, evaluate nothing
+        no solution (and the step needs one) -> a ``missing`` failure
+        otherwise                        -> step(task, solution) -> verdict; archive it
+        append the result to the journal (fsync) and report it
+
+Collaborators are arguments: the step (evaluate or optimize), the journal, the archive and the
+progress callback, so tests drive the loop with a fake harness and count what it evaluates.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+import traceback
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from kernelwright.bench.journal import (
+    Journal,
+    fingerprint_hash,
+    options_fingerprint,
+    result_key,
+)
+from kernelwright.bench.metrics import by_family, status_counts, summarise
+from kernelwright.bench.results import Baseline, BenchItem, BenchResult, Outcome
+from kernelwright.bench.steps import EvaluateStep, TaskStep
+from kernelwright.errors import ConfigError, KernelwrightError
+from kernelwright.evaluate.options import EvalOptions
+from kernelwright.records import Candidate, Task, sha256_text
+
+EventKind = Literal["start", "phase", "done", "resumed"]
+
+
+@dataclass(frozen=True, slots=True)
+class BenchEvent:
+    """Progress of a run: ``index`` (1-based) of ``total`` tasks, and what is happening."""
+
+    kind: EventKind
+    index: int
+    total: int
+    task_id: str
+    phase: str = ""
+    result: BenchResult | None = None
+
+
+EventFn = Callable[[BenchEvent], None]
+
+
+@dataclass(frozen=True, slots=True)
+class BenchRun:
+    """A finished (or partly resumed) bench run: the results and how they were obtained."""
+
+    run_id: str
+    options: EvalOptions
+    fingerprint: dict[str, Any]
+    results: tuple[BenchResult, ...]
+    started_at: str
+    finished_at: str
+    resumed: int = 0
+    step: str = "evaluate"
+    notes: tuple[str, ...] = field(default=())
+
+    @property
+    def baselines(self) -> tuple[Baseline, ...]:
+        """The baselines this run measured (metrics against the others are None)."""
+        if not self.options.baselines:
+            return ()
+        return ("eager", "compile") if self.fingerprint["compile_baseline"] else ("eager",)
+
+    @property
+    def representative(self) -> bool:
+        """Timings come from a GPU (on the CPU they only exercise the pipeline)."""
+        return bool(self.fingerprint["device"] == "cuda")
+
+    def summary(self) -> dict[str, Any]:
+        """The ``summary`` object (:data:`kernelwright.bench.metrics.SUMMARY_KEYS`)."""
+        return summarise(self.results, self.baselines)
+
+    def families(self) -> dict[str, dict[str, Any]]:
+        """The summary per task family."""
+        return by_family(self.results, self.baselines)
+
+    def counts(self) -> dict[str, int]:
+        """Tasks per status."""
+        return status_counts(self.results)
+
+
+def run_bench(
+    items: Sequence[BenchItem],
+    options: EvalOptions | None = None,
+    *,
+    step: TaskStep | None = None,
+    journal: Journal | None = None,
+    resume: bool = False,
+    archive: Any | None = None,
+    on_event: EventFn | None = None,
+    run_id: str | None = None,
+) -> BenchRun:
+    """Run ``step`` on every item and collect one :class:`BenchResult` per item.
+
+    Args:
+        items: from :func:`kernelwright.bench.plan`.
+        options: harness options for every task (device and size ``auto`` are resolved once).
+        step: what to do per task; default :class:`EvaluateStep` (the harness).
+        journal: where each result is appended as it arrives (None: nowhere).
+        resume: reuse journal results whose key matches instead of running the step.
+        archive: a :class:`kernelwright.archive.Archive`; verdicts go in under ``run_id``.
+        on_event: progress callback (task started, phase, done, resumed).
+        run_id: the archive's run id; default: the id of the run being resumed, else a new one.
+
+    Raises:
+        ConfigError: the options are unusable (``--device cuda`` without a GPU...).
+        KeyboardInterrupt: passed on after marking the archive's run ``interrupted``; every
+            finished result is already in the journal.
+    """
+    from kernelwright.evaluate.devices import resolve_device
+
+    opts = options or EvalOptions()
+    step = step or EvaluateStep()
+    device = resolve_device(opts.device)
+    size = opts.size if opts.size != "auto" else ("full" if device == "cuda" else "small")
+    opts = dataclasses.replace(opts, device=device, size=size)
+    fingerprint = options_fingerprint(opts, device, size, step.name, step.settings)
+    fp_hash = fingerprint_hash(fingerprint)
+    entries = journal.entries() if (journal is not None and resume) else []
+    done = {e.result.key: e for e in entries if e.result.key}
+    if run_id is None:  # continue the latest run made with these options, else start one
+        previous = [e.run_id for e in entries if e.fingerprint == fp_hash]
+        run_id = previous[-1] if previous else _new_run_id(fp_hash)
+    emit = on_event or (lambda _event: None)
+    started = _now()
+    if archive is not None:
+        archive.start_run(
+            run_id, "bench", None, fingerprint | {"tasks": [i.task_id for i in items]}
+        )
+
+    results: list[BenchResult] = []
+    resumed = 0
+    total = len(items)
+    try:
+        for index, item in enumerate(items, start=1):
+            emit(BenchEvent("start", index, total, item.task_id))
+            task, task_sha, task_error = _load(item, size)
+            source = _read_solution(item)
+            solution_sha = sha256_text(source) if source is not None else ""
+            key = result_key(task_sha, solution_sha or None, fp_hash)
+            if key in done:  # same texts, same options: the verdict would be the same
+                result = dataclasses.replace(
+                    done[key].result,
+                    task_path=item.task_path,
+                    solution_path=item.solution_path,
+                    group=item.group,
+                )
+                resumed += 1
+                results.append(result)
+                emit(BenchEvent("resumed", index, total, item.task_id, result=result))
+                continue
+
+            def phase(text: str, _index: int = index, _id: str = item.task_id) -> None:
+                emit(BenchEvent("phase", _index, total, _id, phase=text))
+
+            base: dict[str, Any] = dict(
+                task_id=item.task_id,
+                family=item.family,
+                group=item.group,
+                task_path=item.task_path,
+                solution_path=item.solution_path,
+                key=key,
+                task_sha256=task_sha,
+                solution_sha256=solution_sha,
+            )
+            t0 = time.monotonic()
+            if task is None:
+                result = BenchResult(outcome=Outcome.ERROR, error=task_error, **base)
+            elif source is None and step.needs_solution:
+                result = BenchResult(
+                    outcome=Outcome.MISSING,
+                    error=f"no solution file {item.task_id}.py in the solutions folder",
+                    **base,
+                )
+            else:
+                start = Candidate(source=source, origin="user") if source is not None else None
+                result = _run_step(step, task, start, opts, phase, base, archive, run_id)
+            result = dataclasses.replace(result, duration_s=time.monotonic() - t0)
+            if journal is not None:
+                journal.append(result, run_id, fp_hash)
+            results.append(result)
+            emit(BenchEvent("done", index, total, item.task_id, result=result))
+    except KeyboardInterrupt:
+        if archive is not None:
+            archive.finish_run(run_id, "interrupted")
+        raise
+    if archive is not None:
+        archive.finish_run(run_id, "finished")
+    return BenchRun(
+        run_id=run_id,
+        options=opts,
+        fingerprint=fingerprint,
+        results=tuple(results),
+        started_at=started,
+        finished_at=_now(),
+        resumed=resumed,
+        step=step.name,
+    )
+
+
+def _run_step(
+    step: TaskStep,
+    task: Task,
+    start: Candidate | None,
+    opts: EvalOptions,
+    phase: Callable[[str], None],
+    base: dict[str, Any],
+    archive: Any | None,
+    run_id: str,
+) -> BenchResult:
+    """Run the step; an error of the task or an internal one becomes a failed result."""
+    try:
+        outcome = step(task, start, opts, phase)
+    except ConfigError:
+        raise  # the same for every task: stop, and say why
+    except KernelwrightError as exc:  # the task's reference failed, a file vanished...
+        return BenchResult(outcome=Outcome.ERROR, error=f"{type(exc).__name__}: {exc}", **base)
+    except Exception as exc:  # a bug must not cost the rest of a long run; keep its trace
+        trace = traceback.format_exc(limit=6)
+        return BenchResult(
+            outcome=Outcome.ERROR,
+            error=f"internal error {type(exc).__name__}: {exc}\n{trace}",
+            **base,
+        )
+    if archive is not None and not step.archives:
+        archive.add(task, outcome.candidate, outcome.verdict, run_id)
+    if outcome.candidate.source != (start.source if start else None):
+        base = base | {"solution_sha256": outcome.candidate.sha256}
+    return BenchResult(outcome=Outcome.JUDGED, verdict=outcome.verdict, **base)
+
+
+def _load(item: BenchItem, size: str) -> tuple[Task | None, str, str]:
+    """(task, sha256 of its text, error): a task that does not load is a failure to report."""
+    from kernelwright.task.kernelbench import load_task
+
+    try:
+        task = load_task(item.task_path, size=size)
+    except KernelwrightError as exc:
+        try:
+            sha = sha256_text(Path(item.task_path).read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError):
+            sha = ""
+        return None, sha, f"{type(exc).__name__}: {exc}"
+    return task, task.sha256, ""
+
+
+def _read_solution(item: BenchItem) -> str | None:
+    if item.solution_path is None:
+        return None
+    try:
+        return Path(item.solution_path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+
+
+def _new_run_id(fp_hash: str) -> str:
+    return f"bench-{time.strftime('%Y%m%d-%H%M%S')}-{fp_hash[:6]}"
+
+
+def _now() -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%S%z")

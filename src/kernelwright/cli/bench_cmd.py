@@ -1,0 +1,351 @@
+"""``kernelwright bench TASKS --solutions SOLS``: a suite's metrics; ``bench-report``: a report."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+from kernelwright.cli.common import archive_path, err, out, parse_precision, user_errors
+
+if TYPE_CHECKING:
+    from kernelwright.bench import BenchEvent
+    from kernelwright.report.tables import Table
+
+
+def register(app: typer.Typer) -> None:
+    """Add the commands to the app."""
+    app.command("bench")(bench_command)
+    app.command("bench-report")(bench_report_command)
+
+
+@user_errors
+def bench_command(
+    tasks: Annotated[
+        list[Path], typer.Argument(help="Task files and/or suite folders (searched recursively).")
+    ],
+    solutions: Annotated[
+        Path | None,
+        typer.Option(help="Folder of solutions named <task id>.py (the task file's stem)."),
+    ] = None,
+    device: Annotated[str, typer.Option(help="auto | cuda | cpu (Triton interpreter).")] = "auto",
+    precision: Annotated[
+        str, typer.Option(help="fp32 | tf32 | bf16, for candidates and baselines.")
+    ] = "fp32",
+    size: Annotated[
+        str, typer.Option(help="auto | full | small (auto: full on a GPU, small on the CPU).")
+    ] = "auto",
+    trials: Annotated[int, typer.Option(help="Correctness trials per task.")] = 5,
+    timeout: Annotated[
+        float, typer.Option(help="Seconds allowed for each candidate's process.")
+    ] = 300.0,
+    baselines: Annotated[
+        bool,
+        typer.Option("--baselines/--no-baselines", help="Time eager PyTorch and torch.compile."),
+    ] = True,
+    compile_baseline: Annotated[
+        bool | None,
+        typer.Option("--compile/--no-compile", help="Time torch.compile (default: on a GPU only)."),
+    ] = None,
+    timing: Annotated[
+        bool, typer.Option("--timing/--no-timing", help="Time the candidates.")
+    ] = True,
+    seed: Annotated[int | None, typer.Option(help="Base seed (default: fresh per task).")] = None,
+    only: Annotated[
+        list[str] | None, typer.Option("--only", help="Run only this task id (repeatable).")
+    ] = None,
+    json_path: Annotated[
+        Path | None,
+        typer.Option("--json", help="Write per-task verdicts and the summary ('-' for stdout)."),
+    ] = None,
+    report: Annotated[
+        Path | None, typer.Option(help="Write report.md and report.html into this folder.")
+    ] = None,
+    resume: Annotated[
+        bool,
+        typer.Option(
+            help="Skip tasks the journal already holds for the same task, solution and options."
+        ),
+    ] = False,
+    journal: Annotated[
+        Path | None,
+        typer.Option(
+            help="Results journal (JSONL; default: next to --json, else under the "
+            "kernelwright home)."
+        ),
+    ] = None,
+    archive: Annotated[
+        Path | None, typer.Option(help="SQLite archive (default: ~/.kernelwright/archive.sqlite).")
+    ] = None,
+    no_archive: Annotated[bool, typer.Option("--no-archive", help="Do not record.")] = False,
+    optimize: Annotated[
+        bool,
+        typer.Option(
+            help="Optimize each task (kernelwright optimize) and report its best candidate "
+            "instead of judging SOLS."
+        ),
+    ] = False,
+    budget_candidates: Annotated[
+        int | None,
+        typer.Option("--budget-candidates", help="With --optimize: candidates per task (8)."),
+    ] = None,
+    budget_minutes: Annotated[
+        float | None,
+        typer.Option("--budget-minutes", help="With --optimize: minutes per task."),
+    ] = None,
+    optimize_out: Annotated[
+        Path | None,
+        typer.Option(
+            "--optimize-out", help="With --optimize: write <task id>/best.py and reports here."
+        ),
+    ] = None,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress display.")] = False,
+) -> None:
+    """Judge SOLS/<id>.py for every task in TASKS and report fast_p, geomeans and speed of light.
+
+    Every result is written to the journal as it arrives; after an interruption, rerun the same
+    command with --resume. A task without a solution counts as a failure. Exit code 0 when the
+    run completed (whatever the verdicts), 2 for bad input, 130 when interrupted.
+    """
+    from kernelwright.archive import Archive
+    from kernelwright.bench import (
+        EvaluateStep,
+        Journal,
+        OptimizeStep,
+        TaskStep,
+        bench_document,
+        default_journal_path,
+        plan,
+        run_bench,
+        write_json,
+    )
+    from kernelwright.errors import ConfigError
+    from kernelwright.evaluate import EvalOptions
+
+    if solutions is None and not optimize:
+        raise ConfigError("--solutions is required: the folder of <task id>.py solution files")
+    if not optimize and any(
+        x is not None for x in (budget_candidates, budget_minutes, optimize_out)
+    ):
+        raise ConfigError(
+            "--budget-candidates, --budget-minutes and --optimize-out need --optimize"
+        )
+    options = EvalOptions(
+        device=device,
+        precision=parse_precision(precision),
+        trials=trials,
+        timeout_s=timeout,
+        baselines=baselines,
+        compile_baseline=compile_baseline,
+        timing=timing,
+        size=size,
+        seed=seed,
+    )
+    items = plan(tasks, solutions, only or ())
+    if budget_candidates is not None and budget_candidates < 1:
+        raise ConfigError(f"--budget-candidates must be at least 1, got {budget_candidates}")
+    journal_file = Journal(journal or default_journal_path(json_path))
+    if no_archive:  # --optimize needs one all the same: the optimizer keeps its runs there
+        store = Archive(":memory:") if optimize else None
+    else:
+        store = Archive(archive_path(archive))
+    try:
+        step: TaskStep = EvaluateStep()
+        if optimize:
+            step = OptimizeStep(
+                store,
+                budget_candidates=budget_candidates
+                if budget_candidates is not None or budget_minutes is not None
+                else 8,
+                budget_minutes=budget_minutes,
+                out_dir=optimize_out,
+            )
+        with bench_progress(not quiet, len(items)) as show:
+            run = run_bench(
+                items,
+                options,
+                step=step,
+                journal=journal_file,
+                resume=resume,
+                archive=store,
+                on_event=show,
+            )
+    except KeyboardInterrupt:
+        err.print(
+            f"[yellow]interrupted[/]; finished tasks are in {journal_file.path}: rerun the same "
+            "command with --resume to continue"
+        )
+        raise typer.Exit(130) from None
+    finally:
+        if store is not None:
+            store.close()
+
+    document = bench_document(run)
+    to_stdout = json_path is not None and str(json_path) == "-"
+    if to_stdout:
+        out.print_json(json.dumps(document))
+    elif json_path is not None:
+        write_json(document, json_path)
+    console = err if to_stdout else out
+    if not to_stdout or not quiet:
+        console.print(_task_table(document, run.results))
+        for line in _failure_lines(run.results):
+            console.print(line, overflow="ellipsis", no_wrap=True, highlight=False)
+        console.print(rich_table(_summary_table(document), "summary"))
+        if not run.representative:
+            console.print("[yellow]CPU timings (Triton interpreter): not representative of a GPU")
+        if run.resumed:
+            console.print(f"[dim]{run.resumed} task(s) taken from the journal {journal_file.path}")
+    if report is not None:
+        _write_report(document, report, console)
+    if json_path is not None and not to_stdout:
+        console.print(f"[dim]results: {json_path}")
+
+
+@user_errors
+def bench_report_command(
+    document: Annotated[Path, typer.Argument(help="A JSON document from `bench --json`.")],
+    out_dir: Annotated[Path, typer.Option("--out", "-o", help="Folder for the report.")] = Path(
+        "bench-report"
+    ),
+) -> None:
+    """Write report.md and report.html from a `kernelwright bench --json` document."""
+    from kernelwright.bench import read_document
+
+    if not document.is_file():
+        from kernelwright.errors import ConfigError
+
+        raise ConfigError(f"{document}: no such file; pass the JSON written by bench --json")
+    data, _ = read_document(document)
+    _write_report(data, out_dir, out)
+
+
+def _write_report(document: dict[str, Any], folder: Path, console: Any) -> None:
+    from kernelwright.report import write_report
+    from kernelwright.report.plots import available
+
+    files = write_report(document, folder)
+    console.print(f"report: {files.html} and {files.markdown}")
+    if not available():
+        console.print("[yellow]no plots: pip install 'kernelwright[report]' (matplotlib)")
+
+
+def _task_table(document: dict[str, Any], results: Any) -> Any:
+    """The per-task table for a terminal: short columns, speedups titled with the policy."""
+    from rich.table import Table as RichTable
+
+    from kernelwright.report.tables import fmt_frac, fmt_ms, fmt_x
+
+    run = document["run"]
+    with_compile = "compile" in run["baselines"]
+    table = RichTable(
+        title=f"per task (speedups under the {run['precision']} precision policy)",
+        title_justify="left",
+        show_edge=False,
+        pad_edge=False,
+    )
+    table.add_column("task", no_wrap=True)
+    table.add_column("status", no_wrap=True)
+    for name in ("ms", "eager ms", *(("compile ms",) if with_compile else ())):
+        table.add_column(name, justify="right", no_wrap=True)
+    table.add_column("x eager", justify="right", no_wrap=True)
+    if with_compile:
+        table.add_column("x compile", justify="right", no_wrap=True)
+    table.add_column("SOL", justify="right", no_wrap=True)
+    for r in results:
+        style = "green" if r.correct else "red"
+        cells = [r.task_id, f"[{style}]{r.status}[/]", fmt_ms(r.candidate_ms)]
+        cells.append(fmt_ms(r.baseline_ms("eager")))
+        if with_compile:
+            cells.append(fmt_ms(r.baseline_ms("compile")))
+        cells.append(fmt_x(r.speedup("eager")))
+        if with_compile:
+            cells.append(fmt_x(r.speedup("compile")))
+        cells.append(fmt_frac(r.sol_fraction))
+        table.add_row(*cells)
+    return table
+
+
+def _failure_lines(results: Any) -> list[str]:
+    """One line per failed task: why (the verdict's message or the error)."""
+    lines = []
+    for r in results:
+        if not r.correct:
+            first = r.message.strip().splitlines()[0] if r.message.strip() else r.status
+            lines.append(f"[red]{r.task_id}[/]: {first}")
+    return lines
+
+
+def _summary_table(document: dict[str, Any]) -> Table:
+    from kernelwright.report.tables import summary_table
+
+    return summary_table(document["summary"], document["run"]["precision"])
+
+
+def rich_table(table: Table, title: str) -> Any:
+    """A :class:`kernelwright.report.tables.Table` as a Rich table."""
+    from rich.table import Table as RichTable
+
+    rich = RichTable(title=title, title_justify="left", show_edge=False, pad_edge=False)
+    for header, align in zip(table.headers, table.align, strict=True):
+        rich.add_column(header, justify="right" if align == "r" else "left")
+    for row in table.rows:
+        rich.add_row(*row)
+    return rich
+
+
+@contextmanager
+def bench_progress(enabled: bool, total: int) -> Iterator[Callable[[BenchEvent], None]]:
+    """Progress on stderr: a bar with task i/n and the harness's phase on a terminal, one
+    line per finished task otherwise; nothing when disabled."""
+    if not enabled:
+        yield lambda _event: None
+        return
+    if not sys.stderr.isatty():
+        yield _line_per_task
+        return
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    with Progress(
+        TextColumn("[bold]bench"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        TextColumn("{task.description}"),
+        console=err,
+        transient=True,
+    ) as progress:
+        bar = progress.add_task("starting", total=total)
+
+        def show(event: BenchEvent) -> None:
+            text = f"[cyan]{event.task_id}[/] {event.phase}" if event.phase else event.task_id
+            progress.update(bar, description=text)
+            if event.result is not None:
+                progress.console.print(_done_line(event))
+                progress.advance(bar)
+
+        yield show
+
+
+def _line_per_task(event: BenchEvent) -> None:
+    if event.result is not None:
+        err.print(_done_line(event), highlight=False)
+
+
+def _done_line(event: BenchEvent) -> str:
+    from kernelwright.report.tables import fmt_x
+
+    r = event.result
+    assert r is not None
+    style = "green" if r.correct else "red"
+    speed = f" {fmt_x(r.speedup('eager'))} vs eager" if r.speedup("eager") is not None else ""
+    note = " (from the journal)" if event.kind == "resumed" else ""
+    width = len(str(event.total))
+    return (
+        f"[{event.index:>{width}}/{event.total}] {r.task_id}: [{style}]{r.status}[/]{speed}{note}"
+    )

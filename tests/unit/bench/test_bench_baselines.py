@@ -1,0 +1,79 @@
+"""The GPU baseline tool's pure parts: records -> table, geomeans, markdown, resume rules."""
+
+from pathlib import Path
+
+import pytest
+
+from kernelwright.bench.baselines import schedule, table, worker
+
+
+def rec(task, precision, eager, compiled, status="ok", group="level1", nbytes=4.3e9, **kw):
+    return {"kind": "measure", "task": task, "precision": precision, "group": group,
+            "family": "f", "status": status, "eager_ms": eager, "compile_ms": compiled,
+            "bytes": nbytes, "flops": 0, "size": "full", "device_kind": "cuda",
+            "compiled": True, **kw}
+
+
+RECORDS = [
+    {"kind": "probe", "name": "H200"},
+    rec("a", "fp32", 4.0, 2.0),
+    rec("a", "bf16", 2.0, 1.0),
+    rec("b", "fp32", 1.0, 2.0, group="level2"),
+    rec("b", "bf16", None, None, status="error", error="boom", group="level2"),
+    rec("c", "fp32", None, None, status="not_run"),
+]
+
+
+def test_rows_take_the_latest_measurement():
+    rows = table.rows(RECORDS + [rec("a", "fp32", 8.0, 2.0), rec("a", "bf16", 0, 0,
+                                                                  status="not_run")])
+    assert [r.task for r in rows] == ["a", "b", "c"]
+    a = rows[0]
+    assert a.speedup("fp32") == 4.0  # the later fp32 record wins
+    assert a.speedup("bf16") == 2.0  # a later not_run does not hide a measurement
+    assert a.floor_ms("fp32") == pytest.approx(1.0)  # 4.3 GB at 4.3 TB/s
+    assert table.rows(RECORDS, ["c", "a"])[0].task == "c"
+
+
+def test_geomeans_overall_and_per_group():
+    got = table.geomeans(table.rows(RECORDS), ["fp32", "bf16"])
+    assert ("all", "fp32", 2, pytest.approx(1.0)) in [(s, p, n, pytest.approx(g))
+                                                      for s, p, n, g in got]
+    by = {(s, p): (n, g) for s, p, n, g in got}
+    assert by[("all", "fp32")] == (2, pytest.approx(1.0))  # sqrt(2.0 * 0.5)
+    assert by[("all", "bf16")] == (1, pytest.approx(2.0))
+    assert by[("level2", "fp32")] == (1, pytest.approx(0.5))
+    assert ("level2", "bf16") not in by
+
+
+def test_text_and_markdown():
+    rows = table.rows(RECORDS)
+    text = table.text_table(rows)
+    assert "error" in text and "not_run" in text and "2.00x" in text
+    md = table.markdown(rows, {"GPU": "H200", "commit": "abc"})
+    assert "- **GPU**: H200" in md
+    assert "| `a` | f | 4.000 | 2.000 | 2.00x | 2.000 | 1.000 | 2.00x | 1.000 | - |" in md
+    assert "| all | fp32 | 2 | 1.00x |" in md
+
+
+def test_finished_items_are_skipped_on_the_next_call():
+    config = schedule.Config(items=(), device="cuda", size="full", compile=True)
+    done = schedule.finished_before(RECORDS, config)
+    assert done == {("a", "fp32"), ("a", "bf16"), ("b", "fp32"), ("b", "bf16")}  # c: not_run
+    other = schedule.Config(items=(), device="cuda", size="small", compile=True)
+    assert schedule.finished_before(RECORDS, other) == set()
+    warm = [{"kind": "warm", "task": "a", "precision": "fp32", "status": "ok", "size": "full",
+             "device_kind": "cuda", "compiled": True}]
+    assert schedule.finished_before(warm, config, "warm") == {("a", "fp32")}
+
+
+def test_previous_records_skip_a_cut_line(tmp_path: Path):
+    (tmp_path / "results.jsonl").write_text('{"kind": "probe"}\n{"kind": "mea')
+    assert schedule.previous_records(tmp_path) == [{"kind": "probe"}]
+    assert schedule.previous_records(tmp_path / "none") == []
+
+
+def test_worker_seeds_timing_sets_like_the_judge():
+    from kernelwright.evaluate.judge_worker import TIMING_SEED_INDEX
+
+    assert worker.TIMING_SEED_INDEX == TIMING_SEED_INDEX
