@@ -21,7 +21,6 @@ COMMAND_MODULES = (
     "kernelwright.cli.archive_cmd",
     "kernelwright.cli.check_task_cmd",
     "kernelwright.cli.bench_cmd",
-    "kernelwright.cli.optimize_cmd",
 )
 
 for _name in COMMAND_MODULES:
