@@ -51,3 +51,8 @@ def test_extension_result_thrown_away_is_rejected():
     assert v.status is Status.REJECTED
     fired = {x.check for x in v.violations}
     assert fired & {"kernel-result-used", "framework-delegation"}, fired
+
+
+def test_cuda_error_is_a_runtime_error_verdict():
+    v = evaluate(ROOT / "examples/softmax/task.py", GPU / "softmax_illegal_address.py", OPTS)
+    assert v.status is Status.RUNTIME_ERROR, v.message

@@ -11,7 +11,20 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from kernelwright.cli.common import archive_path, err, out, parse_precision, user_errors
+from kernelwright.cli.common import (
+    BaselinesOpt,
+    CompileOpt,
+    DeviceOpt,
+    PrecisionOpt,
+    SizeOpt,
+    TimeoutOpt,
+    TimingOpt,
+    archive_path,
+    err,
+    out,
+    parse_precision,
+    user_errors,
+)
 
 if TYPE_CHECKING:
     from kernelwright.bench import BenchEvent
@@ -33,28 +46,14 @@ def bench_command(
         Path | None,
         typer.Option(help="Folder of solutions named <task id>.py (the task file's stem)."),
     ] = None,
-    device: Annotated[str, typer.Option(help="auto | cuda | cpu (Triton interpreter).")] = "auto",
-    precision: Annotated[
-        str, typer.Option(help="fp32 | tf32 | bf16, for candidates and baselines.")
-    ] = "fp32",
-    size: Annotated[
-        str, typer.Option(help="auto | full | small (auto: full on a GPU, small on the CPU).")
-    ] = "auto",
+    device: DeviceOpt = "auto",
+    precision: PrecisionOpt = "fp32",
+    size: SizeOpt = "auto",
     trials: Annotated[int, typer.Option(help="Correctness trials per task.")] = 5,
-    timeout: Annotated[
-        float, typer.Option(help="Seconds allowed for each candidate's process.")
-    ] = 300.0,
-    baselines: Annotated[
-        bool,
-        typer.Option("--baselines/--no-baselines", help="Time eager PyTorch and torch.compile."),
-    ] = True,
-    compile_baseline: Annotated[
-        bool | None,
-        typer.Option("--compile/--no-compile", help="Time torch.compile (default: on a GPU only)."),
-    ] = None,
-    timing: Annotated[
-        bool, typer.Option("--timing/--no-timing", help="Time the candidates.")
-    ] = True,
+    timeout: TimeoutOpt = 300.0,
+    baselines: BaselinesOpt = True,
+    compile_baseline: CompileOpt = None,
+    timing: TimingOpt = True,
     seed: Annotated[int | None, typer.Option(help="Base seed (default: fresh per task).")] = None,
     only: Annotated[
         list[str] | None, typer.Option("--only", help="Run only this task id (repeatable).")

@@ -7,7 +7,7 @@ import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Annotated, Any, TypeVar
 
 import typer
 from rich.console import Console
@@ -23,6 +23,30 @@ err = Console(stderr=True)
 
 EXIT_FAILED = 1
 EXIT_USAGE = 2
+
+# Options shared by the commands that evaluate (eval, bench, optimize): one wording everywhere.
+DeviceOpt = Annotated[str, typer.Option(help="auto | cuda | cpu (Triton interpreter).")]
+PrecisionOpt = Annotated[
+    str, typer.Option(help="fp32 | tf32 | bf16, for candidates and baselines alike.")
+]
+SizeOpt = Annotated[
+    str, typer.Option(help="auto | full | small (auto: full on a GPU, small on the CPU).")
+]
+TrialsOpt = Annotated[int, typer.Option(help="Correctness trials (fresh seed and inputs each).")]
+TimeoutOpt = Annotated[float, typer.Option(help="Seconds allowed for a candidate's process.")]
+BaselinesOpt = Annotated[
+    bool, typer.Option("--baselines/--no-baselines", help="Time eager PyTorch and torch.compile.")
+]
+CompileOpt = Annotated[
+    bool | None,
+    typer.Option("--compile/--no-compile", help="Time torch.compile (default: on a GPU only)."),
+]
+TimingOpt = Annotated[bool, typer.Option("--timing/--no-timing", help="Time the candidates.")]
+SeedOpt = Annotated[int | None, typer.Option(help="Base seed (default: a fresh one).")]
+ArchiveOpt = Annotated[
+    Path | None,
+    typer.Option("--archive", help="SQLite archive (default: ~/.kernelwright/archive.sqlite)."),
+]
 
 
 def user_errors(fn: F) -> F:

@@ -10,6 +10,16 @@ import typer
 
 from kernelwright.cli.common import (
     EXIT_FAILED,
+    ArchiveOpt,
+    BaselinesOpt,
+    CompileOpt,
+    DeviceOpt,
+    PrecisionOpt,
+    SeedOpt,
+    SizeOpt,
+    TimeoutOpt,
+    TimingOpt,
+    TrialsOpt,
     archive_path,
     err,
     out,
@@ -28,43 +38,25 @@ def register(app: typer.Typer) -> None:
 def eval_command(
     task: Annotated[Path, typer.Argument(help="KernelBench problem file (defines Model).")],
     solution: Annotated[Path, typer.Argument(help="KernelBench solution file (defines ModelNew).")],
-    device: Annotated[str, typer.Option(help="auto | cuda | cpu (Triton interpreter).")] = "auto",
-    precision: Annotated[
-        str, typer.Option(help="fp32 | tf32 | bf16, for candidate and baselines.")
-    ] = "fp32",
-    trials: Annotated[
-        int, typer.Option(help="Correctness trials (fresh seed and inputs each).")
-    ] = 5,
+    device: DeviceOpt = "auto",
+    precision: PrecisionOpt = "fp32",
+    trials: TrialsOpt = 5,
     atol: Annotated[
         float | None, typer.Option(help="Absolute tolerance (default by policy).")
     ] = None,
     rtol: Annotated[
         float | None, typer.Option(help="Relative tolerance (default by policy).")
     ] = None,
-    timeout: Annotated[
-        float, typer.Option(help="Seconds allowed for the candidate's process.")
-    ] = 300.0,
-    baselines: Annotated[
-        bool,
-        typer.Option("--baselines/--no-baselines", help="Time eager PyTorch and torch.compile."),
-    ] = True,
-    compile_baseline: Annotated[
-        bool | None,
-        typer.Option("--compile/--no-compile", help="Time torch.compile (default: on a GPU only)."),
-    ] = None,
-    timing: Annotated[
-        bool, typer.Option("--timing/--no-timing", help="Time the candidate.")
-    ] = True,
-    size: Annotated[
-        str, typer.Option(help="auto | full | small (the task's CPU-sized constants).")
-    ] = "auto",
-    seed: Annotated[int | None, typer.Option(help="Base seed (default: fresh each run).")] = None,
+    timeout: TimeoutOpt = 300.0,
+    baselines: BaselinesOpt = True,
+    compile_baseline: CompileOpt = None,
+    timing: TimingOpt = True,
+    size: SizeOpt = "auto",
+    seed: SeedOpt = None,
     json_path: Annotated[
         Path | None, typer.Option("--json", help="Write the verdict as JSON ('-' for stdout).")
     ] = None,
-    archive: Annotated[
-        Path | None, typer.Option(help="SQLite archive (default: ~/.kernelwright/archive.sqlite).")
-    ] = None,
+    archive: ArchiveOpt = None,
     no_archive: Annotated[bool, typer.Option("--no-archive", help="Do not record.")] = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress display.")] = False,
 ) -> None:
