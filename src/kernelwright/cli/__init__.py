@@ -20,6 +20,7 @@ COMMAND_MODULES = (
     "kernelwright.cli.eval_cmd",
     "kernelwright.cli.archive_cmd",
     "kernelwright.cli.check_task_cmd",
+    "kernelwright.cli.tune_cmd",
     "kernelwright.cli.bench_cmd",
 )
 

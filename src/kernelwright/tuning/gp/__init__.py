@@ -1,0 +1,1 @@
+"""The GP surrogate, one module per concept: features -> kernels -> model -> loo / acquisition."""

@@ -1,0 +1,114 @@
+"""Strategies: determinism under a seed, failures, batches, resumption, the registry."""
+
+import importlib
+
+import numpy as np
+import pytest
+
+from kernelwright.errors import ConfigError
+from kernelwright.tuning.replay import replay, run_once
+from kernelwright.tuning.strategies import get_strategy, register_strategy, strategy_names
+from kernelwright.tuning.strategies.base import Observation
+
+FAST_BO = {"max_iter": 5, "dense_until": 8, "refit_every": 4}
+ASK_TELL = {
+    "random": {},
+    "bo": FAST_BO,
+    "gp-default": FAST_BO,
+    "bo-discovered": {
+        **FAST_BO,
+        "discover_at": (12,),
+        "discovery_generations": 1,
+        "discovery_population": 3,
+    },
+    "tpe": {},
+}
+
+
+@pytest.mark.parametrize("name", sorted(ASK_TELL))
+def test_same_seed_same_run_and_no_repeats(measured, name):
+    a = run_once(measured, get_strategy(name, **ASK_TELL[name]), 16, seed=3)
+    b = run_once(measured, get_strategy(name, **ASK_TELL[name]), 16, seed=3)
+    assert a == b
+    rows, _ = a
+    assert len(rows) == len(set(rows)) == 16
+    c = run_once(measured, get_strategy(name, **ASK_TELL[name]), 16, seed=4)
+    assert c[0] != rows
+
+
+@pytest.mark.parametrize("name", ["bo", "tpe"])
+def test_a_resumed_run_asks_what_an_uninterrupted_one_would(measured, name):
+    rows, times = run_once(measured, get_strategy(name, **ASK_TELL[name]), 14, seed=5)
+    history = [Observation(r, t) for r, t in zip(rows[:13], times[:13], strict=True)]
+    fresh = get_strategy(name, **ASK_TELL[name])  # no memo: everything rebuilt from the history
+    assert fresh.ask(measured.space, history, 1, 5) == [rows[13]]
+
+
+def test_batches_are_distinct_and_unevaluated(measured):
+    bo = get_strategy("bo", **FAST_BO)
+    rows, times = run_once(measured, bo, 12, seed=1)
+    history = [Observation(r, t) for r, t in zip(rows, times, strict=True)]
+    batch = bo.ask(measured.space, history, 5, 1)
+    assert len(batch) == len(set(batch)) == 5
+    assert not set(batch) & set(rows)
+
+
+def test_failures_are_learned_not_crashed_on(measured):
+    """Failing configs (the register cliff) are told as None and avoided once seen."""
+    result = replay(measured, get_strategy("bo", **FAST_BO), budget=30, repeats=3, seed=0)
+    fail_rate_space = 1.0 - measured.ok.mean()
+    late = [t is None for run in result.runs for t in run.times_ms[15:]]
+    assert np.mean(late) < fail_rate_space
+
+
+def test_all_failures_so_far_is_not_an_error(measured):
+    bo = get_strategy("bo", **FAST_BO)
+    failing = [r for r in range(len(measured.space)) if not measured.ok[r]][:12]
+    history = [Observation(r, None) for r in failing]
+    asked = bo.ask(measured.space, history, 3, 0)
+    assert len(asked) == 3 and not set(asked) & set(failing)
+
+
+def test_unknown_strategy_lists_the_known_ones():
+    with pytest.raises(ConfigError, match="known: .*bo-discovered"):
+        get_strategy("bayes")
+
+
+def test_registry_refuses_duplicates():
+    with pytest.raises(ConfigError, match="already registered"):
+        register_strategy("bo", "somewhere.else")
+    assert {"random", "bo", "bo-discovered", "gp-default", "tpe"} <= set(strategy_names())
+
+
+def test_missing_optional_dependency_names_the_install(monkeypatch):
+    real = importlib.import_module
+
+    def fake(name, *args, **kwargs):
+        if name == "optuna":
+            raise ImportError("No module named 'optuna'")
+        return real(name, *args, **kwargs)
+
+    monkeypatch.setattr(importlib, "import_module", fake)
+    with pytest.raises(ConfigError, match=r"pip install 'kernelwright\[bo\]'"):
+        get_strategy("tpe")
+
+
+def test_kernel_tuner_strategies_replay_through_simulation_mode(measured):
+    pytest.importorskip("kernel_tuner")
+    kt = get_strategy("kt-genetic_algorithm")
+    rows, times = run_once(measured, kt, 15, seed=2)
+    assert 0 < len(rows) <= 15 and len(set(rows)) == len(rows)
+    assert run_once(measured, get_strategy("kt-genetic_algorithm"), 15, seed=2) == (rows, times)
+
+
+def test_equal_spaces_rebuilt_every_ask_share_the_model_cache(space_csv):
+    """The structure stage rebuilds its Space per ask; suggestions must not depend on that."""
+    from kernelwright.tuning.measured import load_measured_csv
+
+    a, b = load_measured_csv(space_csv), load_measured_csv(space_csv)
+    assert a.space is not b.space and a.space.fingerprint == b.space.fingerprint
+    bo = get_strategy("bo", **FAST_BO)
+    rows, times = run_once(a, bo, 12, seed=9)
+    history = [Observation(r, t) for r, t in zip(rows, times, strict=True)]
+    cold = get_strategy("bo", **FAST_BO).ask(b.space, history, 2, 9)
+    assert bo.ask(b.space, history, 2, 9) == cold
