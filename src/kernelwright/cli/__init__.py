@@ -22,6 +22,7 @@ COMMAND_MODULES = (
     "kernelwright.cli.check_task_cmd",
     "kernelwright.cli.tune_cmd",
     "kernelwright.cli.bench_cmd",
+    "kernelwright.cli.optimize_cmd",
 )
 
 for _name in COMMAND_MODULES:

@@ -1,0 +1,322 @@
+"""``kernelwright optimize TASK`` and ``kernelwright skills list|show|stats``."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from kernelwright.cli.common import (
+    EXIT_FAILED,
+    archive_path,
+    err,
+    out,
+    parse_precision,
+    user_errors,
+)
+
+skills_app = typer.Typer(
+    help="The expert skills library: list, show, and where each skill paid.", no_args_is_help=True
+)
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``optimize`` and the ``skills`` group to the app."""
+    app.command("optimize")(optimize_command)
+    app.add_typer(skills_app, name="skills")
+
+
+@user_errors
+def optimize_command(
+    task: Annotated[Path, typer.Argument(help="KernelBench problem file (defines Model).")],
+    device: Annotated[
+        str, typer.Option(help="auto | cuda | cpu (Triton interpreter, small shapes).")
+    ] = "auto",
+    precision: Annotated[
+        str, typer.Option(help="fp32 | tf32 | bf16, for candidates and baselines.")
+    ] = "fp32",
+    budget_candidates: Annotated[
+        int | None, typer.Option("--budget-candidates", help="Stop after N evaluated candidates.")
+    ] = None,
+    budget_minutes: Annotated[
+        float | None, typer.Option("--budget-minutes", help="Stop after M minutes of wall time.")
+    ] = None,
+    out_dir: Annotated[
+        Path | None, typer.Option("--out", help="Write best.py, report.md and candidates/ here.")
+    ] = None,
+    archive: Annotated[
+        Path | None, typer.Option(help="SQLite archive (default: ~/.kernelwright/archive.sqlite).")
+    ] = None,
+    resume: Annotated[
+        str | None, typer.Option(help="Continue this run id (default: the task's own).")
+    ] = None,
+    size: Annotated[
+        str | None, typer.Option(help="full | small (default: full on a GPU, small on the CPU).")
+    ] = None,
+    trials: Annotated[int, typer.Option(help="Correctness trials per candidate.")] = 5,
+    structures: Annotated[
+        int | None,
+        typer.Option(help="Stage-1 designs to try before tuning (default: half the budget)."),
+    ] = None,
+    tuner: Annotated[
+        str, typer.Option(help="auto | bo | neighbours: stage-2 parameter search.")
+    ] = "auto",
+    compile_baseline: Annotated[
+        bool | None,
+        typer.Option("--compile/--no-compile", help="Time torch.compile (default: on a GPU only)."),
+    ] = None,
+    timeout: Annotated[float, typer.Option(help="Seconds allowed per candidate.")] = 300.0,
+    llm: Annotated[
+        str | None, typer.Option("--llm", help="LLM proposer, e.g. openai:MODEL (else templates).")
+    ] = None,
+    llm_base_url: Annotated[
+        str | None, typer.Option("--llm-base-url", help="OpenAI-compatible endpoint.")
+    ] = None,
+    constraints: Annotated[
+        Path | None, typer.Option(help="Constraints file for the LLM proposer.")
+    ] = None,
+    notes: Annotated[
+        Path | None, typer.Option(help="Engineer's notes for the LLM proposer.")
+    ] = None,
+    review: Annotated[
+        bool, typer.Option("--review", help="Ask before promoting a new best (LLM).")
+    ] = False,
+    json_path: Annotated[
+        Path | None, typer.Option("--json", help="Write a JSON summary ('-': stdout).")
+    ] = None,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress display.")] = False,
+) -> None:
+    """Design verified Triton kernels for TASK: skills and templates, then tuning.
+
+    Every candidate is judged by the harness and archived; running the same command again resumes.
+    Exit code 0 when a correct candidate was found, 1 when none was, 2 for bad input.
+    """
+    from kernelwright.archive import Archive
+    from kernelwright.errors import ConfigError
+    from kernelwright.optimize import LLMConfig, OptimizeOptions, optimize_task, summarise
+    from kernelwright.search.controller import Budget
+
+    if tuner not in ("auto", "bo", "neighbours"):
+        raise ConfigError(f"--tuner {tuner!r} is not one of auto, bo, neighbours")
+    if size is not None and size not in ("full", "small"):
+        raise ConfigError(f"--size {size!r} is not one of full, small")
+    if budget_candidates is not None and budget_candidates < 1:
+        raise ConfigError(f"--budget-candidates must be at least 1, got {budget_candidates}")
+    if llm is None and any(x is not None for x in (llm_base_url, constraints, notes)):
+        raise ConfigError("--llm-base-url, --constraints and --notes need --llm SPEC")
+    budget = Budget(
+        candidates=budget_candidates
+        if budget_candidates is not None or budget_minutes is not None
+        else 8,
+        minutes=budget_minutes,
+    )
+    options = OptimizeOptions(
+        device=device,
+        precision=parse_precision(precision),
+        size=size,
+        trials=trials,
+        timeout_s=timeout,
+        structures=structures,
+        tuner=tuner,
+        compile_baseline=compile_baseline,
+        resume=resume,
+        llm=LLMConfig(
+            llm,
+            llm_base_url,
+            str(constraints) if constraints else None,
+            str(notes) if notes else None,
+            review,
+        )
+        if llm
+        else None,
+    )
+    store = Archive(archive_path(archive))
+    display = _Progress(quiet, budget)
+    try:
+        with display:
+            result = optimize_task(
+                task,
+                options,
+                budget,
+                out_dir,
+                store,
+                on_event=display.event,
+                on_phase=display.phase,
+            )
+    finally:
+        store.close()
+    summary = summarise(result)
+    if json_path is not None:
+        text = json.dumps(summary, indent=2)
+        if str(json_path) == "-":
+            out.print_json(text)
+        else:
+            json_path.write_text(text)
+    if not quiet and str(json_path) != "-":
+        _render(result, summary)
+    if result.best is None:
+        raise typer.Exit(EXIT_FAILED)
+
+
+class _Progress:
+    """A one-line Rich status: candidates tried, the latest verdict, the best speed-up so far."""
+
+    def __init__(self, quiet: bool, budget: Any) -> None:
+        self.quiet = quiet
+        self.budget = budget
+        self.status: Any = None
+
+    def __enter__(self) -> _Progress:
+        if not self.quiet and err.is_terminal:
+            self.status = err.status("starting")
+            self.status.__enter__()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.status is not None:
+            self.status.__exit__(*exc)
+
+    def phase(self, message: str) -> None:
+        if self.status is not None:
+            self.status.update(f"[cyan]{message}")
+
+    def event(self, e: Any) -> None:
+        if self.quiet or e.kind != "evaluated" or e.trial is None:
+            return
+        v = e.trial.verdict
+        ms = v.timing.candidate.median_ms if v.timing.candidate else None
+        sp = v.timing.speedup_vs_eager
+        best = e.best.verdict.timing.speedup_vs_eager if e.best and e.best.verdict.correct else None
+        total = f"/{self.budget.candidates}" if self.budget.candidates else ""
+        line = (
+            f"[{e.n_evaluated}{total}] {v.status.value:<13} "
+            + (f"{ms:9.4f} ms " if ms is not None else " " * 13)
+            + (f"{sp:5.2f}x eager " if sp else " " * 13)
+            + (f"| best {best:.2f}x " if best else "| best -     ")
+            + f"| {e.trial.note}"
+        )
+        err.print(line, highlight=False, soft_wrap=True)
+        if self.status is not None:
+            self.status.update(
+                f"[cyan]{e.n_evaluated}{total} candidates, best {best:.2f}x"
+                if best
+                else "[cyan]searching"
+            )
+
+
+def _render(result: Any, summary: dict[str, Any]) -> None:
+    from rich.table import Table
+
+    table = Table(
+        title=f"optimize {result.task.name} ({result.device}, {result.size})", show_lines=False
+    )
+    for col in ("evaluated", "correct", "best ms", "vs eager", "vs compile", "SOL"):
+        table.add_column(col, justify="right")
+
+    def f(v: Any, fmt: str) -> str:
+        return fmt.format(v) if v is not None else "-"
+
+    table.add_row(
+        str(summary["evaluated"]),
+        str(summary["correct"]),
+        f(summary["best_ms"], "{:.4f}"),
+        f(summary["speedup_vs_eager"], "{:.2f}x"),
+        f(summary["speedup_vs_compile"], "{:.2f}x"),
+        f(
+            summary["sol_fraction"] * 100 if summary["sol_fraction"] is not None else None,
+            "{:.0f}%",
+        ),
+    )
+    out.print(table)
+    if result.out_dir is not None:
+        out.print(f"wrote {result.out_dir}/report.md" + (" and best.py" if result.best else ""))
+    if summary["left_to_framework"]:
+        out.print("left to PyTorch: " + "; ".join(summary["left_to_framework"]))
+    if result.search is None:
+        out.print("[yellow]no template applies to this task[/]")
+    elif result.best is None:
+        out.print("[red]no correct candidate[/]")
+
+
+# -- skills ------------------------------------------------------------------------------------
+
+
+@skills_app.command("list")
+@user_errors
+def skills_list() -> None:
+    """Every skill: id, the groups it applies to, its variant and expected gain."""
+    from rich.table import Table
+
+    from kernelwright.skills.library import SkillLibrary
+
+    table = Table(title="kernelwright skills")
+    table.add_column("id", no_wrap=True)
+    for col in ("applies to", "variant", "gain", "intent"):
+        table.add_column(col)
+    for s in sorted(SkillLibrary.builtin(), key=lambda s: (s.applies_to, s.id)):
+        table.add_row(s.id, s.applies_to, s.variant, f"{s.expected_gain:.1f}", s.intent)
+    out.print(table)
+
+
+@skills_app.command("show")
+@user_errors
+def skills_show(
+    skill_id: Annotated[str, typer.Argument(help="A skill id (see `skills list`).")],
+) -> None:
+    """One skill: intent, conditions, pitfalls, parameters."""
+    from kernelwright.skills.library import SkillLibrary
+
+    s = SkillLibrary.builtin().get(skill_id)
+    out.print(
+        f"[bold]{s.id}[/] ({s.applies_to} -> {s.variant}; template {s.template}; "
+        f"expected gain {s.expected_gain})"
+    )
+    out.print(s.intent)
+    for cond in s.conditions:
+        out.print(f"  condition: {cond.describe()}")
+    for pitfall in s.pitfalls:
+        out.print(f"  pitfall: {pitfall}")
+    for param in s.params:
+        out.print(
+            f"  param {param.name}: {list(param.values)}" + (" (tuned)" if param.tune else "")
+        )
+    for expr in s.constraints:
+        out.print(f"  constraint: {expr}")
+
+
+@skills_app.command("stats")
+@user_errors
+def skills_stats(
+    archive: Annotated[
+        Path | None, typer.Option(help="SQLite archive (default: ~/.kernelwright).")
+    ] = None,
+) -> None:
+    """Where each skill paid: applications, correct candidates and measured speed-ups."""
+    from rich.table import Table
+
+    from kernelwright.archive import Archive
+    from kernelwright.skills.stats import skill_stats
+
+    with Archive(archive_path(archive)) as store:
+        stats = skill_stats(store)
+    if not stats:
+        out.print("no template candidates in the archive yet; run `kernelwright optimize TASK`")
+        return
+    table = Table(title="skills in the archive (speed-ups: GPU timings only)")
+    table.add_column("skill", no_wrap=True)
+    for col in ("applied", "correct", "tasks", "x eager (geo)", "x eager (best)", "x compile"):
+        table.add_column(col, justify="right")
+    for s in sorted(stats.values(), key=lambda s: -s.applied):
+        g, b, c = s.geomean, s.best, s.geomean_compile
+        table.add_row(
+            s.skill,
+            str(s.applied),
+            str(s.correct),
+            str(len(s.tasks)),
+            f"{g:.2f}x" if g else "-",
+            f"{b:.2f}x" if b else "-",
+            f"{c:.2f}x" if c else "-",
+        )
+    out.print(table)

@@ -1,0 +1,297 @@
+"""Axis inference: map every dimension of every value in a fusion group onto the group's domain.
+
+A group computes over one iteration *domain*: the shape of its anchor (a reduction's or scan's
+input, or the largest pointwise result) with its size-1 dimensions dropped. Each value's
+dimension is either one of the domain's dimensions or a broadcast dimension of size 1 (None):
+
+    domain (B, S, H) of rms-norm      x: (0, 1, 2)    weight: (2,)    mean(keepdim): (0, 1, None)
+
+The map is found by unification: PyTorch's right-aligned broadcasting in pointwise ops,
+reductions (keepdim or not), scans, gathers and the views a kernel can absorb (unsqueeze, squeeze,
+expand, size-1 reshapes, permute) each say which dimensions are the same. A group whose values
+cannot all be mapped, or that maps one dimension onto two domain dimensions, is refused.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from kernelwright.design.graph import Node, OpGraph, Ref, TensorMeta
+from kernelwright.design.ops import classify, reduction_dims, reduction_keepdim, scan_info
+
+Axes = tuple[int | None, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Layout:
+    """The domain of a group and the axis map of each value it touches.
+
+    Attributes:
+        shape: the domain's sizes as symbolic expressions.
+        hint: the domain's sizes at capture.
+        axes: value name -> one domain dimension (or None) per dimension of the value.
+        reduce: domain dimensions reduced (or scanned) by the group; empty for pointwise.
+    """
+
+    shape: tuple[str, ...]
+    hint: tuple[int, ...]
+    axes: Mapping[str, Axes]
+    reduce: tuple[int, ...] = ()
+
+    def varies(self, name: str) -> frozenset[int]:
+        """The domain dimensions value ``name`` varies along."""
+        return frozenset(a for a in self.axes[name] if a is not None)
+
+    def is_full(self, name: str) -> bool:
+        """The value varies along a reduced dimension (it is not a per-row value)."""
+        return bool(self.varies(name) & set(self.reduce))
+
+
+class AxisError(Exception):
+    """The group's values cannot be mapped onto one domain."""
+
+
+class _UnionFind:
+    def __init__(self) -> None:
+        self.parent: dict[tuple[str, int], tuple[str, int]] = {}
+        self.axis: dict[tuple[str, int], int] = {}
+
+    def find(self, s: tuple[str, int]) -> tuple[str, int]:
+        self.parent.setdefault(s, s)
+        while self.parent[s] != s:
+            self.parent[s] = self.parent[self.parent[s]]
+            s = self.parent[s]
+        return s
+
+    def union(self, a: tuple[str, int], b: tuple[str, int]) -> None:
+        ra, rb = self.find(a), self.find(b)
+        if ra == rb:
+            return
+        xa, xb = self.axis.get(ra), self.axis.get(rb)
+        if xa is not None and xb is not None and xa != xb:
+            raise AxisError(f"{a[0]} dim {a[1]} is both domain dim {xa} and {xb}")
+        self.parent[rb] = ra
+        if xa is None and xb is not None:
+            self.axis[ra] = xb
+
+    def seed(self, s: tuple[str, int], axis: int) -> None:
+        r = self.find(s)
+        if r in self.axis and self.axis[r] != axis:
+            raise AxisError(f"{s[0]} dim {s[1]} is both domain dim {self.axis[r]} and {axis}")
+        self.axis[r] = axis
+
+
+def _is_one(meta: TensorMeta, d: int) -> bool:
+    return meta.shape[d] == "1"
+
+
+def infer_layout(graph: OpGraph, names: Sequence[str], anchor: str | None = None) -> Layout:
+    """The layout of the group made of nodes ``names`` (in execution order).
+
+    Raises:
+        AxisError: the values cannot be mapped onto one domain.
+    """
+    nodes = [graph.node(n) for n in names]
+    anchor_name = anchor or _choose_anchor(graph, nodes)
+    am = graph.meta(anchor_name)
+    dims = [d for d in range(am.rank) if not _is_one(am, d)]
+    shape = tuple(am.shape[d] for d in dims)
+    hint = tuple(am.hint[d] for d in dims)
+    uf = _UnionFind()
+    for k, d in enumerate(dims):
+        uf.seed((anchor_name, d), k)
+    cats = [n for n in nodes if classify(n) == "cat"]
+    for n in nodes:
+        kind = classify(n)
+        if kind in ("reduction", "scan"):
+            src = n.args[0]
+            assert isinstance(src, Ref)
+            sm = graph.meta(src.name)
+            if sm.shape == am.shape and src.name != anchor_name:
+                for d in range(sm.rank):
+                    if not _is_one(sm, d):
+                        uf.union((anchor_name, d), (src.name, d))
+        if kind == "cat":
+            _cat(graph, n, uf, set(names))
+            continue
+        _constrain(graph, n, kind, uf)
+    axes: dict[str, Axes] = {}
+    values = set(names) - {c.name for c in cats}
+    for n in nodes:
+        values.update(
+            r for r in n.refs() if not (graph.has_node(r) and graph.node(r).kind == "sym")
+        )
+    for v in values:
+        meta = _meta_or_none(graph, v)
+        if meta is None:
+            continue
+        ax: list[int | None] = []
+        for d in range(meta.rank):
+            if _is_one(meta, d):
+                ax.append(None)
+                continue
+            root = uf.find((v, d))
+            if root not in uf.axis:
+                raise AxisError(f"cannot tell which domain dimension {v} dim {d} is")
+            a = uf.axis[root]
+            if meta.hint[d] != hint[a]:
+                raise AxisError(
+                    f"{v} dim {d} has {meta.hint[d]} elements, domain dim {a} {hint[a]}"
+                )
+            ax.append(a)
+        axes[v] = tuple(ax)
+    for c in cats:  # a concatenation has its pieces' axes (its cat dimension is n times longer)
+        first = c.args[0][0]  # type: ignore[index]
+        assert isinstance(first, Ref)
+        axes[c.name] = axes[first.name]
+    reduce: set[int] = set()
+    for n in nodes:
+        kind = classify(n)
+        if kind in ("reduction", "scan"):
+            src = n.args[0]
+            assert isinstance(src, Ref)
+            rank = graph.meta(src.name).rank
+            rdims = reduction_dims(n, rank) if kind == "reduction" else (scan_info(n, rank)[0],)
+            mapped = {axes[src.name][d] for d in rdims} - {None}
+            if reduce and mapped != reduce:
+                raise AxisError(f"{n.name} reduces other dimensions than the rest of the group")
+            reduce = {a for a in mapped if a is not None}
+            if not reduce:
+                raise AxisError(f"{n.name} reduces only size-1 dimensions")
+    return Layout(shape, hint, axes, tuple(sorted(reduce)))
+
+
+def _meta_or_none(graph: OpGraph, name: str) -> TensorMeta | None:
+    try:
+        return graph.meta(name)
+    except (KeyError, ValueError):
+        return None
+
+
+def _choose_anchor(graph: OpGraph, nodes: Sequence[Node]) -> str:
+    for n in nodes:
+        if classify(n) in ("reduction", "scan"):
+            src = n.args[0]
+            assert isinstance(src, Ref)
+            return src.name
+    plain = [n for n in nodes if classify(n) != "cat"] or list(nodes)
+    best = max(plain, key=lambda n: (n.out.numel, n.out.rank) if n.meta else (0, 0))
+    return best.name
+
+
+def _constrain(graph: OpGraph, n: Node, kind: str, uf: _UnionFind) -> None:
+    out = n.out if n.meta else None
+    if kind in ("pointwise", "const"):
+        assert out is not None
+        for a in n.args:
+            if isinstance(a, Ref):
+                _broadcast(graph, n.name, out, a.name, uf)
+        return
+    if kind == "reduction":
+        src = n.args[0]
+        assert isinstance(src, Ref) and out is not None
+        sm = graph.meta(src.name)
+        rdims = set(reduction_dims(n, sm.rank))
+        keep = reduction_keepdim(n)
+        k = 0
+        for d in range(sm.rank):
+            if d in rdims:
+                if keep:
+                    k += 1
+                continue
+            if not _is_one(sm, d) and not _is_one(out, k):
+                uf.union((src.name, d), (n.name, k))
+            k += 1
+        return
+    if kind == "scan":
+        src = n.args[0]
+        assert isinstance(src, Ref) and out is not None
+        for d in range(out.rank):
+            if not _is_one(out, d):
+                uf.union((src.name, d), (n.name, d))
+        return
+    if kind == "gather":
+        src, dim, idx = n.args[0], int(n.args[1]), n.args[2]  # type: ignore[arg-type]
+        assert isinstance(src, Ref) and isinstance(idx, Ref) and out is not None
+        sm = graph.meta(src.name)
+        dim %= sm.rank
+        for d in range(out.rank):
+            if not _is_one(out, d):
+                uf.union((idx.name, d), (n.name, d))
+                if d != dim:
+                    uf.union((src.name, d), (n.name, d))
+        return
+    if kind == "view":
+        _view(graph, n, uf)
+        return
+    raise AxisError(f"{n.name} ({n.target}) cannot be fused")
+
+
+def _cat(graph: OpGraph, n: Node, uf: _UnionFind, members: set[str]) -> None:
+    """``cat([a, b, ...], dim)`` of same-shaped pieces: the pieces share every axis."""
+    pieces = n.args[0]
+    if not isinstance(pieces, tuple) or not all(isinstance(p, Ref) for p in pieces):
+        raise AxisError(f"{n.name} concatenates something other than tensors")
+    metas = [graph.meta(p.name) for p in pieces]  # type: ignore[union-attr]
+    if any(m.hint != metas[0].hint for m in metas):
+        raise AxisError(f"{n.name} concatenates pieces of different shapes")
+    if any(n.name in graph.node(m).refs() for m in members if graph.has_node(m)):
+        raise AxisError(f"{n.name} is read inside the group; only an output can be a concatenation")
+    first = pieces[0]
+    assert isinstance(first, Ref)
+    for p in pieces[1:]:
+        assert isinstance(p, Ref)
+        for d in range(metas[0].rank):
+            if not _is_one(metas[0], d):
+                uf.union((first.name, d), (p.name, d))
+
+
+def _broadcast(graph: OpGraph, out_name: str, out: TensorMeta, arg: str, uf: _UnionFind) -> None:
+    am = _meta_or_none(graph, arg)
+    if am is None:
+        return
+    offset = out.rank - am.rank
+    if offset < 0:
+        raise AxisError(f"{arg} has more dimensions than {out_name}")
+    for d in range(am.rank):
+        if not _is_one(am, d):
+            if _is_one(out, d + offset):
+                raise AxisError(f"{arg} dim {d} broadcasts into a size-1 dimension")
+            uf.union((arg, d), (out_name, d + offset))
+
+
+def absorbable_view(graph: OpGraph, n: Node) -> bool:
+    """Whether a view can live inside a kernel as an axis map (else PyTorch runs it)."""
+    src = n.args[0]
+    if not isinstance(src, Ref) or not n.meta:
+        return False
+    sm, om = graph.meta(src.name), n.out
+    if n.target in ("aten.permute.default", "aten.alias.default"):
+        return True
+    if n.target == "aten.expand.default":
+        return True
+    non1_in = [s for s in sm.shape if s != "1"]
+    non1_out = [s for s in om.shape if s != "1"]
+    return non1_in == non1_out
+
+
+def _view(graph: OpGraph, n: Node, uf: _UnionFind) -> None:
+    src = n.args[0]
+    assert isinstance(src, Ref)
+    sm, om = graph.meta(src.name), n.out
+    if n.target == "aten.permute.default":
+        perm = [int(p) % sm.rank for p in n.args[1]]  # type: ignore[union-attr,arg-type]
+        for i, p in enumerate(perm):
+            if not _is_one(om, i):
+                uf.union((src.name, p), (n.name, i))
+        return
+    if n.target == "aten.expand.default":
+        _broadcast(graph, n.name, om, src.name, uf)
+        return
+    if not absorbable_view(graph, n):
+        raise AxisError(f"{n.name} reshapes more than size-1 dimensions")
+    ins = [d for d in range(sm.rank) if not _is_one(sm, d)]
+    outs = [d for d in range(om.rank) if not _is_one(om, d)]
+    for a, b in zip(ins, outs, strict=True):
+        uf.union((src.name, a), (n.name, b))

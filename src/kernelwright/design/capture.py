@@ -1,0 +1,295 @@
+"""Capture: trace a task's ``Model`` into an :class:`~kernelwright.design.graph.OpGraph`.
+
+    import the task at a size -> Model(*get_init_inputs()) with a seed -> torch.export.export
+    (every input dimension dynamic) -> run_decompositions() (core ATen) -> OpGraph
+
+Where it runs: by default in a child process (``python -m kernelwright.design.capture``), so
+the optimizer's own process never imports the task or holds torch.export's state, and a task
+that crashes or hangs while tracing costs a clear error, not the run. ``isolated=False`` runs it
+in this process, which is safe because the task is the user's own trusted file (the evaluation
+harness, not capture, is what must never share a process with candidate code); the GPU suite
+script uses it to save a torch import per task.
+
+Inputs are made under a FakeTensorMode when the task allows it (shapes only, no data), so a
+capture at full size costs no gigabytes; tasks whose ``get_inputs`` need real values fall back
+to real tensors.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import warnings
+from pathlib import Path
+from typing import Any
+
+from kernelwright.design.graph import (
+    Arg,
+    DType,
+    GraphInput,
+    Node,
+    Opaque,
+    OpGraph,
+    Ref,
+    Symbol,
+    TensorMeta,
+    graph_from_dict,
+)
+from kernelwright.errors import TaskError
+from kernelwright.records import Task
+
+CAPTURE_SEED = 0
+
+
+def capture(
+    task: Task, size: str | None = None, *, isolated: bool = True, timeout_s: float = 300.0
+) -> OpGraph:
+    """Capture ``task`` at ``size`` (default: the task's own size).
+
+    Raises:
+        TaskError: the task cannot be imported, built, or traced by torch.export.
+    """
+    size = size or task.size
+    if not isolated:
+        return capture_path(task.path, size)
+    env = dict(os.environ)
+    env.pop("TRITON_INTERPRET", None)
+    try:
+        proc = subprocess.run(
+            [sys.executable, "-m", "kernelwright.design.capture", task.path, size],
+            capture_output=True,
+            text=True,
+            timeout=timeout_s,
+            env=env,
+        )
+    except subprocess.TimeoutExpired as exc:
+        raise TaskError(f"{task.path}: capturing the graph took over {timeout_s:.0f} s") from exc
+    lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("{")]
+    if proc.returncode != 0 or not lines:
+        tail = (proc.stderr.strip().splitlines() or ["no output"])[-1]
+        raise TaskError(f"{task.path}: capturing the graph failed: {tail}")
+    data = json.loads(lines[-1])
+    if "error" in data:
+        raise TaskError(f"{task.path}: capturing the graph failed: {data['error']}")
+    return graph_from_dict(data)
+
+
+def capture_path(path: str | Path, size: str) -> OpGraph:
+    """Capture in this process (see the module docstring)."""
+    import torch
+
+    from kernelwright.task.module import import_task_module
+
+    module = import_task_module(path, size)
+    model_cls = getattr(module, "Model", None)
+    get_inputs = getattr(module, "get_inputs", None)
+    if model_cls is None or get_inputs is None:
+        raise TaskError(f"{path}: Model or get_inputs is missing")
+    get_init_inputs = getattr(module, "get_init_inputs", list)
+    torch.manual_seed(CAPTURE_SEED)
+    model = model_cls(*get_init_inputs()).eval()
+    inputs = _make_inputs(get_inputs)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ep = _export(model, inputs, str(path))
+    return convert(ep, inputs, size)
+
+
+def _make_inputs(get_inputs: Any) -> list[Any]:
+    import torch
+    from torch._subclasses.fake_tensor import FakeTensorMode
+    from torch.fx.experimental.symbolic_shapes import ShapeEnv
+
+    try:
+        with FakeTensorMode(shape_env=ShapeEnv(), allow_non_fake_inputs=True):
+            torch.manual_seed(CAPTURE_SEED)
+            return list(get_inputs())
+    except Exception:  # data-dependent input construction: use real tensors
+        torch.manual_seed(CAPTURE_SEED)
+        return list(get_inputs())
+
+
+def _export(model: Any, inputs: list[Any], path: str) -> Any:
+    import torch
+    from torch.export import Dim
+
+    dynamic = tuple(
+        {i: Dim.AUTO for i in range(t.dim())} if isinstance(t, torch.Tensor) else None
+        for t in inputs
+    )
+    errors: list[str] = []
+    for shapes in (dynamic, None):
+        try:
+            ep = torch.export.export(model, tuple(inputs), dynamic_shapes=shapes)
+            return ep.run_decompositions()
+        except Exception as exc:  # try static shapes before giving up
+            errors.append(f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}")
+    raise TaskError(f"{path}: torch.export could not trace Model ({errors[-1]})")
+
+
+# -- FX -> OpGraph ------------------------------------------------------------------------------
+
+
+def convert(ep: Any, inputs: list[Any], size: str) -> OpGraph:
+    """Turn an ExportedProgram into an OpGraph (hints from the concrete ``inputs``)."""
+    import torch
+    from torch.export.graph_signature import InputKind
+
+    specs = {s.arg.name: s for s in ep.graph_signature.input_specs if hasattr(s.arg, "name")}
+    graph_inputs: list[GraphInput] = []
+    symbols: dict[str, Symbol] = {}
+    subs: dict[Any, int] = {}
+    position = 0
+    nodes = list(ep.graph.nodes)
+    for n in nodes:
+        if n.op != "placeholder":
+            continue
+        spec = specs.get(n.name)
+        kind = {
+            InputKind.PARAMETER: "parameter",
+            InputKind.BUFFER: "buffer",
+            InputKind.USER_INPUT: "user",
+        }.get(spec.kind if spec is not None else InputKind.USER_INPUT, "constant")
+        val = n.meta.get("val")
+        if kind == "user":
+            real = inputs[position] if position < len(inputs) else None
+            if isinstance(val, torch.Tensor) and isinstance(real, torch.Tensor):
+                for d, dim in enumerate(val.shape):
+                    expr = _expr(dim)
+                    if expr is not None and expr.is_Symbol and str(expr) not in symbols:
+                        symbols[str(expr)] = Symbol(str(expr), n.name, d, int(real.shape[d]))
+                        subs[expr] = int(real.shape[d])
+            graph_inputs.append(GraphInput(n.name, "user", None, "", position))
+            position += 1
+        else:
+            target = spec.target if spec is not None and spec.target else ""
+            graph_inputs.append(GraphInput(n.name, kind, None, str(target)))
+    metas = {gi.name: _tensor_meta(_val(nodes, gi.name), subs) for gi in graph_inputs}
+    graph_inputs = [
+        GraphInput(g.name, g.kind, metas[g.name], g.target, g.position) for g in graph_inputs
+    ]
+    out_nodes: list[Node] = []
+    outputs: tuple[Arg, ...] = ()
+    users = {n.name: len(n.users) for n in nodes}
+    for n in nodes:
+        if n.op == "output":
+            outputs = tuple(_convert_arg(a) for a in _flatten_outputs(n.args[0]))
+            continue
+        if n.op != "call_function":
+            continue
+        val = n.meta.get("val")
+        if val is None and users[n.name] == 0:
+            continue  # assertions and other effect-only nodes
+        out_nodes.append(_convert_node(n, val, subs))
+    return OpGraph(tuple(graph_inputs), tuple(out_nodes), outputs, tuple(symbols.values()), size)
+
+
+def _val(nodes: list[Any], name: str) -> Any:
+    for n in nodes:
+        if n.name == name:
+            return n.meta.get("val")
+    return None
+
+
+def _flatten_outputs(out: Any) -> list[Any]:
+    if isinstance(out, list | tuple):
+        items: list[Any] = []
+        for o in out:
+            items.extend(_flatten_outputs(o))
+        return items
+    return [out]
+
+
+def _convert_node(n: Any, val: Any, subs: dict[Any, int]) -> Node:
+    import operator
+
+    import torch
+
+    args = tuple(_convert_arg(a) for a in n.args)
+    kwargs = tuple((k, _convert_arg(v)) for k, v in n.kwargs.items())
+    target = n.target
+    if target is operator.getitem:
+        item = _tensor_meta(val, subs)
+        return Node(n.name, "getitem", "getitem", args, kwargs, (item,) if item else ())
+    if isinstance(target, torch._ops.OpOverload):
+        name = f"aten.{target.overloadpacket.__name__}.{target._overloadname}"
+        if target.namespace != "aten":
+            name = f"{target.namespace}.{target.overloadpacket.__name__}.{target._overloadname}"
+    else:
+        module = getattr(target, "__module__", "") or ""
+        short = getattr(target, "__name__", str(target))
+        name = f"operator.{short}" if module in ("_operator", "operator") else short
+    if isinstance(val, torch.Tensor):
+        meta = _tensor_meta(val, subs)
+        return Node(n.name, "call", name, args, kwargs, (meta,) if meta else ())
+    if isinstance(val, list | tuple) and any(isinstance(v, torch.Tensor) for v in val):
+        metas = tuple(_tensor_meta(v, subs) or TensorMeta((), (), (), "none") for v in val)
+        return Node(n.name, "call", name, args, kwargs, metas)
+    return Node(n.name, "sym", name, args, kwargs, (), sym=str(val))
+
+
+def _convert_arg(a: Any) -> Arg:
+    import torch
+    import torch.fx
+
+    if isinstance(a, torch.fx.Node):
+        return Ref(a.name)
+    if isinstance(a, torch.dtype):
+        return DType(str(a).replace("torch.", ""))
+    if isinstance(a, bool | int | float | str) or a is None:
+        return a
+    if isinstance(a, list | tuple):
+        return tuple(_convert_arg(x) for x in a)
+    return Opaque(repr(a))
+
+
+def _expr(dim: Any) -> Any:
+    node = getattr(dim, "node", None)
+    return getattr(node, "expr", None)
+
+
+def _hint(value: Any, subs: dict[Any, int]) -> int:
+    if isinstance(value, int):
+        return value
+    expr = _expr(value)
+    if expr is None:
+        return int(value)
+    return int(expr.xreplace(subs))
+
+
+def _dim_str(value: Any) -> str:
+    expr = _expr(value)
+    return str(expr) if expr is not None else str(int(value))
+
+
+def _tensor_meta(val: Any, subs: dict[Any, int]) -> TensorMeta | None:
+    import torch
+
+    if not isinstance(val, torch.Tensor):
+        return None
+    return TensorMeta(
+        shape=tuple(_dim_str(d) for d in val.shape),
+        hint=tuple(_hint(d, subs) for d in val.shape),
+        strides=tuple(_hint(s, subs) for s in val.stride()),
+        dtype=str(val.dtype).replace("torch.", ""),
+    )
+
+
+def main(argv: list[str]) -> None:
+    """``python -m kernelwright.design.capture TASK SIZE``: print the graph as one JSON line."""
+    path, size = argv[0], argv[1]
+    try:
+        graph = capture_path(path, size)
+    except TaskError as exc:
+        print(json.dumps({"error": str(exc)}))
+        return
+    except Exception as exc:  # the task's own code failed while tracing: report, don't crash
+        print(json.dumps({"error": f"{type(exc).__name__}: {exc}"}))
+        return
+    print(json.dumps(graph.to_dict()))
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

@@ -1,0 +1,143 @@
+"""Compile an emitted file's kernels for a GPU architecture on a machine without a GPU.
+
+Triton compiles ahead of time to PTX and (with the ``ptxas`` its wheel ships) to a cubin without
+a driver. This runs the file's ``ModelNew`` on PyTorch's ``meta`` device at the task's real
+shapes, intercepts every kernel launch, and compiles it for ``sm_<arch>`` with the arguments
+the wrapper chose (block sizes, warps, the integer specialisations Triton would make), then asks
+``ptxas -v`` for registers and spills. A kernel that would fail to compile on the GPU, or that
+spills, is caught here, before any GPU time is spent.
+
+    reports = compile_check(source, task_path, size="full")      # one KernelReport per launch
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import tempfile
+import types
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+
+@dataclass(frozen=True, slots=True)
+class KernelReport:
+    """One compiled launch: its kernel, constexprs, warps, registers and spilled bytes."""
+
+    kernel: str
+    constexprs: str
+    num_warps: int
+    ok: bool
+    registers: int | None = None
+    spill_bytes: int | None = None
+    shared_bytes: int | None = None
+    error: str = ""
+
+
+@contextmanager
+def _interpreter_off() -> Iterator[None]:
+    saved = os.environ.pop("TRITON_INTERPRET", None)
+    try:
+        yield
+    finally:
+        if saved is not None:
+            os.environ["TRITON_INTERPRET"] = saved
+
+
+def compile_check(
+    source: str, task_path: str | Path, size: str = "full", arch: int = 90
+) -> list[KernelReport]:
+    """Compile every kernel the file launches for one forward at ``size`` (see module doc)."""
+    import torch
+    from triton.backends.compiler import GPUTarget
+    from triton.compiler import ASTSource, compile, make_backend
+    from triton.runtime.jit import JITFunction, create_function_from_signature
+
+    from kernelwright.task.module import import_task_module
+
+    target = GPUTarget("cuda", arch, 32)
+    backend = make_backend(target)
+    reports: list[KernelReport] = []
+    seen: set[tuple[str, str]] = set()
+
+    def run(self: Any, *args: Any, grid: Any, warmup: bool, **kwargs: Any) -> None:
+        kwargs.setdefault("debug", False)
+        binder = create_function_from_signature(self.signature, self.params, backend)
+        bound, spec, options = binder(*args, **kwargs)
+        opts, sig, consts, attrs = self._pack_args(backend, kwargs, bound, spec, options)
+        cname = ", ".join(f"{self.arg_names[k[0]]}={v}" for k, v in consts.items())
+        key = (self.__name__, cname + str(opts.num_warps))
+        if key in seen:
+            return
+        seen.add(key)
+        try:
+            kernel = compile(
+                ASTSource(self, sig, consts, attrs), target=target, options=opts.__dict__
+            )
+            regs, spills = _ptxas_usage(kernel.asm["ptx"], arch)
+            reports.append(
+                KernelReport(
+                    self.__name__, cname, opts.num_warps, True, regs, spills, kernel.metadata.shared
+                )
+            )
+        except Exception as exc:  # a compile failure is the finding, not a crash
+            reports.append(
+                KernelReport(
+                    self.__name__,
+                    cname,
+                    opts.num_warps,
+                    False,
+                    error=f"{type(exc).__name__}: {exc}",
+                )
+            )
+
+    with _interpreter_off():
+        module = types.ModuleType("kw_compile_check")
+        exec(compile_source(source), module.__dict__)
+        task = import_task_module(task_path, size)
+        original = JITFunction.run
+        JITFunction.run = run  # type: ignore[method-assign]
+        try:
+            with torch.device("meta"):
+                torch.manual_seed(0)
+                init = list(getattr(task, "get_init_inputs", list)())
+                inputs = list(task.get_inputs())
+                model = module.ModelNew(*init)
+                with torch.no_grad():
+                    model(*inputs)
+        finally:
+            JITFunction.run = original  # type: ignore[method-assign]
+    return reports
+
+
+def compile_source(source: str) -> types.CodeType:
+    """Compile the emitted file's text (its own filename for tracebacks)."""
+    path = Path(tempfile.gettempdir()) / "kernelwright_compile_check.py"
+    path.write_text(source)
+    return compile(source, str(path), "exec")
+
+
+def _ptxas_usage(ptx: str, arch: int) -> tuple[int | None, int | None]:
+    """Registers and spill-store bytes reported by ``ptxas -v`` (None when ptxas is missing)."""
+    import triton
+
+    ptxas = Path(triton.__file__).parent / "backends" / "nvidia" / "bin" / "ptxas"
+    if not ptxas.exists():
+        return None, None
+    with tempfile.TemporaryDirectory() as tmp:
+        src = Path(tmp) / "k.ptx"
+        src.write_text(ptx)
+        proc = subprocess.run(
+            [str(ptxas), f"-arch=sm_{arch}a", "-v", str(src), "-o", str(Path(tmp) / "k.cubin")],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+    text = proc.stdout + proc.stderr
+    regs = re.search(r"Used (\d+) registers", text)
+    spills = re.search(r"(\d+) bytes spill stores", text)
+    return (int(regs.group(1)) if regs else None, int(spills.group(1)) if spills else None)

@@ -1,0 +1,349 @@
+"""Codegen: a design becomes one self-contained ``ModelNew`` file (KernelBench solution format).
+
+    header      what was fused, the skills that drive each kernel and the conditions that held,
+                what stays with PyTorch
+    imports     torch, triton, and the task's own imports
+    task code   module constants (at the emitted size), helpers, used by ``__init__``
+    kernels     per group: a banner, the @triton.jit kernel(s), the wrapper (sizes, allocation,
+                launch)
+    ModelNew    the task's ``__init__`` (same parameters, same order: seeded weights match) and a
+                forward that calls the wrappers; views run in PyTorch (free), ops without a
+                template are ``torch.ops.aten`` calls, labelled
+
+The file imports nothing from kernelwright, so it runs wherever torch and triton do.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from kernelwright.design.choices import Design, GroupChoice
+from kernelwright.design.fusion import Group, Partition
+from kernelwright.design.graph import Arg, DType, Node, Opaque, OpGraph, Ref
+from kernelwright.design.kernel.common import DesignError, RenderedKernel
+from kernelwright.design.kernel.emitter import safe_name
+from kernelwright.design.kernel.pointwise import render_pointwise
+from kernelwright.design.kernel.pool import POOL_OUT_SIZE, render_pool
+from kernelwright.design.kernel.reduction_launch import render_reduction
+from kernelwright.design.kernel.scan import render_scan
+from kernelwright.design.model_source import model_source
+from kernelwright.design.ops import CONSTS, HELPERS, classify, literal
+
+BASE_IMPORTS = (
+    "import torch",
+    "import torch.nn as nn",
+    "import triton",
+    "import triton.language as tl",
+)
+PY_HELPERS = {"_pool_out_size": POOL_OUT_SIZE}
+KIND_NAMES = {"pointwise": "elementwise", "reduction": "reduce", "scan": "scan", "pool": "pool"}
+
+
+def render_group(graph: OpGraph, group: Group, choice: GroupChoice, name: str) -> RenderedKernel:
+    """Render one fused group under its choice.
+
+    Raises:
+        DesignError: the variant's preconditions do not hold for this group.
+    """
+    params = dict(choice.params)
+    if group.kind == "pointwise":
+        return render_pointwise(graph, group, name, choice.variant, params)
+    if group.kind == "reduction":
+        return render_reduction(
+            graph,
+            group,
+            name,
+            choice.variant,
+            params,
+            online="online-softmax" in choice.options,
+            welford="welford" in choice.options,
+        )
+    if group.kind == "scan":
+        return render_scan(graph, group, name, choice.variant, params)
+    if group.kind == "pool":
+        return render_pool(graph, group, name, choice.variant, params)
+    raise DesignError(f"group {group.id} ({group.kind}) has no template")
+
+
+def emit(
+    partition: Partition,
+    design: Design,
+    task_source: str,
+    *,
+    task_name: str = "task",
+    size: str = "full",
+    notes: Mapping[int, str] | None = None,
+) -> str:
+    """The ``ModelNew`` source for ``design``; groups without a choice run in PyTorch."""
+    graph = partition.graph
+    src = model_source(task_source, size)
+    taken = set(src.top_names)
+    rendered: dict[int, RenderedKernel] = {}
+    for group in partition.groups:
+        choice = design.choice(group.id)
+        if choice is None or group.kind == "framework":
+            continue
+        base = f"{KIND_NAMES.get(group.kind, group.kind)}_{group.id}"
+        while base in taken:
+            base = f"kw_{base}"
+        rendered[group.id] = render_group(graph, group, choice, base)
+    if not rendered:
+        raise DesignError("no group of this task has a template: nothing to emit")
+    helpers: list[str] = []
+    for r in rendered.values():
+        for h in r.helpers:
+            if h not in helpers:
+                helpers.append(h)
+    parts: list[str] = [_header(partition, design, rendered, task_name, size, notes or {})]
+    imports = list(BASE_IMPORTS) + [i for i in src.imports if i not in BASE_IMPORTS]
+    parts.append("\n".join(dict.fromkeys(imports)))
+    if src.constants:
+        parts.append("\n".join(src.constants))
+    parts.extend(src.helpers)
+    parts.extend(HELPERS[h] for h in helpers if h in HELPERS)
+    parts.extend(PY_HELPERS[h] for h in helpers if h in PY_HELPERS)
+    for group in partition.groups:
+        kernel = rendered.get(group.id)
+        if kernel is None:
+            continue
+        choice = design.choice(group.id)
+        assert choice is not None
+        parts.append(_banner(group, choice))
+        parts.extend(kernel.kernels)
+        parts.append(kernel.wrapper)
+    parts.append(_model_class(partition, rendered, src.class_body))
+    return "\n\n\n".join(p.rstrip() for p in parts if p.strip()) + "\n"
+
+
+def _header(
+    partition: Partition,
+    design: Design,
+    rendered: Mapping[int, RenderedKernel],
+    task_name: str,
+    size: str,
+    notes: Mapping[int, str],
+) -> str:
+    lines = [
+        f'"""ModelNew for {task_name}: Triton kernels designed by kernelwright from its graph.',
+        "",
+        "Each kernel below is one fusion group; its skill and the conditions that held:",
+    ]
+    for group in partition.groups:
+        choice = design.choice(group.id)
+        if group.id not in rendered or choice is None:
+            continue
+        opts = f" + {', '.join(choice.options)}" if choice.options else ""
+        lines.append(f"  g{group.id} {group.kind} -> {choice.skill} ({choice.variant}){opts}")
+        for reason in choice.reasons:
+            lines.append(f"      - {reason}")
+        if choice.params:
+            ps = " ".join(f"{k}={v}" for k, v in sorted(choice.params.items()))
+            lines.append(f"      params: {ps}")
+    left = [g for g in partition.groups if g.id not in rendered]
+    if left:
+        lines.append("Left to PyTorch (no template):")
+        for g in left:
+            ops = ", ".join(partition.graph.node(n).target for n in g.nodes)
+            why = notes.get(g.id) or g.note
+            lines.append(f"  g{g.id} {ops}" + (f": {why}" if why else ""))
+    lines += [
+        "",
+        "Sizes are read from the runtime tensors, so other input shapes work; floating-point math",
+        f"runs in fp32 whatever the storage dtype. Emitted for the task's {size} size.",
+        '"""',
+    ]
+    return "\n".join(lines)
+
+
+def _banner(group: Group, choice: GroupChoice) -> str:
+    title = f" g{group.id}: {group.kind}, skill {choice.skill} ({choice.variant}) "
+    return f"# {'=' * 4}{title}{'=' * max(4, 92 - len(title))}"
+
+
+# -- the forward -------------------------------------------------------------------------------
+
+
+def _model_class(
+    partition: Partition, rendered: Mapping[int, RenderedKernel], body: tuple[str, ...]
+) -> str:
+    graph = partition.graph
+    users = graph.user_inputs
+    lines = ["class ModelNew(nn.Module):"]
+    lines += list(body) if body else ["    def __init__(self):", "        super().__init__()"]
+    params = ", ".join(["self", *(safe_name(u.name) for u in users)])
+    lines += ["", f"    def forward({params}):"]
+    device = next((safe_name(u.name) for u in users if u.meta is not None), None)
+    batch = batch_polymorphic(graph)
+    if batch:
+        first = safe_name(users[0].name)
+        rank = users[0].meta.rank if users[0].meta else 1
+        lines.append(
+            f"        lead = {first}.shape[: {first}.dim() - {rank - 1}]  "
+            "# extra leading dimensions fold into the first (the graph treats it as a batch)"
+        )
+    for u in users:
+        if u.meta is None:
+            continue
+        v = safe_name(u.name)
+        if batch:
+            lines.append(
+                f"        {v} = {v}.reshape(-1, *{v}.shape[{v}.dim() - {u.meta.rank - 1} :])"
+                ".contiguous()"
+            )
+        else:
+            lines.append(f"        {v} = {v}.contiguous()")
+    for i in graph.inputs:
+        if i.kind in ("parameter", "buffer") and i.target:
+            lines.append(f"        {safe_name(i.name)} = {_attr(i.target, i.kind)}")
+    lines += ["        " + s for s in _forward_body(partition, rendered, device)]
+    outs = [_arg(a, device) for a in graph.outputs]
+    if batch:
+        outs = [f"{o}.reshape(*lead, *{o}.shape[1:])" for o in outs]
+    lines.append(
+        f"        return {outs[0]}" if len(outs) == 1 else f"        return {', '.join(outs)}"
+    )
+    return "\n".join(lines)
+
+
+def batch_polymorphic(graph: OpGraph) -> bool:
+    """Every value's first dimension is the same symbolic batch size: extra leading dimensions of
+    the inputs can fold into it (LayerNorm over (B, T, H) as over (B*T, H))."""
+    users = [u for u in graph.user_inputs if u.meta is not None]
+    if not users or any(u.meta is None or u.meta.rank < 2 for u in users):
+        return False
+    first = users[0].meta.shape[0] if users[0].meta else ""
+    if not first or first.isdigit() or not first.isidentifier():
+        return False
+    metas = [u.meta for u in users] + [m for n in graph.nodes for m in n.meta]
+    if any(m is None or m.rank == 0 or m.shape[0] != first for m in metas):
+        return False
+    return all(isinstance(a, Ref) for a in graph.outputs)
+
+
+def _attr(fqn: str, kind: str) -> str:
+    if all(part.isidentifier() for part in fqn.split(".")):
+        return f"self.{fqn}"
+    getter = "get_parameter" if kind == "parameter" else "get_buffer"
+    return f"self.{getter}({fqn!r})"
+
+
+def _forward_body(
+    partition: Partition, rendered: Mapping[int, RenderedKernel], device: str | None
+) -> list[str]:
+    graph = partition.graph
+    in_kernel = {n for g in partition.groups if g.id in rendered for n in g.nodes}
+    items: list[tuple[int, str, object]] = []  # (position, kind, payload)
+    position = {n.name: i for i, n in enumerate(graph.nodes)}
+    for g in partition.groups:
+        if g.id in rendered:
+            items.append((min(position[n] for n in g.nodes), "group", g))
+    for n in graph.nodes:
+        if n.name in in_kernel:
+            continue
+        if classify(n) == "const" and not _used_outside(graph, n.name, in_kernel):
+            continue
+        items.append((position[n.name], "node", n))
+    items.sort(key=lambda t: t[0])
+    available = {i.name for i in graph.inputs}
+    out: list[str] = []
+    pending = list(items)
+    while pending:
+        for k, (_, kind, payload) in enumerate(pending):  # noqa: B007 - k is used after
+            deps = _deps(graph, kind, payload)
+            if deps <= available:
+                break
+        else:
+            missing = sorted(_deps(graph, pending[0][1], pending[0][2]) - available)
+            raise DesignError(f"cannot order the forward: {missing} never computed")
+        _, kind, payload = pending.pop(k)
+        if kind == "group":
+            assert isinstance(payload, Group)
+            r = rendered[payload.id]
+            outs = ", ".join(safe_name(o) for o in r.outputs) + ("," if len(r.outputs) == 1 else "")
+            out.append(f"{outs} = {r.wrapper_name}({', '.join(r.args)})")
+            available.update(payload.nodes)
+        else:
+            assert isinstance(payload, Node)
+            out.extend(_node_line(graph, payload, device, partition))
+            available.add(payload.name)
+    return out
+
+
+def _used_outside(graph: OpGraph, name: str, in_kernel: set[str]) -> bool:
+    if name in graph.output_names():
+        return True
+    return any(name in n.refs() for n in graph.nodes if n.name not in in_kernel)
+
+
+def _deps(graph: OpGraph, kind: str, payload: object) -> set[str]:
+    if kind == "group":
+        assert isinstance(payload, Group)
+        deps = set(payload.inputs)
+        for n in payload.nodes:
+            for r in graph.node(n).refs():
+                if graph.has_node(r) and graph.node(r).kind == "sym":
+                    deps.add(r)
+        return deps
+    assert isinstance(payload, Node)
+    return set(payload.refs())
+
+
+SYM_OPS = {
+    "operator.mul": "{0} * {1}",
+    "operator.add": "{0} + {1}",
+    "operator.sub": "{0} - {1}",
+    "operator.floordiv": "{0} // {1}",
+    "operator.truediv": "{0} / {1}",
+    "operator.mod": "{0} % {1}",
+    "operator.neg": "-{0}",
+    "operator.pow": "{0} ** {1}",
+    "sym_float": "float({0})",
+    "sym_int": "int({0})",
+    "sym_max": "max({0}, {1})",
+    "sym_min": "min({0}, {1})",
+}
+
+
+def _node_line(graph: OpGraph, n: Node, device: str | None, partition: Partition) -> list[str]:
+    name = safe_name(n.name)
+    args = [_arg(a, device) for a in n.args]
+    if n.kind == "sym":
+        if n.target == "aten.sym_size.int":
+            return [f"{name} = {args[0]}.shape[{args[1]}]"]
+        if n.target == "aten.sym_numel.default":
+            return [f"{name} = {args[0]}.numel()"]
+        fmt = SYM_OPS.get(n.target)
+        if fmt is None:
+            raise DesignError(f"no Python form for shape arithmetic {n.target}")
+        return [f"{name} = {fmt.format(*args)}"]
+    if n.kind == "getitem":
+        return [f"{name} = {args[0]}[{args[1]}]"]
+    if n.target == "kw.scan":
+        x, d, kind, _ = n.args
+        fn = "cumsum" if kind == "sum" else "cumprod"
+        return [
+            f"{name} = torch.flip(torch.{fn}(torch.flip({args[0]}, [{d}]), {d}), [{d}])"
+            "  # left to PyTorch"
+        ]
+    kwargs = [f"{k}={_arg(v, device)}" for k, v in n.kwargs]
+    call = f"torch.ops.{n.target}({', '.join(args + kwargs)})"
+    comment = ""
+    if classify(n) == "framework" or (n.target in CONSTS and classify(n) != "const"):
+        comment = f"  # left to PyTorch: no template for {n.target}"
+    return [f"{name} = {call}{comment}"]
+
+
+def _arg(a: Arg, device: str | None) -> str:
+    if isinstance(a, Ref):
+        return safe_name(a.name)
+    if isinstance(a, DType):
+        return f"torch.{a.name}"
+    if isinstance(a, Opaque):
+        if a.text.startswith("device(") and device is not None:
+            return f"{device}.device"
+        return a.text
+    if isinstance(a, tuple):
+        return "[" + ", ".join(_arg(x, device) for x in a) + "]"
+    if isinstance(a, bool | int | float):
+        return literal(a)
+    return repr(a)

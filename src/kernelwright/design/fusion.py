@@ -1,0 +1,498 @@
+"""Fusion: partition a lowered graph into groups, each one kernel (or one framework call).
+
+    pointwise   chains of element-wise ops with broadcasting
+    reduction   reductions over one set of dimensions with their prologue and epilogue (norms,
+                softmax-like, losses); per-row results may feed a second reduction group
+    scan        one cumulative sum/product with its prologue and epilogue
+    pool        one pooling window op
+    framework   an op without a template (GEMM, conv, top-k...): PyTorch runs it, labelled
+
+A concatenation of same-shaped element-wise results merges the pieces' groups and is written
+piece by piece into its slices by that one kernel.
+
+Greedy, in execution order: a node joins the group of one of its producers when the result
+still maps onto one domain (:mod:`kernelwright.design.axes`) and no cycle appears between groups;
+otherwise it opens a group. Two producer groups merge when compatible. A reduction over more
+dimensions than its producer group reduces is split in two (sum over the group's dimensions
+inside the group, then over the rest in a new group): how losses avoid materialising the
+element-wise tensor. Views that only add, drop or permute dimensions live inside kernels;
+other views run in PyTorch between kernels (they are free).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from kernelwright.design.axes import AxisError, Layout, absorbable_view, infer_layout
+from kernelwright.design.builder import meta_reduced
+from kernelwright.design.graph import Node, OpGraph, Ref
+from kernelwright.design.ops import classify, reduction_dims, reduction_keepdim
+
+FUSIBLE = ("pointwise", "reduction", "scan")
+
+
+@dataclass(frozen=True, slots=True)
+class Group:
+    """One kernel's worth of nodes (or one framework call).
+
+    Attributes:
+        id: position in execution order.
+        kind: pointwise, reduction, scan, pool or framework.
+        nodes: node names in execution order.
+        inputs: tensor values read from outside the group.
+        outputs: values other groups, the forward's views or the graph outputs need.
+        layout: the domain and axis map (None for pool and framework groups).
+        note: why a framework group was not fused.
+    """
+
+    id: int
+    kind: str
+    nodes: tuple[str, ...]
+    inputs: tuple[str, ...]
+    outputs: tuple[str, ...]
+    layout: Layout | None = None
+    note: str = ""
+
+    @property
+    def label(self) -> str:
+        """``g<id>`` plus its kind."""
+        return f"g{self.id}-{self.kind}"
+
+
+@dataclass(frozen=True, slots=True)
+class Partition:
+    """The lowered graph and its groups in execution order."""
+
+    graph: OpGraph
+    groups: tuple[Group, ...]
+
+    def group_of(self, name: str) -> Group | None:
+        """The group computing ``name`` (None for inputs, sym and forward-level views)."""
+        for g in self.groups:
+            if name in g.nodes:
+                return g
+        return None
+
+    @property
+    def fused(self) -> list[Group]:
+        """Groups that become kernels."""
+        return [g for g in self.groups if g.kind != "framework"]
+
+
+@dataclass
+class _Draft:
+    kind: str
+    nodes: list[str]
+    first: int
+    note: str = ""
+    layout: Layout | None = None
+    members: set[str] = field(default_factory=set)
+
+
+def fuse(graph: OpGraph) -> Partition:
+    """Partition ``graph`` (already lowered) into groups; see the module docstring."""
+    nodes = list(graph.nodes)
+    drafts: list[_Draft] = []
+    owner: dict[str, int] = {}
+    pending: dict[str, Node] = {}  # in-kernel views waiting for a consumer to pull them in
+    order = {n.name: i for i, n in enumerate(nodes)}
+    i = 0
+    while i < len(nodes):
+        n = nodes[i]
+        i += 1
+        kind = classify(n)
+        if kind in ("sym", "const", "fview"):
+            continue  # forward-level: shape arithmetic, literals, free views
+        if kind == "getitem":
+            if _pool_value(graph, n):
+                src = n.args[0]
+                assert isinstance(src, Ref)
+                drafts[owner[src.name]].nodes.append(n.name)
+                owner[n.name] = owner[src.name]
+            continue  # other getitems pick an output of a framework call in the forward
+        if kind == "view":
+            src = n.args[0]
+            in_kernel = isinstance(src, Ref) and (
+                src.name in pending or _fusible_source(drafts, owner, src.name)
+            )
+            if in_kernel and absorbable_view(graph, n):
+                pending[n.name] = n
+            continue  # otherwise PyTorch runs it in the forward
+        if kind == "pool" and not _pool_fusible(graph, n):
+            kind = "framework"
+        if kind == "cat" and _fuse_cat(graph, drafts, owner, n):
+            continue
+        if kind in ("framework", "pool", "cat"):
+            owner[n.name] = len(drafts)
+            draft_kind = "pool" if kind == "pool" else "framework"
+            drafts.append(_Draft(draft_kind, [n.name], order[n.name], note=_why(n)))
+            continue
+        views = _pull_views(n, pending)
+        producers = {owner[r] for v in views for r in v.refs() if r in owner} | _producers(
+            graph, n, owner
+        )
+        joined = False
+        for gid in sorted(producers, reverse=True):
+            d = drafts[gid]
+            if d.kind not in FUSIBLE:
+                continue
+            if kind == "reduction" and d.kind == "reduction" and not views:
+                split = _split_reduction(graph, n, d)
+                if split is not None:
+                    inner, outer = split
+                    graph = _replace_node(graph, n, (inner, outer))
+                    nodes[i - 1 : i] = [inner, outer]
+                    order = {x.name: k for k, x in enumerate(nodes)}
+                    n = inner
+            if _try_add(graph, drafts, owner, gid, [*views, n], kind):
+                joined = True
+                _merge_producers(graph, drafts, owner, gid, producers - {gid})
+                break
+        if joined:
+            for v in views:
+                pending.pop(v.name, None)
+            continue
+        names = [v.name for v in views] + [n.name]
+        new_kind = kind if kind in FUSIBLE else "pointwise"
+        layout = None if kind == "gather" else _layout(graph, names, new_kind)
+        if layout is None:
+            owner[n.name] = len(drafts)
+            drafts.append(_Draft("framework", [n.name], order[n.name], note=_why(n)))
+            continue
+        for v in views:
+            pending.pop(v.name, None)
+            owner[v.name] = len(drafts)
+        owner[n.name] = len(drafts)
+        drafts.append(_Draft(new_kind, names, order[names[0]], layout=layout))
+        _merge_producers(graph, drafts, owner, owner[n.name], producers)
+    return _finish(graph, drafts, owner, order)
+
+
+def _fuse_cat(graph: OpGraph, drafts: list[_Draft], owner: dict[str, int], n: Node) -> bool:
+    """Merge the pointwise groups computing a concatenation's pieces and add the cat to them:
+    one kernel writes every piece into its slice of the output (rotary embeddings' halves)."""
+    pieces = n.args[0]
+    if not isinstance(pieces, tuple) or not pieces or not all(isinstance(p, Ref) for p in pieces):
+        return False
+    gids = {owner.get(p.name, -1) for p in pieces if isinstance(p, Ref)}
+    if -1 in gids or any(drafts[g].kind != "pointwise" for g in gids):
+        return False
+    target = max(gids)
+    for g in sorted(gids - {target}, reverse=True):
+        _merge_producers(graph, drafts, owner, target, {g})
+    if {owner[p.name] for p in pieces if isinstance(p, Ref)} != {target}:
+        return False
+    return _try_add(graph, drafts, owner, target, [n], "cat")
+
+
+def _fusible_source(drafts: list[_Draft], owner: dict[str, int], name: str) -> bool:
+    return name in owner and drafts[owner[name]].kind in FUSIBLE
+
+
+def _pull_views(n: Node, pending: dict[str, Node]) -> list[Node]:
+    """The pending views ``n`` reads, with the pending views they read, in order."""
+    found: list[Node] = []
+
+    def visit(name: str) -> None:
+        v = pending.get(name)
+        if v is None or v in found:
+            return
+        src = v.args[0]
+        if isinstance(src, Ref):
+            visit(src.name)
+        found.append(v)
+
+    for r in n.refs():
+        visit(r)
+    return found
+
+
+def _why(n: Node) -> str:
+    kind = classify(n)
+    if kind == "framework":
+        return f"no template for {n.target}"
+    if kind == "pool":
+        return ""
+    return f"{n.target} could not be mapped onto a kernel domain"
+
+
+def _pool_fusible(graph: OpGraph, n: Node) -> bool:
+    """Only the pooled values are read (the indices of max pooling are not)."""
+    if "with_indices" not in n.target:
+        return True
+    for m in graph.nodes:
+        if m.kind == "getitem" and m.args[0] == Ref(n.name) and m.args[1] != 0:
+            return False
+        if m.kind != "getitem" and Ref(n.name) in m.args:
+            return False
+    return n.name not in graph.output_names()
+
+
+def _pool_value(graph: OpGraph, n: Node) -> bool:
+    src = n.args[0]
+    return (
+        isinstance(src, Ref)
+        and graph.has_node(src.name)
+        and classify(graph.node(src.name)) == "pool"
+        and n.args[1] == 0
+    )
+
+
+def _producers(graph: OpGraph, n: Node, owner: dict[str, int]) -> set[int]:
+    return {owner[r] for r in n.refs() if r in owner}
+
+
+def _layout(graph: OpGraph, names: Sequence[str], kind: str) -> Layout | None:
+    try:
+        layout = infer_layout(graph, names)
+    except AxisError:
+        return None
+    if kind == "reduction" and not layout.reduce:
+        return None
+    if kind == "scan" and len(layout.reduce) != 1:
+        return None
+    return layout
+
+
+def _kind_after(d: _Draft, kind: str) -> str | None:
+    if kind == "cat":
+        return "pointwise" if d.kind == "pointwise" else None
+    if kind in ("pointwise", "view", "gather"):
+        if kind == "gather" and d.kind != "reduction":
+            return None
+        return d.kind
+    if kind == "reduction":
+        return "reduction" if d.kind in ("pointwise", "reduction") else None
+    if kind == "scan":
+        return "scan" if d.kind == "pointwise" else None
+    return None
+
+
+def _try_add(
+    graph: OpGraph,
+    drafts: list[_Draft],
+    owner: dict[str, int],
+    gid: int,
+    new: list[Node],
+    kind: str,
+) -> bool:
+    d = drafts[gid]
+    new_kind = _kind_after(d, kind)
+    if new_kind is None:
+        return False
+    if _creates_cycle(graph, drafts, owner, gid, new):
+        return False
+    names = d.nodes + [x.name for x in new]
+    layout = _layout(graph, names, new_kind)
+    if layout is None or _serial_epilogue(graph, names, layout):
+        return False
+    d.nodes.extend(x.name for x in new)
+    d.kind, d.layout = new_kind, layout
+    for x in new:
+        owner[x.name] = gid
+    return True
+
+
+def _serial_epilogue(graph: OpGraph, names: Sequence[str], layout: Layout) -> bool:
+    """A full-size value computed after a reduction over *every* dimension would be written by
+    a single program: keep it in its own element-wise kernel instead (x / ||x||_F)."""
+    if not layout.reduce or len(layout.reduce) < len(layout.hint):
+        return False
+    after: set[str] = set()
+    for m in names:
+        node = graph.node(m)
+        if classify(node) == "reduction" or any(r in after for r in node.refs()):
+            after.add(m)
+            if classify(node) != "reduction" and m in layout.axes and layout.is_full(m):
+                return True
+    return False
+
+
+def _creates_cycle(
+    graph: OpGraph, drafts: list[_Draft], owner: dict[str, int], gid: int, extra: list[Node]
+) -> bool:
+    """Adding ``extra`` to group ``gid`` makes a cycle: it reads (transitively) from a group that
+    reads from ``gid``."""
+    sources = {
+        s for n in extra for r in n.refs() for s in owned_sources(graph, r, owner) if s != gid
+    }
+    seen: set[int] = set()
+    stack = list(sources)
+    while stack:
+        g = stack.pop()
+        if g == gid:
+            return True
+        if g in seen:
+            continue
+        seen.add(g)
+        for name in drafts[g].nodes:
+            for r in graph.node(name).refs():
+                stack.extend(s for s in owned_sources(graph, r, owner) if s != g)
+    return False
+
+
+def owned_sources(graph: OpGraph, name: str, owner: dict[str, int]) -> set[int]:
+    """The groups a value comes from, looking through forward-level nodes (views, getitems,
+    shape arithmetic) that belong to no group."""
+    found: set[int] = set()
+    stack, seen = [name], set()
+    while stack:
+        n = stack.pop()
+        if n in seen:
+            continue
+        seen.add(n)
+        if n in owner:
+            found.add(owner[n])
+        elif graph.has_node(n):
+            stack.extend(graph.node(n).refs())
+    return found
+
+
+def _merge_producers(
+    graph: OpGraph, drafts: list[_Draft], owner: dict[str, int], gid: int, producers: set[int]
+) -> None:
+    """Fold compatible producer groups into the new group ``gid`` (most recent first)."""
+    for pid in sorted(producers, reverse=True):
+        p, d = drafts[pid], drafts[gid]
+        if not p.nodes or p.kind not in FUSIBLE or pid == gid:
+            continue
+        kinds = {p.kind, d.kind}
+        if "scan" in kinds and "reduction" in kinds:
+            continue
+        new_kind = (
+            "reduction" if "reduction" in kinds else "scan" if "scan" in kinds else "pointwise"
+        )
+        names = sorted(p.nodes + d.nodes, key=lambda x: _index(graph, x))
+        layout = _layout(graph, names, new_kind)
+        if layout is None or _serial_epilogue(graph, names, layout):
+            continue
+        merged = [graph.node(x) for x in names]
+        if _creates_cycle(graph, drafts, {**owner, **{x: gid for x in p.nodes}}, gid, merged):
+            continue
+        for x in p.nodes:
+            owner[x] = gid
+        d.nodes, d.kind, d.layout = names, new_kind, layout
+        d.first = min(d.first, p.first)
+        p.nodes = []
+
+
+def _index(graph: OpGraph, name: str) -> int:
+    for i, n in enumerate(graph.nodes):
+        if n.name == name:
+            return i
+    return -1
+
+
+def _split_reduction(graph: OpGraph, n: Node, d: _Draft) -> tuple[Node, Node] | None:
+    """sum/mean/amax/amin over dims D of a value in a group reducing R < D: (inner, outer)."""
+    if n.target not in (
+        "aten.sum.dim_IntList",
+        "aten.mean.dim",
+        "aten.amax.default",
+        "aten.amin.default",
+    ):
+        return None
+    if d.layout is None or not d.layout.reduce or n.kwarg("dtype") is not None:
+        return None
+    src = n.args[0]
+    if not isinstance(src, Ref) or src.name not in d.layout.axes:
+        return None
+    sm = graph.meta(src.name)
+    axes = d.layout.axes[src.name]
+    dims = {k for k in reduction_dims(n, sm.rank) if axes[k] is not None}  # size-1 dims are free
+    inner = {k for k in dims if axes[k] in d.layout.reduce}
+    if (
+        not inner
+        or inner == dims
+        or any(axes[k] in d.layout.reduce for k in set(range(sm.rank)) - dims)
+    ):
+        return None
+    keep = reduction_keepdim(n)
+    inner_t = tuple(sorted(inner))
+    inner_meta = meta_reduced(sm, inner_t, True)
+    inner_node = Node(f"{n.name}_part", "call", n.target, (src, inner_t, True), (), (inner_meta,))
+    outer_t = tuple(sorted(dims - inner))
+    outer_meta = meta_reduced(inner_meta, outer_t + inner_t, keep)
+    dims_all = tuple(sorted(dims))
+    outer_node = Node(
+        n.name, "call", n.target, (Ref(inner_node.name), dims_all, keep), (), (outer_meta,)
+    )
+    return inner_node, outer_node
+
+
+def _replace_node(graph: OpGraph, old: Node, new: tuple[Node, ...]) -> OpGraph:
+    nodes: list[Node] = []
+    for n in graph.nodes:
+        nodes.extend(new if n.name == old.name else (n,))
+    return graph.replace(tuple(nodes))
+
+
+def _finish(
+    graph: OpGraph, drafts: list[_Draft], owner: dict[str, int], order: dict[str, int]
+) -> Partition:
+    live = [d for d in drafts if d.nodes]
+    ids = {id(d): k for k, d in enumerate(live)}
+    index = {name: ids[id(drafts[g])] for name, g in owner.items() if drafts[g].nodes}
+    deps: dict[int, set[int]] = {k: set() for k in range(len(live))}
+    for k, d in enumerate(live):
+        for name in d.nodes:
+            for r in graph.node(name).refs():
+                if r in index and index[r] != k:
+                    deps[k].add(index[r])
+        for name in d.nodes:  # forward-level values read by this group depend on their sources
+            for r in graph.node(name).refs():
+                deps[k].update(owned_sources(graph, r, index) - {k})
+    ordered: list[int] = []
+    done: set[int] = set()
+    while len(ordered) < len(live):
+        ready = [k for k in range(len(live)) if k not in done and deps[k] <= done]
+        if not ready:
+            raise AssertionError("fusion produced a cycle between groups")
+        k = min(ready, key=lambda x: live[x].first)
+        ordered.append(k)
+        done.add(k)
+    outputs_needed = _needed_outside(graph, live, index)
+    groups: list[Group] = []
+    for pos, k in enumerate(ordered):
+        d = live[k]
+        names = tuple(sorted(d.nodes, key=lambda x: order.get(x, _index(graph, x))))
+        members = set(names)
+        inputs: list[str] = []
+        for name in names:
+            for r in graph.node(name).refs():
+                if (
+                    r not in members
+                    and r not in inputs
+                    and _is_tensor(graph, r)
+                    and not _is_const(graph, r)
+                ):
+                    inputs.append(r)
+        outs = tuple(x for x in names if x in outputs_needed[k])
+        groups.append(Group(pos, d.kind, names, tuple(inputs), outs, d.layout, d.note))
+    return Partition(graph, tuple(groups))
+
+
+def _is_const(graph: OpGraph, name: str) -> bool:
+    return graph.has_node(name) and classify(graph.node(name)) == "const"
+
+
+def _is_tensor(graph: OpGraph, name: str) -> bool:
+    if graph.has_node(name):
+        return bool(graph.node(name).meta)
+    return graph.input(name).meta is not None
+
+
+def _needed_outside(
+    graph: OpGraph, live: list[_Draft], index: dict[str, int]
+) -> dict[int, set[str]]:
+    needed: dict[int, set[str]] = {k: set() for k in range(len(live))}
+    for name in graph.output_names():
+        if name in index:
+            needed[index[name]].add(name)
+    for n in graph.nodes:
+        mine = index.get(n.name)
+        for r in n.refs():
+            if r in index and index[r] != mine:
+                needed[index[r]].add(r)
+    return needed

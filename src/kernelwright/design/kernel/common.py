@@ -1,0 +1,188 @@
+"""What every kernel generator shares: the rendered kernel record, sizes and outputs in wrappers.
+
+A generator returns a :class:`RenderedKernel`: the ``@triton.jit`` sources, one wrapper function
+(checks, allocation, launch) and the helpers the bodies call. Wrappers compute every size from
+the runtime tensors (``x.shape[1]``), never from the shapes seen at capture, so one file serves
+every input shape the task may use.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from kernelwright.design.axes import Layout
+from kernelwright.design.fusion import Group
+from kernelwright.design.graph import OpGraph, Ref
+from kernelwright.design.kernel.emitter import KernelArgs, safe_name
+from kernelwright.errors import KernelwrightError
+
+TORCH_DTYPES = {
+    "float32": "torch.float32",
+    "float16": "torch.float16",
+    "bfloat16": "torch.bfloat16",
+    "float64": "torch.float64",
+    "int64": "torch.int64",
+    "int32": "torch.int32",
+    "int16": "torch.int16",
+    "int8": "torch.int8",
+    "uint8": "torch.uint8",
+    "bool": "torch.bool",
+}
+
+
+class DesignError(KernelwrightError):
+    """A design cannot be rendered for this group (a template precondition does not hold), or a
+    graph cannot be fused; the CLI reports it as one line."""
+
+
+@dataclass(frozen=True, slots=True)
+class RenderedKernel:
+    """The source a group contributes to the emitted file.
+
+    Attributes:
+        kernels: ``@triton.jit`` functions, each preceded by its banner comment.
+        wrapper: the Python function that checks, allocates and launches.
+        wrapper_name: its name.
+        args: the wrapper's parameters (tensor and scalar values of the forward).
+        outputs: the values it returns, in order.
+        helpers: names of shared ``@triton.jit`` helpers the kernels call.
+        notes: lines for the file header (the skill's conditions that held).
+    """
+
+    kernels: tuple[str, ...]
+    wrapper: str
+    wrapper_name: str
+    args: tuple[str, ...]
+    outputs: tuple[str, ...]
+    helpers: tuple[str, ...] = ()
+    notes: tuple[str, ...] = ()
+
+
+@dataclass
+class Code:
+    """Lines with indentation, for kernels and wrappers."""
+
+    lines: list[str] = field(default_factory=list)
+    depth: int = 0
+
+    def add(self, *lines: str) -> None:
+        for line in lines:
+            self.lines.append(("    " * self.depth + line) if line else "")
+
+    def extend(self, lines: Sequence[str]) -> None:
+        self.add(*lines)
+
+    def indent(self) -> None:
+        self.depth += 1
+
+    def dedent(self) -> None:
+        self.depth -= 1
+
+    def text(self) -> str:
+        return "\n".join(self.lines)
+
+
+def dim_sources(graph: OpGraph, group: Group, layout: Layout) -> dict[int, str]:
+    """Domain dimension -> a wrapper expression reading its runtime size from an input."""
+    sources: dict[int, str] = {}
+    for name in group.inputs:
+        axes = layout.axes.get(name)
+        if axes is None:
+            continue
+        for k, a in enumerate(axes):
+            if a is not None and a not in sources:
+                sources[a] = f"{safe_name(name)}.shape[{k}]"
+    missing = [d for d in range(len(layout.hint)) if d not in sources]
+    if missing:
+        raise DesignError(f"no input tells the runtime size of domain dimensions {missing}")
+    return sources
+
+
+def float_source(graph: OpGraph, group: Group) -> str | None:
+    """An input whose dtype floating outputs follow (the precision policy's run dtype)."""
+    for name in group.inputs:
+        if graph.meta(name).is_float:
+            return safe_name(name)
+    return None
+
+
+def allocate(graph: OpGraph, group: Group, layout: Layout, code: Code, device_of: str) -> None:
+    """``out = torch.empty(shape, ...)`` for every output of the group (contiguous)."""
+    fsrc = float_source(graph, group)
+    for name in group.outputs:
+        meta = graph.meta(name)
+        axes = layout.axes[name]
+        sizes = ["1" if a is None else f"dim{a}" for a in axes]
+        node = graph.node(name) if graph.has_node(name) else None
+        if node is not None and node.target == "aten.cat.default":
+            dim = int(node.args[1]) % meta.rank if len(node.args) > 1 else 0  # type: ignore[arg-type]
+            sizes[dim] = f"{sizes[dim]} * {len(node.args[0])}"  # type: ignore[arg-type]
+        dims = ", ".join(sizes)
+        shape = f"({dims},)" if len(axes) == 1 else f"({dims})"
+        if meta.is_float and fsrc is not None:
+            dtype = f"{fsrc}.dtype"
+        else:
+            dtype = TORCH_DTYPES.get(meta.dtype, "torch.float32")
+        code.add(
+            f"{safe_name(name)} = torch.empty({shape}, device={device_of}.device, dtype={dtype})"
+        )
+
+
+def wrapper_params(graph: OpGraph, group: Group) -> list[str]:
+    """The wrapper's parameters: the group's tensor inputs then the shape scalars it reads."""
+    params = [safe_name(x) for x in group.inputs]
+    for name in group.nodes:
+        for r in graph.node(name).refs():
+            if graph.has_node(r) and graph.node(r).kind == "sym" and safe_name(r) not in params:
+                params.append(safe_name(r))
+    return params
+
+
+def launch(
+    kernel: str, grid: str, args: KernelArgs, constexprs: Mapping[str, Any], code: Code
+) -> None:
+    """``kernel[grid](pointers..., scalars..., BLOCK=..., num_warps=...)``."""
+    items = [v for _, v in args.pointers] + [v for _, v in args.scalars]
+    items += [f"{k}={v}" for k, v in constexprs.items()]
+    code.add(f"{kernel}[{grid}](")
+    code.indent()
+    line = ""
+    for item in items:
+        piece = f"{item}, "
+        if len(line) + len(piece) > 88:
+            code.add(line.rstrip())
+            line = ""
+        line += piece
+    if line:
+        code.add(line.rstrip())
+    code.dedent()
+    code.add(")")
+
+
+def signature(name: str, args: KernelArgs, constexprs: Sequence[str]) -> list[str]:
+    """The ``def name(...)`` lines of a ``@triton.jit`` kernel."""
+    params = [p for p, _ in args.pointers] + [s for s, _ in args.scalars]
+    params += [f"{c}: tl.constexpr" for c in constexprs]
+    lines = ["@triton.jit", f"def {name}("]
+    line = "    "
+    for p in params:
+        piece = f"{p}, "
+        if len(line) + len(piece) > 96:
+            lines.append(line.rstrip())
+            line = "    "
+        line += piece
+    lines.append(line.rstrip())
+    lines.append("):")
+    return lines
+
+
+def sym_refs(graph: OpGraph, names: Sequence[str]) -> list[str]:
+    """Sym nodes read by ``names``."""
+    found: list[str] = []
+    for n in names:
+        for a in graph.node(n).args:
+            if isinstance(a, Ref) and graph.has_node(a.name) and graph.node(a.name).kind == "sym":
+                found.append(a.name)
+    return found

@@ -1,0 +1,379 @@
+"""The body printer: a fusion group's nodes as Triton statements over a tile of its domain.
+
+A kernel covers its domain with *index groups*: runs of domain dimensions flattened into one
+index (``rows`` over the batch dimensions, ``cols`` over the reduced ones...), each either a
+vector along a tile axis (``[BLOCK_M, 1]``, ``[1, BLOCK_N]``) or a scalar (a program id, a loop
+variable). Every value is a Triton tensor broadcastable to the tile: a value that does not vary
+along a group simply lacks that axis, so per-row statistics are ``[BLOCK_M, 1]`` and a weight
+along the reduced axis is ``[1, BLOCK_N]``.
+
+A load's offset is ``index * stride`` for each index group the tensor varies along, when its
+strides over the group's dimensions are contiguous (checked on the strides seen at capture);
+otherwise each dimension's index is recovered from the flat index by ``//`` and ``%`` and given
+its own stride. Masks are the conjunction of the masks of the groups a value varies along.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from kernelwright.design.axes import Layout
+from kernelwright.design.graph import Arg, Node, OpGraph, Ref
+from kernelwright.design.ops import (
+    CONSTS,
+    HELPERS,
+    POINTWISE,
+    classify,
+    compute_dtype,
+    literal,
+)
+
+RESERVED = frozenset(
+    [
+        "tl",
+        "triton",
+        "torch",
+        "range",
+        "float",
+        "int",
+        "min",
+        "max",
+        "sum",
+        "abs",
+        "len",
+        "pid",
+        "rows",
+        "cols",
+        "mask",
+        "row_mask",
+        "col_mask",
+        "start",
+        "r_mask",
+        "rs",
+        "pid_outer",
+        "offs",
+        "None",
+        "True",
+        "False",
+        "acc",
+        "lo",
+        "hi",
+        "carry",
+    ]
+)
+
+
+@dataclass(frozen=True, slots=True)
+class IndexGroup:
+    """Domain dimensions flattened into one index.
+
+    Attributes:
+        dims: domain dimensions, outermost first.
+        index: the flat index's name (a tile-shaped vector or a scalar).
+        mask: the name of the index's bounds mask (None when always in range).
+        axis: tile axis of the index (0 or 1), or None for a scalar index.
+        hoist: the index is fixed for the whole program (rows, outer program ids): statements
+            derived from it go to the kernel's prelude, ahead of every loop.
+    """
+
+    dims: tuple[int, ...]
+    index: str
+    mask: str | None
+    axis: int | None
+    hoist: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Context:
+    """Where values are being computed: the index groups in effect and a name suffix."""
+
+    groups: tuple[IndexGroup, ...]
+    suffix: str = ""
+
+
+@dataclass
+class KernelArgs:
+    """The kernel's runtime arguments, each with the wrapper expression that provides it."""
+
+    pointers: list[tuple[str, str]] = field(default_factory=list)  # (kernel name, wrapper value)
+    scalars: list[tuple[str, str]] = field(default_factory=list)
+
+    def pointer(self, value: str) -> str:
+        name = f"{value}_ptr"
+        if all(p != name for p, _ in self.pointers):
+            self.pointers.append((name, value))
+        return name
+
+    def scalar(self, name: str, expr: str) -> str:
+        if all(s != name for s, _ in self.scalars):
+            self.scalars.append((name, expr))
+        return name
+
+
+class BodyEmitter:
+    """Emits the statements computing a group's values in a context (memoised per context)."""
+
+    def __init__(
+        self,
+        graph: OpGraph,
+        nodes: Sequence[str],
+        layout: Layout,
+        args: KernelArgs,
+        inputs: Sequence[str],
+    ) -> None:
+        self.graph = graph
+        self.members = set(nodes)
+        self.layout = layout
+        self.args = args
+        self.inputs = set(inputs)
+        self.helpers: set[str] = set()
+        self.done: dict[tuple[str, str], str] = {}  # (value, context suffix) -> expression name
+        self.decomposed: set[tuple[str, int]] = set()
+        self.hoisted: set[str] = set()
+        self.names = {n: safe_name(n) for n in [*nodes, *inputs]}
+        self.prelude: list[str] = []  # statements fixed per program: placed before any loop
+
+    def new_scope(self) -> None:
+        """Forget values computed inside the previous loop (a new pass recomputes them)."""
+        self.done = {k: v for k, v in self.done.items() if self.row_level(k[0], None) and not k[1]}
+        self.decomposed = {k for k in self.decomposed if k[0] in self.hoisted}
+
+    # -- values -----------------------------------------------------------------------------
+
+    def row_level(self, name: str, ctx: Context | None) -> bool:
+        """The value does not vary along any vector group that is reduced (here: it can be
+        computed once, outside loops over the reduced dimensions)."""
+        return not self.layout.is_full(name) if name in self.layout.axes else True
+
+    def key(self, name: str, ctx: Context) -> tuple[str, str]:
+        return (name, "" if self.row_level(name, ctx) else ctx.suffix)
+
+    def value(self, name: str, ctx: Context, out: list[str]) -> str:
+        """The expression holding ``name`` in ``ctx``; appends the statements it needs."""
+        key = self.key(name, ctx)
+        if key in self.done:
+            return self.done[key]
+        if self.graph.has_node(name):
+            node = self.graph.node(name)
+            if node.kind == "sym":
+                expr = self.args.scalar(self.names.get(name, safe_name(name)), name)
+                self.done[key] = expr
+                return expr
+            if node.target in CONSTS and node.out.rank == 0:
+                value = (
+                    node.args[0] if node.target == "aten.scalar_tensor.default" else node.args[1]
+                )
+                self.done[key] = literal(value)
+                return self.done[key]
+        if name in self.inputs or not self.graph.has_node(name):
+            expr = self.load(name, ctx, out)
+        else:
+            expr = self.compute(self.graph.node(name), ctx, out)
+        self.done[key] = expr
+        return expr
+
+    def var(self, name: str, ctx: Context) -> str:
+        base = self.names.get(name, safe_name(name))
+        suffix = "" if self.row_level(name, ctx) else ctx.suffix
+        return f"{base}{suffix}"
+
+    def compute(self, node: Node, ctx: Context, out: list[str]) -> str:
+        kind = classify(node)
+        if kind == "view":
+            src = node.args[0]
+            assert isinstance(src, Ref)
+            return self.value(src.name, ctx, out)
+        if kind == "pointwise":
+            fmt = POINTWISE[node.target]
+            operands = [self.operand(a, ctx, out) for a in node.args]
+            expr = fmt(operands, node)
+            for helper in HELPERS:
+                if f"{helper}(" in expr:
+                    self.helpers.add(helper)
+            name = self.var(node.name, ctx)
+            if expr == operands[0] and isinstance(node.args[0], Ref):
+                return expr  # clone/alias: no statement
+            out.append(f"{name} = {expr}")
+            return name
+        raise NotImplementedError(f"{node.name}: {node.target} is computed by the schedule")
+
+    def operand(self, a: Arg, ctx: Context, out: list[str]) -> str:
+        if isinstance(a, Ref):
+            return self.value(a.name, ctx, out)
+        if isinstance(a, bool | int | float):
+            return literal(a)
+        if a is None:
+            return "None"
+        return repr(a)
+
+    # -- memory -----------------------------------------------------------------------------
+
+    def load(self, name: str, ctx: Context, out: list[str], other: str = "0") -> str:
+        """Load input ``name`` over the context's index groups (per-row inputs: in the prelude)."""
+        if self.row_level(name, ctx) and not ctx.suffix:
+            out = self.prelude
+        meta = self.graph.meta(name)
+        ptr = self.args.pointer(self.names.get(name, safe_name(name)))
+        offset = self.offset(name, ctx, out)
+        mask = self.mask_for(name, ctx)
+        conv = ".to(tl.float32)" if meta.is_float else ""
+        loc = f"{ptr} + {offset}" if offset else ptr
+        var = self.var(name, ctx)
+        if mask:
+            out.append(f"{var} = tl.load({loc}, mask={mask}, other={other}){conv}")
+        else:
+            out.append(f"{var} = tl.load({loc}){conv}")
+        return var
+
+    def store(
+        self, name: str, target: str, ctx: Context, out: list[str], contiguous: bool = True
+    ) -> None:
+        """Store value ``name`` into the output tensor ``target`` (same axes as ``name``;
+        ``contiguous``: the wrapper allocated it, so its strides are row-major)."""
+        expr = self.value(name, ctx, out)
+        ptr = self.args.pointer(target)
+        offset = self.offset(name, ctx, out, tensor=target, contiguous=contiguous)
+        mask = self.mask_for(name, ctx)
+        literal_value = expr[0].isdigit() or expr.startswith(("-", "float(", "True", "False"))
+        if offset:
+            loc = f"{ptr} + {offset}"
+        elif (
+            not literal_value
+            and self.varies(name) == frozenset()
+            and any(g.axis is not None for g in ctx.groups)
+        ):
+            loc = f"{ptr} + tl.zeros_like({expr}).to(tl.int32)"  # a [1, 1] result: a block pointer
+        else:
+            loc = ptr
+        value = expr if literal_value else f"{expr}.to({ptr}.dtype.element_ty)"
+        if mask:
+            out.append(f"tl.store({loc}, {value}, mask={mask})")
+        else:
+            out.append(f"tl.store({loc}, {value})")
+
+    def store_cat(self, name: str, target: str, ctx: Context, out: list[str]) -> None:
+        """Write each piece of ``cat(pieces, dim)`` into its slice of the output ``target``."""
+        node = self.graph.node(name)
+        pieces = node.args[0]
+        assert isinstance(pieces, tuple)
+        rank = self.graph.meta(name).rank
+        dim = int(node.args[1]) % rank if len(node.args) > 1 else 0  # type: ignore[arg-type]
+        a = self.layout.axes[name][dim]
+        assert a is not None
+        ptr = self.args.pointer(target)
+        offset = self.offset(name, ctx, out, tensor=target, contiguous=True)
+        stride = self.args.scalar(f"{target}_stride{dim}", f"{target}.stride({dim})")
+        mask = self.mask_for(name, ctx)
+        out.append(f"# the {len(pieces)} pieces of the concatenation, each into its slice")
+        for i, p in enumerate(pieces):
+            assert isinstance(p, Ref)
+            expr = self.value(p.name, ctx, out)
+            shift = f" + {i} * {self.dim_size(a)} * {stride}" if i else ""
+            loc = f"{ptr} + {offset}{shift}" if offset else f"{ptr}{shift}"
+            value = f"{expr}.to({ptr}.dtype.element_ty)"
+            out.append(
+                f"tl.store({loc}, {value}, mask={mask})" if mask else f"tl.store({loc}, {value})"
+            )
+
+    def varies(self, name: str) -> frozenset[int]:
+        return self.layout.varies(name)
+
+    def mask_for(self, name: str, ctx: Context) -> str:
+        v = self.varies(name)
+        masks = [g.mask for g in ctx.groups if g.mask and v & set(g.dims)]
+        return " & ".join(dict.fromkeys(masks))
+
+    def offset(
+        self,
+        name: str,
+        ctx: Context,
+        out: list[str],
+        tensor: str | None = None,
+        contiguous: bool = False,
+    ) -> str:
+        """``index * stride`` terms for ``tensor`` (default: ``name``) laid out like ``name``."""
+        tensor = tensor or self.names.get(name, safe_name(name))
+        axes = self.layout.axes[name]
+        meta = self.graph.meta(name)
+        strides = self._domain_strides(name, None if contiguous else meta.strides)
+        terms: list[str] = []
+        for g in ctx.groups:
+            dims = [d for d in g.dims if d in set(a for a in axes if a is not None)]
+            if not dims:
+                continue
+            if self.mergeable(strides, g.dims):
+                inner = max(dims, key=lambda d: g.dims.index(d))
+                k = axes.index(inner)
+                stride = self.args.scalar(f"{tensor}_stride{k}", f"{tensor}.stride({k})")
+                terms.append(f"{g.index} * {stride}")
+                continue
+            for d in dims:
+                idx = self.dim_index(g, d, out)
+                k = axes.index(d)
+                stride = self.args.scalar(f"{tensor}_stride{k}", f"{tensor}.stride({k})")
+                terms.append(f"{idx} * {stride}")
+        return " + ".join(terms)
+
+    def _domain_strides(self, name: str, strides: Sequence[int] | None) -> dict[int, int]:
+        """Domain dim -> stride (0 when not varying), at the capture hints; outputs written by
+        the wrapper are contiguous in their own shape."""
+        axes = self.layout.axes[name]
+        meta = self.graph.meta(name)
+        if strides is None:
+            from kernelwright.design.builder import contiguous_strides
+
+            strides = contiguous_strides(meta.hint)
+        found = {a: int(strides[k]) for k, a in enumerate(axes) if a is not None}
+        return {d: found.get(d, 0) for d in range(len(self.layout.hint))}
+
+    def mergeable(self, strides: dict[int, int], dims: Sequence[int]) -> bool:
+        """Whether a tensor with ``strides`` can index the flattened ``dims`` with one stride."""
+        for a, b in zip(dims, dims[1:], strict=False):
+            if strides[a] != strides[b] * self.layout.hint[b]:
+                return False
+        return True
+
+    def dim_index(self, g: IndexGroup, d: int, out: list[str]) -> str:
+        """The index of domain dimension ``d`` recovered from ``g``'s flat index."""
+        if len(g.dims) == 1:
+            return g.index
+        name = f"{g.index}_{d}"
+        if (g.index, d) in self.decomposed:
+            return name
+        self.decomposed.add((g.index, d))
+        if g.hoist:
+            self.hoisted.add(g.index)
+            out = self.prelude
+        pos = g.dims.index(d)
+        inner = g.dims[pos + 1 :]
+        expr = g.index
+        if inner:
+            sizes = " * ".join(self.dim_size(x) for x in inner)
+            expr = f"({expr} // ({sizes}))" if len(inner) > 1 else f"({expr} // {sizes})"
+        if pos > 0:
+            expr = f"{expr} % {self.dim_size(d)}"
+        out.append(f"{name} = {expr}  # index along domain dim {d}")
+        return name
+
+    def dim_size(self, d: int) -> str:
+        """The kernel argument holding the size of domain dimension ``d``."""
+        return self.args.scalar(f"dim{d}", f"dim{d}")
+
+    def helper_sources(self) -> list[str]:
+        """The @triton.jit helpers used, in a stable order."""
+        return [HELPERS[h] for h in sorted(self.helpers)]
+
+    def compute_dtype(self, name: str) -> str:
+        """Triton dtype a value is computed in."""
+        return compute_dtype(self.graph.meta(name).dtype)
+
+
+def safe_name(name: str) -> str:
+    """A node name usable as a Triton variable."""
+    clean = "".join(c if c.isalnum() or c == "_" else "_" for c in name)
+    if not clean or clean[0].isdigit():
+        clean = f"v_{clean}"
+    if clean in RESERVED or clean.startswith(("acc_", "dim")):
+        clean = f"{clean}_v"
+    return clean

@@ -1,0 +1,254 @@
+"""The wrapper of a reduction group: sizes from the runtime tensors, outputs, and the launch.
+
+onepass   the whole reduced extent in one block when it fits (``ONEPASS_MAX``), several short
+          rows per program; otherwise the looped kernel
+looped    blocks of ``LOOP_BLOCK`` along the reduced extent
+split     about ``SPLIT_PROGRAMS`` programs share the reduced extent; a combine kernel follows
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from kernelwright.design.fusion import Group
+from kernelwright.design.graph import OpGraph
+from kernelwright.design.kernel.common import (
+    Code,
+    RenderedKernel,
+    allocate,
+    dim_sources,
+    launch,
+    wrapper_params,
+)
+from kernelwright.design.kernel.emitter import KernelArgs, safe_name
+from kernelwright.design.kernel.reduction import ReductionWriter
+
+ROW_DEFAULTS = {
+    "ONEPASS_MAX": 16384,
+    "TILE": 4096,
+    "ROWS": 16,
+    "WARPS": 4,
+    "LOOP_BLOCK": 2048,
+    "LOOP_ROWS": 1,
+    "LOOP_WARPS": 8,
+    "SPLIT_PROGRAMS": 1024,
+}
+COLUMN_DEFAULTS = {
+    "ONEPASS_MAX": 1024,
+    "TILE": 4096,
+    "COLS": 128,
+    "WARPS": 4,
+    "LOOP_BLOCK": 64,
+    "LOOP_COLS": 64,
+    "LOOP_WARPS": 4,
+    "SPLIT_PROGRAMS": 1024,
+}
+
+
+def render_reduction(
+    graph: OpGraph,
+    group: Group,
+    name: str,
+    variant: str,
+    params: Mapping[str, Any],
+    *,
+    online: bool = True,
+    welford: bool = True,
+) -> RenderedKernel:
+    """Render a reduction group: ``variant`` is ``onepass`` (with a looped fallback for longer
+    rows), ``looped`` or ``split``."""
+    w = ReductionWriter(graph, group, name, variant, params, online=online, welford=welford)
+    defaults = ROW_DEFAULTS if w.schedule == "row" else COLUMN_DEFAULTS
+    p = {**defaults, **{k: v for k, v in params.items() if k in defaults}}
+    layout = w.layout
+    kernels: list[str] = []
+    code = Code()
+    wparams = wrapper_params(graph, group)
+    code.add(f"def {name}({', '.join(wparams)}):")
+    code.indent()
+    code.add(f'"""{_describe(w, variant)}"""')
+    code.add("# sizes come from the runtime tensors, so any input shape works")
+    sources = dim_sources(graph, group, layout)
+    for d in sorted(sources):
+        code.add(f"dim{d} = {sources[d]}")
+    prod = lambda dims: " * ".join(f"dim{d}" for d in dims) or "1"  # noqa: E731
+    if w.schedule == "row":
+        code.add(f"n_rows = {prod(w.par)}", f"n_cols = {prod(w.red)}")
+    else:
+        code.add(
+            f"n_outer = {prod(w.outer)}", f"n_inner = {prod(w.inner)}", f"n_red = {prod(w.red)}"
+        )
+    first = safe_name(group.inputs[0])
+    allocate(graph, group, layout, code, first)
+    looped_args = KernelArgs()
+    looped_name = f"{name}_looped_kernel"
+    if variant == "split":
+        _split_launch(w, p, name, code, kernels)
+    else:
+        looped_src = w.looped_kernel(looped_args, looped_name)
+        if variant == "onepass":
+            one_args = KernelArgs()
+            kernels.append(w.onepass_kernel(one_args, f"{name}_kernel"))
+            _onepass_launch(w, p, f"{name}_kernel", one_args, code)
+            code.add("else:")
+            code.indent()
+            code.add("# the reduced extent does not fit in registers: sweep it in blocks")
+            _looped_launch(w, p, looped_name, looped_args, code)
+            code.dedent()
+        else:
+            _looped_launch(w, p, looped_name, looped_args, code)
+        kernels.append(looped_src)
+    outs = ", ".join(safe_name(o) for o in group.outputs)
+    code.add(f"return {outs}" + ("," if len(group.outputs) == 1 else ""))
+    helpers = tuple(sorted(w.helpers))
+    return RenderedKernel(
+        tuple(kernels), code.text(), name, tuple(wparams), tuple(group.outputs), helpers
+    )
+
+
+def _describe(w: ReductionWriter, variant: str) -> str:
+    nodes = [w.graph.node(n) for n in w.group.nodes]
+    ops = ", ".join(dict.fromkeys(n.op for n in nodes if n.kind == "call"))
+    how = {
+        "onepass": "one pass in registers",
+        "looped": "blocked sweeps",
+        "split": "split across programs",
+    }
+    return f"Fused {w.schedule} reduction ({ops}): {how[variant]}."
+
+
+def _onepass_launch(
+    w: ReductionWriter, p: Mapping[str, Any], kname: str, args: KernelArgs, code: Code
+) -> None:
+    if w.schedule == "row":
+        code.add(
+            "BLOCK_N = triton.next_power_of_2(n_cols)  # the whole row in one block",
+            f"if BLOCK_N <= {p['ONEPASS_MAX']}:",
+        )
+        code.indent()
+        code.add(
+            "# several short rows per program keep every thread busy",
+            f"BLOCK_M = min({p['ROWS']}, max(1, {p['TILE']} // BLOCK_N), "
+            "triton.next_power_of_2(n_rows))",
+            "grid = (triton.cdiv(n_rows, BLOCK_M),)",
+        )
+        launch(
+            kname,
+            "grid",
+            args,
+            {"BLOCK_M": "BLOCK_M", "BLOCK_N": "BLOCK_N", "num_warps": p["WARPS"]},
+            code,
+        )
+    else:
+        code.add(
+            "BLOCK_R = triton.next_power_of_2(n_red)  # the whole reduced extent in one block",
+            f"if BLOCK_R <= {p['ONEPASS_MAX']}:",
+        )
+        code.indent()
+        code.add(
+            "# as many contiguous positions per program as the tile allows",
+            f"BLOCK_P = min({p['COLS']}, max(1, {p['TILE']} // BLOCK_R), "
+            "triton.next_power_of_2(n_inner))",
+            "grid = (triton.cdiv(n_inner, BLOCK_P) * n_outer,)",
+        )
+        launch(
+            kname,
+            "grid",
+            args,
+            {"BLOCK_P": "BLOCK_P", "BLOCK_R": "BLOCK_R", "num_warps": p["WARPS"]},
+            code,
+        )
+    code.dedent()
+
+
+def _looped_launch(
+    w: ReductionWriter, p: Mapping[str, Any], kname: str, args: KernelArgs, code: Code
+) -> None:
+    if w.schedule == "row":
+        code.add(
+            f"BLOCK_N = min({p['LOOP_BLOCK']}, triton.next_power_of_2(n_cols))",
+            f"BLOCK_M = min({p['LOOP_ROWS']}, triton.next_power_of_2(n_rows))",
+            "grid = (triton.cdiv(n_rows, BLOCK_M),)",
+        )
+        launch(
+            kname,
+            "grid",
+            args,
+            {"BLOCK_M": "BLOCK_M", "BLOCK_N": "BLOCK_N", "num_warps": p["LOOP_WARPS"]},
+            code,
+        )
+    else:
+        code.add(
+            f"BLOCK_R = min({p['LOOP_BLOCK']}, triton.next_power_of_2(n_red))",
+            f"BLOCK_P = min({p['LOOP_COLS']}, triton.next_power_of_2(n_inner))",
+            "grid = (triton.cdiv(n_inner, BLOCK_P) * n_outer,)",
+        )
+        launch(
+            kname,
+            "grid",
+            args,
+            {"BLOCK_P": "BLOCK_P", "BLOCK_R": "BLOCK_R", "num_warps": p["LOOP_WARPS"]},
+            code,
+        )
+
+
+def _split_launch(
+    w: ReductionWriter, p: Mapping[str, Any], name: str, code: Code, kernels: list[str]
+) -> None:
+    stage1, stage2 = KernelArgs(), KernelArgs()
+    k1, k2 = f"{name}_partial_kernel", f"{name}_combine_kernel"
+    kernels.append(w.looped_kernel(stage1, k1, split=True))
+    kernels.append(w.combine_kernel(stage2, k2))
+    if w.schedule == "row":
+        code.add(
+            f"BLOCK_N = min({p['LOOP_BLOCK']}, triton.next_power_of_2(n_cols))",
+            f"BLOCK_M = min({p['LOOP_ROWS']}, triton.next_power_of_2(n_rows))",
+            "n_par = n_rows",
+            "par_programs = triton.cdiv(n_rows, BLOCK_M)",
+            "block_red, n_red_total = BLOCK_N, n_cols",
+        )
+        consts = {"BLOCK_M": "BLOCK_M", "BLOCK_N": "BLOCK_N", "num_warps": p["LOOP_WARPS"]}
+        grid1 = "(par_programs, n_split)"
+    else:
+        code.add(
+            f"BLOCK_R = min({p['LOOP_BLOCK']}, triton.next_power_of_2(n_red))",
+            f"BLOCK_P = min({p['LOOP_COLS']}, triton.next_power_of_2(n_inner))",
+            "n_par = n_outer * n_inner",
+            "par_programs = triton.cdiv(n_inner, BLOCK_P) * n_outer",
+            "block_red, n_red_total = BLOCK_R, n_red",
+        )
+        consts = {"BLOCK_P": "BLOCK_P", "BLOCK_R": "BLOCK_R", "num_warps": p["LOOP_WARPS"]}
+        grid1 = "(par_programs, n_split)"
+    code.add(
+        "# split the reduced extent so that about SPLIT_PROGRAMS programs share the work",
+        f"n_split = max(1, min({p['SPLIT_PROGRAMS']} // par_programs, "
+        "triton.cdiv(n_red_total, block_red), 1024))",
+        "chunk = triton.cdiv(triton.cdiv(n_red_total, n_split), block_red) * block_red",
+        "n_split = triton.cdiv(n_red_total, chunk)",
+    )
+    for r in w.plan.reductions:
+        op = w.op(r)
+        if op in ("argmax", "argmin"):
+            dtype = "torch.int32"
+        elif op in ("sum", "mean") and w.is_int(w.src(r)):
+            dtype = "torch.int64"
+        else:
+            dtype = "torch.float32"
+        first = safe_name(w.group.inputs[0])
+        code.add(
+            f"ws_{safe_name(r)} = torch.empty((n_split, n_par), device={first}.device, "
+            f"dtype={dtype})"
+        )
+        if op in ("argmax", "argmin"):
+            code.add(
+                f"ws_{safe_name(r)}_val = torch.empty((n_split, n_par), device={first}.device, "
+                "dtype=torch.float32)"
+            )
+    launch(k1, grid1, stage1, consts, code)
+    code.add(
+        "BLOCK_S = triton.next_power_of_2(n_split)",
+        "BLOCK_P2 = max(1, min(triton.next_power_of_2(n_par), 4096 // BLOCK_S))",
+        "grid = (triton.cdiv(n_par, BLOCK_P2),)",
+    )
+    launch(k2, "grid", stage2, {"BLOCK_S": "BLOCK_S", "BLOCK_P": "BLOCK_P2", "num_warps": 4}, code)

@@ -1,0 +1,397 @@
+"""Lowering: rewrite composite core-ATen operators into the primitives the templates fuse.
+
+    _softmax(x, d)             amax -> sub -> exp -> sum -> div            (keepdim reductions)
+    _log_softmax(x, d)         amax -> sub -> exp -> sum -> log -> sub
+    native_layer_norm          mean -> sub -> mul -> mean -> add eps -> rsqrt -> mul (-> w, b)
+    native_group_norm          view (N, G, C/G, HxW) -> the layer-norm chain -> view back
+    batch norm (inference)     per-channel (x - mean) * rsqrt(var + eps) * w + b
+    instance norm idiom        view(1, N*C, ...) -> batch_norm(no_stats, repeat(w)) -> view
+                               becomes the layer-norm chain over the spatial dims of x itself
+    linalg_vector_norm         sum(x*x) -> sqrt, sum(|x|), amax(|x|), (sum |x|^p)^(1/p)
+    max.dim / min.dim          amax + argmax / amin + argmin
+    var / std (correction)     mean -> sub -> square -> sum -> div (n - correction) (-> sqrt)
+    mean/sum over all dims     the .dim forms over every dimension
+    flip(cumsum(flip(x)))      kw.scan(x, d, "sum", reverse=True) (and cumprod)
+
+Every primitive is itself an ATen operator (except ``kw.scan``), so a lowered graph still runs
+in PyTorch: whatever fusion cannot cover stays executable as framework calls.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from kernelwright.design.builder import (
+    Builder,
+    broadcast_meta,
+    contiguous_strides,
+    meta_like,
+    meta_reduced,
+)
+from kernelwright.design.graph import Arg, Node, OpGraph, Ref
+
+Rule = Callable[[Builder, Node, dict[str, list[Node]]], dict[int, Arg] | None]
+
+
+def lower(graph: OpGraph) -> OpGraph:
+    """Apply every lowering rule once, in execution order; see the module docstring."""
+    graph = _reverse_scans(graph)
+    b = Builder(graph)
+    getitems: dict[str, list[Node]] = {}
+    for n in graph.nodes:
+        if n.kind == "getitem" and isinstance(n.args[0], Ref):
+            getitems.setdefault(n.args[0].name, []).append(n)
+    lowered: dict[str, dict[int, Arg]] = {}
+    for n in graph.nodes:
+        if n.kind == "getitem" and isinstance(n.args[0], Ref) and n.args[0].name in lowered:
+            outs = lowered[n.args[0].name]
+            idx = int(n.args[1])  # type: ignore[arg-type]
+            if idx in outs:
+                b.alias[n.name] = outs[idx]
+                continue
+            raise AssertionError(f"lowered {n.args[0].name} lacks output {idx}")
+        rule = RULES.get(n.target)
+        if rule is not None:
+            remapped = Node(
+                n.name,
+                n.kind,
+                n.target,
+                tuple(b.remap(a) for a in n.args),
+                tuple((k, b.remap(v)) for k, v in n.kwargs),
+                n.meta,
+            )
+            made = rule(b, remapped, getitems)
+            if made is not None:
+                if n.kind == "call" and len(n.meta) == 1 and 0 in made:
+                    b.alias[n.name] = made[0]
+                lowered[n.name] = made
+                continue
+        b.keep(n)
+    outputs = tuple(b.remap(a) for a in graph.outputs)
+    return _prune(graph.replace(tuple(b.nodes), outputs))
+
+
+def _prune(graph: OpGraph) -> OpGraph:
+    """Drop nodes nothing reads (outputs count as readers)."""
+    live = set(graph.output_names())
+    kept: list[Node] = []
+    for n in reversed(graph.nodes):
+        if n.name in live:
+            kept.append(n)
+            live.update(n.refs())
+    return graph.replace(tuple(reversed(kept)))
+
+
+def _used_outputs(node: Node, getitems: dict[str, list[Node]]) -> set[int]:
+    return {int(g.args[1]) for g in getitems.get(node.name, [])}  # type: ignore[arg-type]
+
+
+# -- rules ---------------------------------------------------------------------------------
+
+
+def _softmax(b: Builder, n: Node, _: dict[str, list[Node]]) -> dict[int, Arg] | None:
+    x, dim = n.args[0], int(n.args[1])  # type: ignore[arg-type]
+    if not b.meta(x).is_float:
+        return None
+    m = b.reduce(f"{n.name}_max", "amax", x, [dim])
+    shifted = b.binary(f"{n.name}_shifted", "sub", x, m)
+    e = b.unary(f"{n.name}_exp", "exp", shifted)
+    s = b.reduce(f"{n.name}_sum", "sum", e, [dim])
+    return {0: b.binary(n.name, "div", e, s)}
+
+
+def _log_softmax(b: Builder, n: Node, _: dict[str, list[Node]]) -> dict[int, Arg] | None:
+    x, dim = n.args[0], int(n.args[1])  # type: ignore[arg-type]
+    if not b.meta(x).is_float:
+        return None
+    m = b.reduce(f"{n.name}_max", "amax", x, [dim])
+    shifted = b.binary(f"{n.name}_shifted", "sub", x, m)
+    e = b.unary(f"{n.name}_exp", "exp", shifted)
+    s = b.reduce(f"{n.name}_sum", "sum", e, [dim])
+    log_s = b.unary(f"{n.name}_log_sum", "log", s)
+    return {0: b.binary(n.name, "sub", shifted, log_s)}
+
+
+def _normalise(
+    b: Builder, base: str, x: Arg, dims: Sequence[int], eps: float
+) -> tuple[Ref, Ref, Ref]:
+    """mean, rstd and (x - mean) * rstd over ``dims`` (keepdim), two-pass variance."""
+    mean = b.reduce(f"{base}_mean", "mean", x, dims)
+    centred = b.binary(f"{base}_centred", "sub", x, mean)
+    sq = b.binary(f"{base}_sq", "mul", centred, centred)
+    var = b.reduce(f"{base}_var", "mean", sq, dims)
+    var_eps = b.binary(f"{base}_var_eps", "add", var, eps)
+    rstd = b.unary(f"{base}_rstd", "rsqrt", var_eps)
+    return mean, rstd, b.binary(f"{base}_normed", "mul", centred, rstd)
+
+
+def _layer_norm(b: Builder, n: Node, gi: dict[str, list[Node]]) -> dict[int, Arg] | None:
+    x, normalized, w, bias, eps = n.args[:5]
+    mx = b.meta(x)
+    k = len(normalized) if isinstance(normalized, tuple) else 1
+    dims = list(range(mx.rank - k, mx.rank))
+    mean, rstd, y = _normalise(b, n.name, x, dims, float(eps))  # type: ignore[arg-type]
+    if w is not None:
+        y = b.binary(f"{n.name}_scaled", "mul", y, w)
+    if bias is not None:
+        y = b.binary(f"{n.name}_shifted", "add", y, bias)
+    return {0: y, 1: mean, 2: rstd}
+
+
+def _group_norm(b: Builder, n: Node, gi: dict[str, list[Node]]) -> dict[int, Arg] | None:
+    if _used_outputs(n, gi) - {0}:
+        return None
+    x, w, bias, size_n, channels, hxw, groups, eps = n.args[:8]
+    if not isinstance(channels, int) or not isinstance(groups, int) or channels % groups:
+        return None
+    mx = b.meta(x)
+    cg = channels // groups
+    hw_hint = 1
+    for h in mx.hint[2:]:
+        hw_hint *= h
+    hw_shape = "*".join(f"({s})" for s in mx.shape[2:]) or "1"
+    xv = b.view(
+        f"{n.name}_grouped",
+        x,
+        (size_n, groups, cg, hxw),
+        (mx.shape[0], str(groups), str(cg), hw_shape),
+        (mx.hint[0], groups, cg, hw_hint),
+    )
+    _, _, y = _normalise(b, n.name, xv, [2, 3], float(eps))  # type: ignore[arg-type]
+    if w is not None:
+        wv = b.view(
+            f"{n.name}_weight", w, (groups, cg, 1), (str(groups), str(cg), "1"), (groups, cg, 1)
+        )
+        y = b.binary(f"{n.name}_scaled", "mul", y, wv)
+    if bias is not None:
+        bv = b.view(
+            f"{n.name}_bias", bias, (groups, cg, 1), (str(groups), str(cg), "1"), (groups, cg, 1)
+        )
+        y = b.binary(f"{n.name}_shifted", "add", y, bv)
+    xr = x if isinstance(x, Ref) else None
+    assert xr is not None
+    sizes = tuple(
+        b.sym_size(xr, d) if not mx.shape[d].isdigit() else int(mx.shape[d]) for d in range(mx.rank)
+    )
+    return {0: b.view(f"{n.name}_out", y, sizes, mx.shape, mx.hint)}
+
+
+def _channel_view(b: Builder, base: str, p: Arg, rank: int) -> Arg:
+    """A per-channel (C,) vector viewed as (C, 1, ..., 1): broadcasts over dim 1 of the input."""
+    if p is None:
+        return None
+    mp = b.meta(p)
+    ones = rank - 2
+    return b.view(
+        base,
+        p,
+        (mp.hint[0],) + (1,) * ones,
+        (mp.shape[0],) + ("1",) * ones,
+        (mp.hint[0],) + (1,) * ones,
+    )
+
+
+def _batch_norm_inference(b: Builder, n: Node, gi: dict[str, list[Node]]) -> dict[int, Arg] | None:
+    if _used_outputs(n, gi) - {0}:
+        return None
+    x, w, bias, mean, var, _momentum, eps = n.args[:7]
+    rank = b.meta(x).rank
+    if rank < 2 or mean is None or var is None:
+        return None
+    mv = _channel_view(b, f"{n.name}_mean", mean, rank)
+    vv = _channel_view(b, f"{n.name}_var", var, rank)
+    centred = b.binary(f"{n.name}_centred", "sub", x, mv)
+    var_eps = b.binary(f"{n.name}_var_eps", "add", vv, float(eps))  # type: ignore[arg-type]
+    rstd = b.unary(f"{n.name}_rstd", "rsqrt", var_eps)
+    y = b.binary(f"{n.name}_normed", "mul", centred, rstd)
+    if w is not None:
+        y = b.binary(f"{n.name}_scaled", "mul", y, _channel_view(b, f"{n.name}_weight", w, rank))
+    if bias is not None:
+        y = b.binary(f"{n.name}_shifted", "add", y, _channel_view(b, f"{n.name}_bias", bias, rank))
+    return {0: y}
+
+
+def _instance_norm(b: Builder, n: Node, gi: dict[str, list[Node]]) -> dict[int, Arg] | None:
+    """``view(x, [1, N*C, *S]) -> batch_norm(no_stats, repeat(w, [N]), ...)`` on x itself."""
+    if _used_outputs(n, gi) - {0}:
+        return None
+    v, w, bias, training, _momentum, eps = n.args[:6]
+    if not training or not isinstance(v, Ref) or not b.graph.has_node(v.name):
+        return None
+    view = _find_node(b, v.name)
+    if view is None or view.target not in ("aten.view.default", "aten._unsafe_view.default"):
+        return None
+    x = view.args[0]
+    if not isinstance(x, Ref):
+        return None
+    mx, mv = b.meta(x), b.meta(v)
+    if mv.hint[0] != 1 or mx.rank != mv.rank or mx.rank < 3:
+        return None
+    if mv.hint[1] != mx.hint[0] * mx.hint[1] or mv.hint[2:] != mx.hint[2:]:
+        return None
+    params: list[Arg] = []
+    for p in (w, bias):
+        if p is None:
+            params.append(None)
+            continue
+        rep = _find_node(b, p.name) if isinstance(p, Ref) else None
+        if rep is None or rep.target != "aten.repeat.default" or len(rep.args[1]) != 1:  # type: ignore[arg-type]
+            return None
+        params.append(_channel_view(b, f"{n.name}_{len(params)}", rep.args[0], mx.rank))
+    _, _, y = _normalise(b, n.name, x, list(range(2, mx.rank)), float(eps))  # type: ignore[arg-type]
+    if params[0] is not None:
+        y = b.binary(f"{n.name}_scaled", "mul", y, params[0])
+    if params[1] is not None:
+        y = b.binary(f"{n.name}_shifted", "add", y, params[1])
+    return {0: b.view(f"{n.name}_flat", y, view.args[1], mv.shape, mv.hint)}  # type: ignore[arg-type]
+
+
+def _find_node(b: Builder, name: str) -> Node | None:
+    for node in reversed(b.nodes):
+        if node.name == name:
+            return node
+    return b.graph.node(name) if b.graph.has_node(name) else None
+
+
+def _vector_norm(b: Builder, n: Node, _: dict[str, list[Node]]) -> dict[int, Arg] | None:
+    x = n.args[0]
+    p = n.args[1] if len(n.args) > 1 else 2.0
+    dims = n.args[2] if len(n.args) > 2 else None
+    keepdim = bool(n.args[3]) if len(n.args) > 3 else False
+    mx = b.meta(x)
+    if not mx.is_float or n.kwarg("dtype") is not None:
+        return None
+    dl = [int(d) for d in dims] if isinstance(dims, tuple) and dims else list(range(mx.rank))  # type: ignore[arg-type]
+    if p == 2 or p == 2.0:
+        sq = b.binary(f"{n.name}_sq", "mul", x, x)
+        s = b.reduce(f"{n.name}_sum", "sum", sq, dl, keepdim)
+        return {0: b.unary(n.name, "sqrt", s)}
+    a = b.unary(f"{n.name}_abs", "abs", x)
+    if p == 1 or p == 1.0:
+        return {0: b.reduce(n.name, "sum", a, dl, keepdim)}
+    if p == float("inf"):
+        return {0: b.reduce(n.name, "amax", a, dl, keepdim)}
+    if isinstance(p, int | float) and p > 0:
+        powd = b.emit(f"{n.name}_pow", "aten.pow.Tensor_Scalar", (a, float(p)), meta_like(mx))
+        s = b.reduce(f"{n.name}_sum", "sum", powd, dl, keepdim)
+        return {
+            0: b.emit(n.name, "aten.pow.Tensor_Scalar", (s, 1.0 / float(p)), meta_like(b.meta(s)))
+        }
+    return None
+
+
+def _max_min_dim(op: str) -> Rule:
+    def rule(b: Builder, n: Node, gi: dict[str, list[Node]]) -> dict[int, Arg] | None:
+        x, dim = n.args[0], int(n.args[1])  # type: ignore[arg-type]
+        keepdim = bool(n.args[2]) if len(n.args) > 2 else False
+        mx = b.meta(x)
+        outs: dict[int, Arg] = {
+            0: b.reduce(f"{n.name}_values", "amax" if op == "max" else "amin", x, [dim], keepdim)
+        }
+        if 1 in _used_outputs(n, gi):
+            target = "aten.argmax.default" if op == "max" else "aten.argmin.default"
+            outs[1] = b.emit(
+                f"{n.name}_indices",
+                target,
+                (x, dim, keepdim),
+                meta_reduced(mx, [dim], keepdim, "int64"),
+            )
+        return outs
+
+    return rule
+
+
+def _var_std(std: bool) -> Rule:
+    def rule(b: Builder, n: Node, _: dict[str, list[Node]]) -> dict[int, Arg] | None:
+        x = n.args[0]
+        mx = b.meta(x)
+        dims = n.args[1] if len(n.args) > 1 and n.args[1] is not None else tuple(range(mx.rank))
+        correction = n.kwarg("correction", 1)
+        keepdim = bool(n.kwarg("keepdim", False))
+        if not isinstance(dims, tuple) or not mx.is_float:
+            return None
+        dl = [int(d) for d in dims]  # type: ignore[arg-type]
+        mean = b.reduce(f"{n.name}_mean", "mean", x, dl)
+        centred = b.binary(f"{n.name}_centred", "sub", x, mean)
+        sq = b.binary(f"{n.name}_sq", "mul", centred, centred)
+        s = b.reduce(f"{n.name}_sum", "sum", sq, dl, keepdim)
+        count = 1
+        for d in dl:
+            count *= mx.hint[d]
+        if any(not mx.shape[d].isdigit() for d in dl):
+            return None  # the divisor must be a runtime size; leave it to the framework
+        var = b.binary(
+            f"{n.name}_var" if std else n.name,
+            "div",
+            s,
+            float(max(count - float(correction or 0), 0)),
+        )  # type: ignore[arg-type]
+        return {0: b.unary(n.name, "sqrt", var) if std else var}
+
+    return rule
+
+
+def _reduce_all(op: str) -> Rule:
+    def rule(b: Builder, n: Node, _: dict[str, list[Node]]) -> dict[int, Arg] | None:
+        x = n.args[0]
+        mx = b.meta(x)
+        if n.kwarg("dtype") is not None or mx.rank == 0:
+            return None
+        return {0: b.reduce(n.name, op, x, list(range(mx.rank)), False)}
+
+    return rule
+
+
+RULES: dict[str, Rule] = {
+    "aten._softmax.default": _softmax,
+    "aten._log_softmax.default": _log_softmax,
+    "aten.native_layer_norm.default": _layer_norm,
+    "aten.native_group_norm.default": _group_norm,
+    "aten._native_batch_norm_legit_no_training.default": _batch_norm_inference,
+    "aten._native_batch_norm_legit.no_stats": _instance_norm,
+    "aten.linalg_vector_norm.default": _vector_norm,
+    "aten.max.dim": _max_min_dim("max"),
+    "aten.min.dim": _max_min_dim("min"),
+    "aten.var.correction": _var_std(False),
+    "aten.std.correction": _var_std(True),
+    "aten.mean.default": _reduce_all("mean"),
+    "aten.sum.default": _reduce_all("sum"),
+}
+
+
+def _reverse_scans(graph: OpGraph) -> OpGraph:
+    """``flip(cumsum(flip(x, [d]), d), [d])`` -> ``kw.scan(x, d, "sum", True)`` (and cumprod)."""
+    users = graph.users()
+    replace: dict[str, Node] = {}
+    drop: set[str] = set()
+    for n in graph.nodes:
+        if n.target != "aten.flip.default" or not isinstance(n.args[0], Ref):
+            continue
+        scan = graph.node(n.args[0].name) if graph.has_node(n.args[0].name) else None
+        if scan is None or scan.target not in ("aten.cumsum.default", "aten.cumprod.default"):
+            continue
+        if scan.kwarg("dtype") is not None or not isinstance(scan.args[0], Ref):
+            continue
+        inner = graph.node(scan.args[0].name) if graph.has_node(scan.args[0].name) else None
+        if inner is None or inner.target != "aten.flip.default":
+            continue
+        rank = scan.out.rank
+        d = int(scan.args[1]) % rank  # type: ignore[arg-type]
+        dims_outer = tuple(int(x) % rank for x in n.args[1])  # type: ignore[union-attr,arg-type]
+        dims_inner = tuple(int(x) % rank for x in inner.args[1])  # type: ignore[union-attr,arg-type]
+        if dims_outer != (d,) or dims_inner != (d,):
+            continue
+        if len(users[scan.name]) != 1 or len(users[inner.name]) != 1:
+            continue
+        kind = "sum" if scan.target == "aten.cumsum.default" else "prod"
+        replace[n.name] = Node(
+            n.name, "call", "kw.scan", (inner.args[0], d, kind, True), (), n.meta
+        )
+        drop.update({scan.name, inner.name})
+    if not replace:
+        return graph
+    nodes = tuple(replace.get(n.name, n) for n in graph.nodes if n.name not in drop)
+    return graph.replace(nodes)
+
+
+__all__ = ["Builder", "broadcast_meta", "contiguous_strides", "lower", "meta_like", "meta_reduced"]

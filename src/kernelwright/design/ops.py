@@ -1,0 +1,403 @@
+"""The operator table: what kind each ATen operator is, and how it reads in Triton.
+
+    kind         operators                                       where it goes
+    pointwise    add, mul, exp, where, gelu, comparisons...      fused into any kernel
+    reduction    sum, mean, amax, amin, argmax, argmin, prod     reduction kernels
+    scan         cumsum, cumprod, kw.scan (reverse)              scan kernels
+    gather       gather along the reduced dimension              point evaluation in a row kernel
+    cat          concatenation of same-shaped pieces             pieces written into slices of one
+                                                                 output by one element-wise kernel
+    view         unsqueeze, squeeze, expand, view, permute...    absorbed as an axis map, or run by
+                                                                 PyTorch (free) between kernels
+    pool         max_pool2d_with_indices, avg_pool1d/2d/3d       the pooling template
+    const        scalar_tensor, full of one element              inlined as a literal
+    framework    everything else (mm, conv, topk...)             left to PyTorch, labelled
+
+``pointwise_expr`` renders a pointwise node as a Triton expression over already-named operands
+(``a``, ``b``); every float computation runs in fp32 (loads are converted on the way in).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+
+from kernelwright.design.graph import Arg, DType, Node
+
+REDUCTIONS = {
+    "aten.sum.dim_IntList": "sum",
+    "aten.mean.dim": "mean",
+    "aten.amax.default": "max",
+    "aten.amin.default": "min",
+    "aten.argmax.default": "argmax",
+    "aten.argmin.default": "argmin",
+    "aten.prod.dim_int": "prod",
+}
+SCANS = {"aten.cumsum.default": "sum", "aten.cumprod.default": "prod", "kw.scan": None}
+POOLS = frozenset(
+    {
+        "aten.max_pool2d_with_indices.default",
+        "aten.max_pool3d_with_indices.default",
+        "aten.avg_pool2d.default",
+        "aten.avg_pool3d.default",
+        "aten.avg_pool1d.default",
+    }
+)
+VIEWS = frozenset(
+    {
+        "aten.unsqueeze.default",
+        "aten.squeeze.dims",
+        "aten.squeeze.dim",
+        "aten.squeeze.default",
+        "aten.expand.default",
+        "aten.view.default",
+        "aten._unsafe_view.default",
+        "aten.reshape.default",
+        "aten.permute.default",
+        "aten.alias.default",
+    }
+)
+CONSTS = frozenset({"aten.scalar_tensor.default", "aten.full.default"})
+# Views PyTorch runs between kernels (free: they only make new strides); never inside a kernel.
+FORWARD_VIEWS = frozenset(
+    {
+        "aten.split_with_sizes.default",
+        "aten.split.Tensor",
+        "aten.slice.Tensor",
+        "aten.select.int",
+        "aten.narrow.default",
+        "aten.unbind.int",
+        "aten.t.default",
+        "aten.transpose.int",
+        "aten.chunk.default",
+        "aten.unfold.default",
+        "aten.diagonal.default",
+        "aten.as_strided.default",
+    }
+)
+
+_INF = float("inf")
+
+
+def literal(value: Arg) -> str:
+    """A Python scalar as Triton source."""
+    if isinstance(value, bool):
+        return "True" if value else "False"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        if math.isnan(value):
+            return 'float("nan")'
+        if value == _INF:
+            return 'float("inf")'
+        if value == -_INF:
+            return '-float("inf")'
+        return repr(value)
+    raise ValueError(f"not a scalar literal: {value!r}")
+
+
+TRITON_DTYPES = {
+    "float32": "tl.float32",
+    "float16": "tl.float16",
+    "bfloat16": "tl.bfloat16",
+    "float64": "tl.float64",
+    "int64": "tl.int64",
+    "int32": "tl.int32",
+    "int16": "tl.int16",
+    "int8": "tl.int8",
+    "uint8": "tl.uint8",
+    "bool": "tl.int1",
+}
+
+
+def compute_dtype(dtype: str) -> str:
+    """The Triton dtype a value of torch ``dtype`` is computed in (floats: fp32)."""
+    if dtype in ("float32", "float16", "bfloat16"):
+        return "tl.float32"
+    return TRITON_DTYPES.get(dtype, "tl.float32")
+
+
+Fmt = Callable[[Sequence[str], Node], str]
+
+
+def _bin(op: str) -> Fmt:
+    return lambda a, n: f"{a[0]} {op} {a[1]}"
+
+
+def _alpha(op: str) -> Fmt:
+    def fmt(a: Sequence[str], n: Node) -> str:
+        alpha = n.kwarg("alpha", 1)
+        if alpha in (1, 1.0):
+            return f"{a[0]} {op} {a[1]}"
+        return f"{a[0]} {op} {a[1]} * {literal(alpha)}"
+
+    return fmt
+
+
+def _call(fn: str) -> Fmt:
+    return lambda a, n: f"{fn}({a[0]})"
+
+
+def _gelu(a: Sequence[str], n: Node) -> str:
+    if n.kwarg("approximate", "none") == "tanh":
+        x = a[0]
+        inner = f"0.7978845608028654 * ({x} + 0.044715 * {x} * {x} * {x})"
+        return f"0.5 * {x} * (1.0 + _tanh({inner}))"
+    return f"0.5 * {a[0]} * (1.0 + tl.math.erf({a[0]} * 0.7071067811865476))"
+
+
+def _pow(a: Sequence[str], n: Node) -> str:
+    exponent = n.args[1]
+    if isinstance(exponent, int | float) and not isinstance(exponent, bool):
+        if exponent == 2:
+            return f"{a[0]} * {a[0]}"
+        if exponent == 3:
+            return f"{a[0]} * {a[0]} * {a[0]}"
+        if exponent == 1:
+            return a[0]
+        if exponent == 0.5:
+            return f"tl.sqrt({a[0]})"
+        if exponent == -0.5:
+            return f"tl.math.rsqrt({a[0]})"
+        if exponent == -1:
+            return f"1.0 / {a[0]}"
+        return f"_pow({a[0]}, {literal(float(exponent))})"
+    return f"_pow({a[0]}, {a[1]})"
+
+
+def _clamp(a: Sequence[str], n: Node) -> str:
+    lo = n.args[1] if len(n.args) > 1 else n.kwarg("min")
+    hi = n.args[2] if len(n.args) > 2 else n.kwarg("max")
+    expr = a[0]
+    if lo is not None:
+        expr = f"tl.maximum({expr}, {literal(lo)})"
+    if hi is not None:
+        expr = f"tl.minimum({expr}, {literal(hi)})"
+    return expr
+
+
+def _to_copy(a: Sequence[str], n: Node) -> str:
+    dtype = n.kwarg("dtype")
+    if isinstance(dtype, DType):
+        if dtype.name == "bool":
+            return f"({a[0]} != 0)"
+        return f"{a[0]}.to({compute_dtype(dtype.name)})"
+    return a[0]
+
+
+def _leaky(a: Sequence[str], n: Node) -> str:
+    slope = n.args[1] if len(n.args) > 1 else 0.01
+    return f"tl.where({a[0]} > 0, {a[0]}, {a[0]} * {literal(slope)})"
+
+
+def _hardtanh(a: Sequence[str], n: Node) -> str:
+    lo = n.args[1] if len(n.args) > 1 else -1.0
+    hi = n.args[2] if len(n.args) > 2 else 1.0
+    return f"tl.minimum(tl.maximum({a[0]}, {literal(lo)}), {literal(hi)})"
+
+
+def _elu(a: Sequence[str], n: Node) -> str:
+    alpha = n.args[1] if len(n.args) > 1 else 1.0
+    scale = n.args[2] if len(n.args) > 2 else 1.0
+    in_scale = n.args[3] if len(n.args) > 3 else 1.0
+    neg = f"{literal(alpha)} * (tl.exp({a[0]} * {literal(in_scale)}) - 1.0)"
+    return f"{literal(scale)} * tl.where({a[0]} > 0, {a[0]}, {neg})"
+
+
+def _softplus(a: Sequence[str], n: Node) -> str:
+    beta = n.args[1] if len(n.args) > 1 else 1.0
+    thr = n.args[2] if len(n.args) > 2 else 20.0
+    bx = f"({a[0]} * {literal(beta)})"
+    return f"tl.where({bx} > {literal(thr)}, {a[0]}, _log1p(tl.exp({bx})) / {literal(beta)})"
+
+
+POINTWISE: dict[str, Fmt] = {
+    "aten.add.Tensor": _alpha("+"),
+    "aten.add.Scalar": _alpha("+"),
+    "aten.sub.Tensor": _alpha("-"),
+    "aten.sub.Scalar": _alpha("-"),
+    "aten.rsub.Scalar": lambda a, n: f"{a[1]} - {a[0]}",
+    "aten.rsub.Tensor": lambda a, n: f"{a[1]} - {a[0]}",
+    "aten.mul.Tensor": _bin("*"),
+    "aten.mul.Scalar": _bin("*"),
+    "aten.div.Tensor": lambda a, n: f"{a[0]} / {a[1]}",
+    "aten.div.Scalar": lambda a, n: f"{a[0]} / {a[1]}",
+    "aten.neg.default": lambda a, n: f"-{a[0]}",
+    "aten.abs.default": _call("tl.abs"),
+    "aten.exp.default": _call("tl.exp"),
+    "aten.exp2.default": _call("tl.exp2"),
+    "aten.log.default": _call("tl.log"),
+    "aten.log2.default": _call("tl.log2"),
+    "aten.log1p.default": _call("_log1p"),
+    "aten.expm1.default": _call("_expm1"),
+    "aten.sqrt.default": _call("tl.sqrt"),
+    "aten.rsqrt.default": _call("tl.math.rsqrt"),
+    "aten.reciprocal.default": lambda a, n: f"1.0 / {a[0]}",
+    "aten.sigmoid.default": _call("tl.sigmoid"),
+    "aten.tanh.default": _call("_tanh"),
+    "aten.erf.default": _call("tl.math.erf"),
+    "aten.sin.default": _call("tl.sin"),
+    "aten.cos.default": _call("tl.cos"),
+    "aten.floor.default": _call("tl.floor"),
+    "aten.ceil.default": _call("tl.ceil"),
+    "aten.relu.default": lambda a, n: f"tl.maximum({a[0]}, 0.0)",
+    "aten.gelu.default": _gelu,
+    "aten.sign.default": lambda a, n: f"tl.where({a[0]} > 0, 1.0, tl.where({a[0]} < 0, -1.0, 0.0))",
+    "aten.pow.Tensor_Scalar": _pow,
+    "aten.pow.Tensor_Tensor": _pow,
+    "aten.clamp.default": _clamp,
+    "aten.clamp_min.default": lambda a, n: f"tl.maximum({a[0]}, {a[1]})",
+    "aten.clamp_max.default": lambda a, n: f"tl.minimum({a[0]}, {a[1]})",
+    "aten.maximum.default": lambda a, n: f"tl.maximum({a[0]}, {a[1]})",
+    "aten.minimum.default": lambda a, n: f"tl.minimum({a[0]}, {a[1]})",
+    "aten.where.self": lambda a, n: f"tl.where({a[0]}, {a[1]}, {a[2]})",
+    "aten.masked_fill.Scalar": lambda a, n: f"tl.where({a[1]}, {a[2]}, {a[0]})",
+    "aten.eq.Tensor": _bin("=="),
+    "aten.eq.Scalar": _bin("=="),
+    "aten.ne.Tensor": _bin("!="),
+    "aten.ne.Scalar": _bin("!="),
+    "aten.lt.Tensor": _bin("<"),
+    "aten.lt.Scalar": _bin("<"),
+    "aten.le.Tensor": _bin("<="),
+    "aten.le.Scalar": _bin("<="),
+    "aten.gt.Tensor": _bin(">"),
+    "aten.gt.Scalar": _bin(">"),
+    "aten.ge.Tensor": _bin(">="),
+    "aten.ge.Scalar": _bin(">="),
+    "aten.logical_and.default": _bin("&"),
+    "aten.logical_or.default": _bin("|"),
+    "aten.logical_xor.default": _bin("^"),
+    "aten.logical_not.default": lambda a, n: f"({a[0]} == 0)",
+    "aten.bitwise_not.default": lambda a, n: f"({a[0]} == 0)",
+    "aten.bitwise_and.Tensor": _bin("&"),
+    "aten.bitwise_or.Tensor": _bin("|"),
+    "aten.isnan.default": lambda a, n: f"({a[0]} != {a[0]})",
+    "aten.isinf.default": lambda a, n: f'(tl.abs({a[0]}) == float("inf"))',
+    "aten._to_copy.default": _to_copy,
+    "aten.clone.default": lambda a, n: a[0],
+    "aten.alias.default": lambda a, n: a[0],
+    "aten.lift_fresh_copy.default": lambda a, n: a[0],
+    "aten.leaky_relu.default": _leaky,
+    "aten.hardtanh.default": _hardtanh,
+    "aten.elu.default": _elu,
+    "aten.softplus.default": _softplus,
+    "aten.hardsigmoid.default": lambda a, n: (
+        f"tl.minimum(tl.maximum({a[0]} / 6.0 + 0.5, 0.0), 1.0)"
+    ),
+    "aten.hardswish.default": lambda a, n: (
+        f"{a[0]} * tl.minimum(tl.maximum({a[0]} + 3.0, 0.0), 6.0) / 6.0"
+    ),
+    "aten.silu.default": lambda a, n: f"{a[0]} * tl.sigmoid({a[0]})",
+}
+
+# Ops whose result is boolean (so a store into a bool tensor needs no conversion).
+BOOL_RESULT = frozenset(
+    t
+    for t in POINTWISE
+    if any(
+        t.startswith(f"aten.{op}.")
+        for op in (
+            "eq",
+            "ne",
+            "lt",
+            "le",
+            "gt",
+            "ge",
+            "logical_and",
+            "logical_or",
+            "logical_xor",
+            "logical_not",
+            "isnan",
+            "isinf",
+        )
+    )
+)
+
+# Helpers emitted (as @triton.jit functions) when an expression uses them.
+HELPERS = {
+    "_prod_combine": """@triton.jit
+def _prod_combine(a, b):
+    # the combine function of a product reduction or scan
+    return a * b""",
+    "_tanh": """@triton.jit
+def _tanh(x):
+    # tanh from exp, stable for large |x| (the interpreter has no libdevice)
+    t = tl.exp(-2.0 * tl.abs(x))
+    y = (1.0 - t) / (1.0 + t)
+    return tl.where(x < 0, -y, y)""",
+    "_log1p": """@triton.jit
+def _log1p(x):
+    # log(1 + x) accurate for tiny x: correct the rounding of 1 + x
+    u = 1.0 + x
+    return tl.where(u == 1.0, x, tl.log(u) * (x / (u - 1.0)))""",
+    "_expm1": """@triton.jit
+def _expm1(x):
+    # exp(x) - 1 accurate for tiny x
+    u = tl.exp(x)
+    return tl.where(u == 1.0, x, tl.where(u - 1.0 == -1.0, -1.0, (u - 1.0) * x / tl.log(u)))""",
+    "_pow": """@triton.jit
+def _pow(x, y):
+    # x ** y for x >= 0 (and integral y for negative x) through exp2/log2
+    r = tl.exp2(y * tl.log2(tl.abs(x)))
+    odd = (tl.floor(y * 0.5) * 2.0) != y
+    return tl.where((x < 0) & odd, -r, tl.where(x == 0, tl.where(y == 0, 1.0, 0.0), r))""",
+}
+
+
+def classify(node: Node) -> str:
+    """The kind of a node (see the module docstring)."""
+    t = node.target
+    if node.kind == "sym":
+        return "sym"
+    if node.kind == "getitem":
+        return "getitem"
+    if t in POINTWISE:
+        return "pointwise"
+    if t in REDUCTIONS:
+        return "reduction"
+    if t in SCANS:
+        return "scan"
+    if t in VIEWS:
+        return "view"
+    if t in FORWARD_VIEWS:
+        return "fview"
+    if t in POOLS:
+        return "pool"
+    if t in CONSTS and node.meta and node.out.rank == 0:
+        return "const"
+    if t == "aten.gather.default":
+        return "gather"
+    if t == "aten.cat.default":
+        return "cat"
+    return "framework"
+
+
+def reduction_dims(node: Node, rank: int) -> tuple[int, ...]:
+    """The dimensions a reduction node reduces (all of them for an empty list)."""
+    if node.target in ("aten.argmax.default", "aten.argmin.default"):
+        dim = node.args[1] if len(node.args) > 1 else node.kwarg("dim")
+        if dim is None:
+            return tuple(range(rank))
+        return (int(dim) % rank,)  # type: ignore[arg-type]
+    if node.target == "aten.prod.dim_int":
+        return (int(node.args[1]) % rank,)  # type: ignore[arg-type]
+    dims = node.args[1] if len(node.args) > 1 else ()
+    if dims is None or dims == ():
+        return tuple(range(rank))
+    if isinstance(dims, int):
+        return (dims % rank,)
+    return tuple(sorted(int(d) % rank for d in dims))  # type: ignore[union-attr,arg-type]
+
+
+def reduction_keepdim(node: Node) -> bool:
+    """Whether the reduced dimensions stay as size 1."""
+    if node.target in ("aten.argmax.default", "aten.argmin.default", "aten.prod.dim_int"):
+        return bool(node.args[2]) if len(node.args) > 2 else bool(node.kwarg("keepdim", False))
+    return bool(node.args[2]) if len(node.args) > 2 else bool(node.kwarg("keepdim", False))
+
+
+def scan_info(node: Node, rank: int) -> tuple[int, str, bool]:
+    """(dimension, ``sum``/``prod``, reverse) of a scan node."""
+    if node.target == "kw.scan":
+        return int(node.args[1]) % rank, str(node.args[2]), bool(node.args[3])  # type: ignore[arg-type]
+    return int(node.args[1]) % rank, SCANS[node.target] or "sum", False  # type: ignore[arg-type]

@@ -1,0 +1,107 @@
+"""A task's design plan: its captured graph, fusion groups, the skills' verdicts and the ranked
+designs, plus what the archive already knows (skill priors, warm-start measurements)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from kernelwright.design.capture import capture
+from kernelwright.design.choices import Design
+from kernelwright.design.emit import emit
+from kernelwright.design.fusion import Partition, fuse
+from kernelwright.design.kernel.common import DesignError
+from kernelwright.design.lower import lower
+from kernelwright.design.structures import GroupOptions, group_options, rank_designs
+from kernelwright.records import Task
+from kernelwright.skills.library import SkillLibrary
+
+
+@dataclass
+class DesignPlan:
+    """Everything stage 1 decided for one task at one size."""
+
+    task: Task
+    size: str
+    device: str
+    partition: Partition
+    library: SkillLibrary
+    groups: list[GroupOptions]
+    designs: list[Design]
+    prior: Mapping[str, float] = field(default_factory=dict)
+    archive: Any | None = None
+
+    def render(self, design: Design) -> str:
+        """The ModelNew source of ``design`` (raises DesignError when it cannot be rendered)."""
+        notes = {
+            g.group.id: "; ".join(f"{s}: {' '.join(r)}" for s, r in g.skipped)
+            for g in self.groups
+            if not g.options
+        }
+        return emit(
+            self.partition,
+            design,
+            self.task.source,
+            task_name=self.task.name,
+            size=self.size,
+            notes=notes,
+        )
+
+    def framework_groups(self) -> list[dict[str, str]]:
+        """Groups left to PyTorch, with why."""
+        out = []
+        for g in self.partition.groups:
+            if g.kind == "framework":
+                ops = ", ".join(self.partition.graph.node(n).target for n in g.nodes)
+                out.append({"group": f"g{g.id}", "ops": ops, "why": g.note})
+        for go in self.groups:
+            if not go.options:
+                ops = ", ".join(self.partition.graph.node(n).target for n in go.group.nodes)
+                why = "; ".join(f"{s}: {' '.join(r)}" for s, r in go.skipped) or "no skill applies"
+                out.append({"group": f"g{go.group.id}", "ops": ops, "why": why})
+        return out
+
+    def warm_start(self, design: Design) -> Sequence[tuple[dict[str, int], float, str]]:
+        """Measurements of the same skill on other tasks (single-group designs), for the tuner."""
+        if self.archive is None or len(design.choices) != 1 or self.device != "cuda":
+            return []
+        from kernelwright.skills.stats import matching_measurements
+
+        choice = design.choices[0]
+        found = []
+        for params, ms, source in matching_measurements(
+            self.archive, choice.skill, choice.variant, self.task.sha256
+        ):
+            found.append(({f"g{choice.group}_{k}": v for k, v in params.items()}, ms, source))
+        return found
+
+
+def plan_task(
+    task: Task,
+    device: str,
+    size: str,
+    *,
+    archive: Any | None = None,
+    isolate: bool = True,
+    library: SkillLibrary | None = None,
+    limit: int = 12,
+) -> DesignPlan:
+    """Capture, lower and fuse ``task``; check the skills; rank the designs."""
+    graph = capture(task, size, isolated=isolate)
+    try:
+        partition = fuse(lower(graph))
+    except Exception as exc:  # an unsupported graph shape: say so instead of a traceback
+        raise DesignError(
+            f"{task.path}: kernelwright could not lower and fuse this graph "
+            f"({type(exc).__name__}: {exc}); please report it with the task file"
+        ) from exc
+    lib = library or SkillLibrary.builtin()
+    prior: Mapping[str, float] = {}
+    if archive is not None and device == "cuda":
+        from kernelwright.skills.stats import skill_priors
+
+        prior = skill_priors(archive, lib)
+    groups = [group_options(partition, g, lib, device, prior) for g in partition.fused]
+    designs = rank_designs(groups, limit)
+    return DesignPlan(task, size, device, partition, lib, groups, designs, prior, archive)

@@ -1,0 +1,168 @@
+"""What an optimize run leaves on disk: the best file, every candidate, and a readable report.
+
+DIR/best.py                    the fastest correct candidate (absent when none was correct)
+DIR/candidates/NNN_<stage>_<status>.py   every candidate as evaluated, and its verdict .json
+DIR/report.md                  graph and fusion groups, each skill checked (held / skipped and
+                               why), every candidate's verdict, what each skill did, the
+                               speed-of-light fraction and what stayed with PyTorch
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+from kernelwright.records import Verdict
+
+
+def write_outputs(result: Any, out: Path, archive: Any) -> list[Path]:
+    """Write best.py, candidates/ and report.md; returns the paths written."""
+    out.mkdir(parents=True, exist_ok=True)
+    written: list[Path] = []
+    cdir = out / "candidates"
+    cdir.mkdir(exist_ok=True)
+    for i, t in enumerate(result.trials, 1):
+        stage = str(t.candidate.design.get("stage", t.candidate.origin))
+        stem = f"{i:03d}_{stage}_{t.verdict.status.value}"
+        (cdir / f"{stem}.py").write_text(t.candidate.source)
+        (cdir / f"{stem}.json").write_text(
+            json.dumps(
+                {
+                    "candidate_id": t.candidate_id,
+                    "note": t.note,
+                    "design": t.candidate.design,
+                    "params": t.candidate.params,
+                    "verdict": t.verdict.to_dict(),
+                },
+                indent=2,
+            )
+        )
+        written.append(cdir / f"{stem}.py")
+    best = result.best
+    if best is not None:
+        (out / "best.py").write_text(best.candidate.source)
+        written.append(out / "best.py")
+    (out / "report.md").write_text(report_markdown(result))
+    written.append(out / "report.md")
+    return written
+
+
+def _ms(v: Verdict) -> str:
+    t = v.timing.candidate
+    return f"{t.median_ms:.4f}" if t else "-"
+
+
+def _x(value: float | None) -> str:
+    return f"{value:.2f}x" if value else "-"
+
+
+def _sol(v: Verdict) -> str:
+    return f"{100 * v.sol.fraction:.0f}%" if v.sol and v.sol.fraction is not None else "-"
+
+
+def report_markdown(result: Any) -> str:
+    """The report's text (see the module docstring)."""
+    plan = result.plan
+    lines = [f"# kernelwright optimize: {result.task.name}", ""]
+    search = result.search
+    lines += [
+        f"- run `{result.run_id}` on {result.device} at the task's {result.size} size",
+        f"- candidates evaluated: {len(result.trials)}"
+        + (f" (stopped: {search.stopped}; {search.pruned} duplicates pruned)" if search else ""),
+    ]
+    if result.device == "cpu":
+        lines.append(
+            "- timings under Triton's interpreter on the CPU say nothing about a GPU; "
+            "correctness does"
+        )
+    best = result.best
+    lines += ["", "## Result", ""]
+    if best is None:
+        lines.append(
+            "No correct candidate."
+            if result.trials
+            else "Nothing was evaluated: no template applies."
+        )
+    else:
+        v = best.verdict
+        t = v.timing
+        lines += [
+            f"Best: candidate {best.candidate_id} ({best.note or 'template'}), {_ms(v)} ms,"
+            f" {_x(t.speedup_vs_eager)} vs eager, {_x(t.speedup_vs_compile)} vs torch.compile"
+            f" ({v.precision.value}), speed of light {_sol(v)}"
+            + (f" of {v.sol.floor_ms:.4f} ms ({v.sol.bound}-bound)" if v.sol else ""),
+        ]
+        if (
+            t.eager
+            and t.candidate
+            and t.candidate.median_ms > t.eager.median_ms
+            and t.representative
+        ):
+            lines.append("")
+            lines.append(
+                "**Slower than eager PyTorch**: see the skills below for what did not pay."
+            )
+    lines += ["", "## Graph and fusion", ""]
+    lines += ["| group | kind | domain | reduced dims | ops |", "|---|---|---|---|---|"]
+    graph = plan.partition.graph
+    for g in plan.partition.groups:
+        ops = ", ".join(dict.fromkeys(graph.node(n).op for n in g.nodes))
+        dom = "x".join(str(h) for h in g.layout.hint) if g.layout else "-"
+        red = ", ".join(str(d) for d in g.layout.reduce) if g.layout and g.layout.reduce else "-"
+        lines.append(f"| g{g.id} | {g.kind} | {dom} | {red} | {ops} |")
+    framework = plan.framework_groups()
+    if framework:
+        lines += ["", "Left to PyTorch:"]
+        lines += [f"- {f['group']}: {f['ops']} ({f['why'] or 'no template'})" for f in framework]
+    lines += ["", "## Skills checked", ""]
+    for go in plan.groups:
+        lines.append(f"### g{go.group.id} ({go.group.kind})")
+        facts = go.facts
+        lines.append(
+            f"facts: domain {list(facts.domain)}, reduced extent {facts.reduced_length}, "
+            f"{facts.parallel_length} positions, schedule {facts.schedule or '-'}"
+        )
+        for o in go.options:
+            c = o.choice
+            opts = f" + {', '.join(c.options)}" if c.options else ""
+            lines.append(f"- applies: **{c.skill}**{opts} (score {o.score:.2f})")
+            lines += [f"  - {r}" for r in c.reasons]
+        for sid, reasons in go.skipped:
+            lines.append(f"- skipped: {sid}: {'; '.join(reasons)}")
+        lines.append("")
+    lines += ["## Candidates", ""]
+    lines += [
+        "| # | stage | design | status | ms | vs eager | vs compile | SOL | note |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for i, t in enumerate(result.trials, 1):
+        v = t.verdict
+        d = t.candidate.design
+        stage = d.get("stage", t.candidate.origin)
+        skills = " + ".join(d.get("skills", [])) or t.candidate.origin
+        status = v.status.value + (f" ({v.message[:60]})" if not v.correct and v.message else "")
+        lines.append(
+            f"| {i} | {stage} | {skills} | {status} | {_ms(v)} | {_x(v.timing.speedup_vs_eager)} "
+            f"| {_x(v.timing.speedup_vs_compile)} | {_sol(v)} | {t.note} |"
+        )
+    lines += ["", "## What each skill did", ""]
+    lines += [
+        "| skill | applied | correct | best vs eager | geomean vs eager |",
+        "|---|---|---|---|---|",
+    ]
+    per: dict[str, list[Verdict]] = defaultdict(list)
+    for t in result.trials:
+        for s in t.candidate.design.get("skills", []):
+            per[s].append(t.verdict)
+    for s, vs in sorted(per.items()):
+        sp = [v.timing.speedup_vs_eager for v in vs if v.correct and v.timing.speedup_vs_eager]
+        geo = math.exp(sum(math.log(x) for x in sp) / len(sp)) if sp else None
+        lines.append(
+            f"| {s} | {len(vs)} | {sum(v.correct for v in vs)} | "
+            f"{_x(max(sp) if sp else None)} | {_x(geo)} |"
+        )
+    lines.append("")
+    return "\n".join(lines)

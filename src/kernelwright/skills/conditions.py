@@ -1,0 +1,228 @@
+"""Conditions: named predicates on a fusion group's facts, each returning Ok or Fail with a reason.
+
+A skill file names them (``check = "reduced_length_at_most"``, ``limit = 16384``); the registry
+refuses duplicates and an unknown name says which ones exist. Facts are measured at the size the
+design is for (the task's shapes on that device), so "row fits in one block" is decided for the
+shapes that will run.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from kernelwright.errors import ConfigError
+from kernelwright.skills.base import Condition, Fail, Ok, Outcome
+
+
+@dataclass(frozen=True, slots=True)
+class GroupFacts:
+    """What the skills' conditions may look at, for one fusion group at one size.
+
+    Attributes:
+        kind: pointwise, reduction, scan or pool.
+        schedule: row (reduced/scanned dims innermost) or column (contiguous dims follow);
+            empty for pointwise and pool.
+        domain: the domain's sizes.
+        reduced_length: elements reduced (or scanned) per output position.
+        parallel_length: output positions (product of the other dimensions).
+        inner_length: contiguous positions after the reduced dims (column schedule); for
+            pointwise groups the contiguous run every operand shares; else 1.
+        n_passes: sweeps of a row a looped kernel needs without folding.
+        online_pattern: a sum of exp(x - max(x)) can be folded into the max's pass.
+        welford_pattern: a variance after a mean can be folded into the mean's pass.
+        splittable: one pass, no full-size outputs, no gathers (two-stage split applies).
+        flat: every operand is contiguous over the whole domain (no broadcasting).
+        reverse: the scan runs from the end.
+        dtypes: the storage dtypes the group reads.
+        device: cuda or cpu.
+        sm_count: streaming multiprocessors of the target GPU.
+        window: pooling window elements (kernel volume); 0 otherwise.
+        has_gather: the group gathers along the reduced dimension.
+    """
+
+    kind: str
+    schedule: str = ""
+    domain: tuple[int, ...] = ()
+    reduced_length: int = 1
+    parallel_length: int = 1
+    inner_length: int = 1
+    n_passes: int = 1
+    online_pattern: bool = False
+    welford_pattern: bool = False
+    splittable: bool = False
+    flat: bool = True
+    reverse: bool = False
+    dtypes: tuple[str, ...] = ()
+    device: str = "cuda"
+    sm_count: int = 132
+    window: int = 0
+    has_gather: bool = False
+
+    @property
+    def numel(self) -> int:
+        """Elements of the domain."""
+        n = 1
+        for s in self.domain:
+            n *= s
+        return n
+
+
+Check = Callable[..., Outcome]
+CONDITIONS: dict[str, Check] = {}
+
+
+def condition(name: str) -> Callable[[Check], Check]:
+    """Register a condition under ``name`` (duplicates are refused)."""
+
+    def deco(fn: Check) -> Check:
+        if name in CONDITIONS:
+            raise ConfigError(f"condition {name!r} is already registered")
+        CONDITIONS[name] = fn
+        return fn
+
+    return deco
+
+
+def check(cond: Condition, facts: GroupFacts) -> Outcome:
+    """Run a condition on ``facts``.
+
+    Raises:
+        ConfigError: the condition's name is not registered (the message lists the known ones).
+    """
+    fn = CONDITIONS.get(cond.check)
+    if fn is None:
+        known = ", ".join(sorted(CONDITIONS))
+        raise ConfigError(
+            f"unknown condition {cond.check!r}; known: {known} (register new ones with "
+            "@kernelwright.skills.conditions.condition)"
+        )
+    return fn(facts, **dict(cond.args))
+
+
+def check_all(conds: tuple[Condition, ...], facts: GroupFacts) -> list[Outcome]:
+    """Every condition's outcome, in order."""
+    return [check(c, facts) for c in conds]
+
+
+@condition("kind_is")
+def kind_is(f: GroupFacts, kind: str) -> Outcome:
+    return Ok(f"a {kind} group") if f.kind == kind else Fail(f"a {f.kind} group, not {kind}")
+
+
+@condition("reduced_innermost")
+def reduced_innermost(f: GroupFacts) -> Outcome:
+    if f.schedule == "row":
+        return Ok("reduced dimensions are innermost (contiguous) -> vectorised row loads")
+    return Fail("contiguous dimensions follow the reduced ones (a column reduction)")
+
+
+@condition("contiguous_after_reduced")
+def contiguous_after_reduced(f: GroupFacts) -> Outcome:
+    if f.schedule == "column":
+        return Ok(
+            f"{f.inner_length} contiguous positions follow the reduced dims -> load across them"
+        )
+    return Fail("the reduced dimensions are innermost")
+
+
+@condition("reduced_length_at_most")
+def reduced_length_at_most(f: GroupFacts, limit: int) -> Outcome:
+    if f.reduced_length <= limit:
+        return Ok(f"reduced extent {f.reduced_length} <= {limit}: fits in one block")
+    return Fail(f"reduced extent {f.reduced_length} > max block {limit}")
+
+
+@condition("reduced_length_at_least")
+def reduced_length_at_least(f: GroupFacts, limit: int) -> Outcome:
+    if f.reduced_length >= limit:
+        return Ok(f"reduced extent {f.reduced_length} >= {limit}")
+    return Fail(f"reduced extent {f.reduced_length} < {limit}: too short to pay off")
+
+
+@condition("few_outputs")
+def few_outputs(f: GroupFacts, per_sm: int = 64) -> Outcome:
+    limit = per_sm * f.sm_count
+    if f.parallel_length <= limit:
+        return Ok(
+            f"{f.parallel_length} output positions <= {limit}: too few programs without a split"
+        )
+    return Fail(f"{f.parallel_length} output positions > {limit}: enough parallel work already")
+
+
+@condition("multi_pass")
+def multi_pass(f: GroupFacts) -> Outcome:
+    if f.n_passes > 1:
+        return Ok(f"{f.n_passes} dependent sweeps of each row")
+    return Fail("a single sweep: nothing to fold")
+
+
+@condition("online_softmax_pattern")
+def online_softmax_pattern(f: GroupFacts) -> Outcome:
+    if f.online_pattern:
+        return Ok("sum(exp(x - max(x))) follows max(x): fold both into one sweep")
+    return Fail("no sum of exponentials after a maximum")
+
+
+@condition("welford_pattern")
+def welford_pattern(f: GroupFacts) -> Outcome:
+    if f.welford_pattern:
+        return Ok("variance of (x - mean(x)) follows mean(x): one Welford sweep")
+    return Fail("no variance after a mean")
+
+
+@condition("splittable")
+def splittable(f: GroupFacts) -> Outcome:
+    if f.splittable:
+        return Ok("one sweep, per-position results only: partials combine exactly")
+    return Fail("dependent sweeps, full-size outputs or a gather: partials cannot be combined")
+
+
+@condition("contiguous_operands")
+def contiguous_operands(f: GroupFacts) -> Outcome:
+    if f.flat:
+        return Ok(
+            "every operand is contiguous over the whole domain -> one flat index, vector loads"
+        )
+    return Fail("an operand broadcasts or is strided: a flat index would divide per element")
+
+
+@condition("broadcast_operands")
+def broadcast_operands(f: GroupFacts) -> Outcome:
+    if not f.flat:
+        return Ok("an operand broadcasts over leading dimensions -> rows x contiguous columns")
+    return Fail("no operand broadcasts")
+
+
+@condition("scan_schedule")
+def scan_schedule(f: GroupFacts, schedule: str) -> Outcome:
+    if f.schedule == schedule:
+        how = (
+            "innermost: walk rows"
+            if schedule == "row"
+            else "followed by contiguous dims: walk columns"
+        )
+        rev = " from the end (suffix scan)" if f.reverse else ""
+        return Ok(f"scanned dimension {how}{rev}")
+    return Fail(f"the scan is a {f.schedule} scan")
+
+
+@condition("float_inputs")
+def float_inputs(f: GroupFacts) -> Outcome:
+    floats = [d for d in f.dtypes if d.startswith(("float", "bfloat"))]
+    if floats:
+        return Ok(f"floating inputs ({', '.join(sorted(set(floats)))}) computed in fp32")
+    return Fail("no floating input")
+
+
+@condition("numel_at_least")
+def numel_at_least(f: GroupFacts, limit: int) -> Outcome:
+    if f.numel >= limit:
+        return Ok(f"{f.numel} elements >= {limit}")
+    return Fail(f"{f.numel} elements < {limit}")
+
+
+def describe_facts(f: GroupFacts) -> Mapping[str, Any]:
+    """The facts as a dict (for reports)."""
+    return {k: getattr(f, k) for k in f.__dataclass_fields__}

@@ -1,0 +1,116 @@
+"""Where each skill paid: measured effects read back from the archive.
+
+Every template candidate stores its skills in ``Candidate.design`` (``skills`` and, per group,
+``skill``/``variant``/``options``) and its verdict, so the archive answers:
+
+    skill_stats(archive)         per skill: applied, correct, speed-ups vs eager/compile, tasks
+    skill_priors(archive, lib)   measured / expected gain per skill, to re-rank stage 1
+    matching_measurements(...)   timings of one skill's parameters on other tasks (warm start)
+
+Only representative timings (a GPU) count towards speed-ups; CPU runs count applications and
+correctness.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from kernelwright.skills.library import SkillLibrary
+
+
+@dataclass
+class SkillStat:
+    """One skill's record in the archive."""
+
+    skill: str
+    applied: int = 0
+    correct: int = 0
+    speedups: list[float] = field(default_factory=list)
+    speedups_compile: list[float] = field(default_factory=list)
+    tasks: set[str] = field(default_factory=set)
+    best: float | None = None
+
+    @property
+    def geomean(self) -> float | None:
+        """Geometric-mean speed-up over eager of its correct, timed candidates."""
+        if not self.speedups:
+            return None
+        return math.exp(sum(math.log(s) for s in self.speedups) / len(self.speedups))
+
+    @property
+    def geomean_compile(self) -> float | None:
+        """Geometric-mean speed-up over torch.compile."""
+        if not self.speedups_compile:
+            return None
+        return math.exp(
+            sum(math.log(s) for s in self.speedups_compile) / len(self.speedups_compile)
+        )
+
+
+def _template_records(archive: Any) -> Iterator[Any]:
+    for rec in archive.history():
+        if rec.candidate.origin == "template" and rec.candidate.design.get("skills"):
+            yield rec
+
+
+def skill_stats(archive: Any) -> dict[str, SkillStat]:
+    """Per-skill counts and measured speed-ups (see the module docstring)."""
+    stats: dict[str, SkillStat] = {}
+    for rec in _template_records(archive):
+        v = rec.verdict
+        for sid in rec.candidate.design.get("skills", []):
+            s = stats.setdefault(sid, SkillStat(sid))
+            s.applied += 1
+            s.tasks.add(rec.task_name)
+            if not v.correct:
+                continue
+            s.correct += 1
+            if v.timing.representative and v.timing.speedup_vs_eager:
+                s.speedups.append(v.timing.speedup_vs_eager)
+                s.best = max(s.best or 0.0, v.timing.speedup_vs_eager)
+            if v.timing.representative and v.timing.speedup_vs_compile:
+                s.speedups_compile.append(v.timing.speedup_vs_compile)
+    return stats
+
+
+def skill_priors(archive: Any, library: SkillLibrary, min_samples: int = 3) -> Mapping[str, float]:
+    """Measured geomean speed-up over the skill's expected gain, clipped to [0.5, 2]."""
+    priors: dict[str, float] = {}
+    for sid, s in skill_stats(archive).items():
+        g = s.geomean
+        if g is None or len(s.speedups) < min_samples:
+            continue
+        try:
+            expected = library.get(sid).expected_gain
+        except Exception:  # a skill the library no longer has
+            continue
+        priors[sid] = min(2.0, max(0.5, g / expected))
+    return priors
+
+
+def matching_measurements(
+    archive: Any, skill: str, variant: str, exclude_task: str
+) -> list[tuple[dict[str, int], float, str]]:
+    """(params, ms, task) of single-group candidates of ``skill``/``variant`` on other tasks."""
+    found: list[tuple[dict[str, int], float, str]] = []
+    for rec in _template_records(archive):
+        groups = rec.candidate.design.get("groups") or {}
+        if rec.task_sha256 == exclude_task or len(groups) != 1:
+            continue
+        ((gid, g),) = groups.items()
+        if g.get("skill") != skill or g.get("variant") != variant:
+            continue
+        t = rec.verdict.timing
+        if not rec.verdict.correct or not t.representative or t.candidate is None:
+            continue
+        prefix = f"{gid}."
+        params = {
+            k[len(prefix) :]: int(v)
+            for k, v in rec.candidate.params.items()
+            if k.startswith(prefix)
+        }
+        found.append((params, t.candidate.median_ms, rec.task_sha256[:8]))
+    return found

@@ -1,0 +1,79 @@
+"""Process replay (tinygrad's habit): the emitted source of fixed (task, design, params) must match
+the checked-in snapshot, so any change to what kernelwright writes is seen in review.
+
+Refresh the snapshots after an intended change with::
+
+    KERNELWRIGHT_UPDATE_GOLDEN=1 python -m pytest tests/golden
+
+Snapshots are made with the CPU test environment's torch (node names come from torch.export).
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+from pathlib import Path
+
+import pytest
+
+from kernelwright.design.capture import capture_path
+from kernelwright.design.choices import Design
+from kernelwright.design.emit import emit
+from kernelwright.design.fusion import fuse
+from kernelwright.design.lower import lower
+from kernelwright.design.structures import group_options, rank_designs
+from kernelwright.skills.library import SkillLibrary
+
+HERE = Path(__file__).parent
+UPDATE = os.environ.get("KERNELWRIGHT_UPDATE_GOLDEN") == "1"  # read at import: fixtures clear it
+
+# task -> (skills the design must hold, fixed parameters for every group)
+CASES = {
+    "softmax": (("row-onepass", "online-softmax"), {"ROWS": 1, "WARPS": 4}),
+    "softmax_looped": (
+        ("row-looped", "online-softmax"),
+        {"LOOP_BLOCK": 1024, "LOOP_ROWS": 1, "LOOP_WARPS": 8},
+    ),
+    "layer_norm": (("row-looped", "welford"), {"LOOP_BLOCK": 256, "LOOP_ROWS": 1, "LOOP_WARPS": 4}),
+    "cumsum_reverse": (("scan-rows",), {"BLOCK_N": 256, "ROWS": 1, "WARPS": 4}),
+    "max_pool2d": (("pool-window",), {"BLOCK_W": 32, "BLOCK_H": 4, "WARPS": 4}),
+    "mse_loss": (("split-reduction",), {"LOOP_BLOCK": 1024, "SPLIT_PROGRAMS": 64, "LOOP_WARPS": 8}),
+    "prelu": (("elementwise-rows",), {"BLOCK_N": 256, "TILE": 1024, "WARPS": 4}),
+    "cross_entropy": (
+        ("row-looped", "online-softmax"),
+        {"LOOP_BLOCK": 1024, "LOOP_ROWS": 1, "LOOP_WARPS": 8},
+    ),
+}
+
+
+def render(case: str) -> str:
+    skills, params = CASES[case]
+    task = HERE / "tasks" / f"{case.removesuffix('_looped')}.py"
+    part = fuse(lower(capture_path(task, "full")))
+    library = SkillLibrary.builtin()
+    designs = rank_designs([group_options(part, g, library) for g in part.fused], 30)
+    design = next(d for d in designs if all(s in d.skills for s in skills))
+    fixed = Design(tuple(c.with_params({**c.params, **params}) for c in design.choices))
+    return emit(part, fixed, task.read_text(), task_name=task.stem, size="full")
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_emitted_source_matches_snapshot(case: str) -> None:
+    got = render(case)
+    snap = HERE / "snapshots" / f"{case}.py.snap"
+    if UPDATE or not snap.exists():
+        snap.write_text(got)
+        if not UPDATE:
+            pytest.fail(f"wrote a new snapshot {snap.name}; check it in")
+        return
+    want = snap.read_text()
+    if got != want:
+        diff = "".join(
+            difflib.unified_diff(
+                want.splitlines(True), got.splitlines(True), "snapshot", "emitted", n=2
+            )
+        )
+        pytest.fail(
+            f"{case}: the emitted source changed (KERNELWRIGHT_UPDATE_GOLDEN=1 to accept):\n"
+            f"{diff[:6000]}"
+        )

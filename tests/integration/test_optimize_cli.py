@@ -1,0 +1,109 @@
+"""``kernelwright optimize`` end to end on a tiny task (real harness, Triton's interpreter)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from kernelwright.cli import app
+
+pytest.importorskip("triton")
+
+TASK = """import torch
+import torch.nn as nn
+
+rows = 4096
+cols = 4096
+KERNELWRIGHT = {"small": {"rows": 13, "cols": 300}}
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, x):
+        return torch.softmax(x, dim=-1)
+
+
+def get_inputs():
+    return [torch.randn(rows, cols)]
+
+
+def get_init_inputs():
+    return []
+"""
+
+
+@pytest.mark.interpreter
+@pytest.mark.slow
+def test_optimize_writes_best_report_candidates_and_resumes(tmp_path: Path) -> None:
+    task = tmp_path / "softmax.py"
+    task.write_text(TASK)
+    out, archive = tmp_path / "out", tmp_path / "a.sqlite"
+    args = [
+        "optimize",
+        str(task),
+        "--device",
+        "cpu",
+        "--budget-candidates",
+        "2",
+        "--trials",
+        "1",
+        "--out",
+        str(out),
+        "--archive",
+        str(archive),
+        "--json",
+        str(tmp_path / "s.json"),
+    ]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 0, result.output
+    summary = json.loads((tmp_path / "s.json").read_text())
+    assert summary["evaluated"] == 2 and summary["correct"] == 2
+    assert "row-onepass" in summary["best_design"]["skills"]
+    best = (out / "best.py").read_text()
+    assert "class ModelNew" in best and "@triton.jit" in best
+    report = (out / "report.md").read_text()
+    for needle in (
+        "## Skills checked",
+        "## Candidates",
+        "## What each skill did",
+        "skipped: column-onepass",
+    ):
+        assert needle in report
+    assert len(list((out / "candidates").glob("*.py"))) == 2
+    # the same command resumes the same run: the budget is spent, nothing new is evaluated
+    again = CliRunner().invoke(app, args)
+    assert again.exit_code == 0, again.output
+    assert json.loads((tmp_path / "s.json").read_text())["evaluated"] == 2
+    stats = CliRunner().invoke(app, ["skills", "stats", "--archive", str(archive)])
+    assert stats.exit_code == 0 and "row-onepass" in stats.output
+
+
+def test_optimize_refuses_bad_options_with_exit_2(tmp_path: Path) -> None:
+    task = tmp_path / "softmax.py"
+    task.write_text(TASK)
+    runner = CliRunner()
+    for extra, message in [
+        (["--constraints", str(task)], "need --llm"),
+        (["--tuner", "magic"], "--tuner"),
+        (["--budget-candidates", "0"], "at least 1"),
+    ]:
+        result = runner.invoke(app, ["optimize", str(task), "--device", "cpu", *extra])
+        assert result.exit_code == 2, result.output
+        assert message in result.output
+    missing = runner.invoke(app, ["optimize", str(tmp_path / "nope.py"), "--device", "cpu"])
+    assert missing.exit_code == 2 and "no such task file" in missing.output
+
+
+def test_skills_list_and_show() -> None:
+    runner = CliRunner()
+    listed = runner.invoke(app, ["skills", "list"])
+    assert listed.exit_code == 0 and "split-reduction" in listed.output
+    shown = runner.invoke(app, ["skills", "show", "welford"])
+    assert shown.exit_code == 0 and "welford_pattern" in shown.output
+    unknown = runner.invoke(app, ["skills", "show", "nope"])
+    assert unknown.exit_code == 2 and "unknown skill" in unknown.output

@@ -1,0 +1,157 @@
+"""Numeric checks of emitted ModelNew files, run in a worker process under Triton's interpreter.
+
+Triton's interpreter must be switched on before ``triton`` is first imported (its own helper
+functions are compiled or interpreted at import), and the test session may already have imported
+it in compiled mode; so the checks run in one long-lived child started with TRITON_INTERPRET=1.
+The child reads one JSON request per line and answers one JSON line:
+
+    {"body": "...task body...", "skills": [...], "params": {...}, "inputs": "python expr" | null,
+     "dtype": "bfloat16" | null, "tol": 1e-4, "expect": 1}
+    -> {"sources": [...], "checked": [...skills per design...]} or {"error": "..."}
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import tempfile
+import textwrap
+import traceback
+import types
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+HEADER = "import torch\nimport torch.nn as nn\nimport torch.nn.functional as F\n"
+
+
+def write_task(folder: Path, body: str, name: str = "task") -> Path:
+    """A task file from its body (imports added)."""
+    path = folder / f"{name}.py"
+    path.write_text(HEADER + textwrap.dedent(body))
+    return path
+
+
+def designs_for(path: Path) -> tuple[Any, list[Any]]:
+    """(partition, ranked designs) of a task at its small size, captured in this process."""
+    from kernelwright.design.capture import capture_path
+    from kernelwright.design.fusion import fuse
+    from kernelwright.design.lower import lower
+    from kernelwright.design.structures import group_options, rank_designs
+    from kernelwright.skills.library import SkillLibrary
+
+    library = SkillLibrary.builtin()
+    part = fuse(lower(capture_path(path, "small")))
+    groups = [group_options(part, g, library) for g in part.fused]
+    return part, rank_designs(groups, 20)
+
+
+def with_params(design: Any, params: dict[str, int]) -> Any:
+    from kernelwright.design.choices import Design
+
+    return Design(
+        tuple(c.with_params({**c.params, **params}) for c in design.choices), design.stage
+    )
+
+
+def compare(
+    path: Path, source: str, inputs: Iterable[list[Any]] | None, dtype: Any, tol: float
+) -> None:
+    """Run the emitted ModelNew and the reference on the task's inputs and variants."""
+    import torch
+
+    from kernelwright.task.module import import_task_module
+
+    task = import_task_module(path, "small")
+    module = types.ModuleType("candidate")
+    exec(compile(source, "<candidate>", "exec"), module.__dict__)
+    sets = list(inputs) if inputs is not None else [task.get_inputs()]
+    if inputs is None and hasattr(task, "get_input_variants"):
+        sets += list(task.get_input_variants())
+    init = task.get_init_inputs() if hasattr(task, "get_init_inputs") else []
+    for k, xs in enumerate(sets):
+        if dtype is not None:
+            xs = [
+                x.to(dtype) if isinstance(x, torch.Tensor) and x.is_floating_point() else x
+                for x in xs
+            ]
+        torch.manual_seed(3)
+        ref = task.Model(*init).eval()
+        torch.manual_seed(3)
+        new = module.ModelNew(*init).eval()
+        if dtype is not None:
+            ref, new = ref.to(dtype), new.to(dtype)
+        with torch.no_grad():
+            want = ref(*[x.clone() if isinstance(x, torch.Tensor) else x for x in xs])
+            got = new(*[x.clone() if isinstance(x, torch.Tensor) else x for x in xs])
+        want = list(want) if isinstance(want, tuple | list) else [want]
+        got = list(got) if isinstance(got, tuple | list) else [got]
+        assert len(want) == len(got), f"set {k}: {len(got)} outputs, expected {len(want)}"
+        for i, (w, g) in enumerate(zip(want, got, strict=True)):
+            assert g.shape == w.shape, (
+                f"set {k} output {i}: shape {tuple(g.shape)} != {tuple(w.shape)}"
+            )
+            assert g.dtype == w.dtype, f"set {k} output {i}: dtype {g.dtype} != {w.dtype}"
+            if w.is_floating_point():
+                ok = torch.allclose(g.float(), w.float(), atol=tol, rtol=tol, equal_nan=True)
+                err = (g.float() - w.float()).abs().max().item() if w.numel() else 0.0
+                assert ok, f"set {k} output {i}: max abs error {err:.3g}"
+            else:
+                assert torch.equal(g, w), f"set {k} output {i}: integer results differ"
+
+
+def check(request: dict[str, Any]) -> dict[str, Any]:
+    """Emit every ranked design holding all requested skills and compare each with PyTorch."""
+    import torch
+
+    from kernelwright.design.emit import emit
+
+    with tempfile.TemporaryDirectory() as tmp:
+        path = write_task(Path(tmp), request["body"])
+        part, designs = designs_for(path)
+        skills = request.get("skills") or []
+        chosen = [d for d in designs if all(s in d.skills for s in skills)]
+        if len(chosen) < int(request.get("expect", 1)):
+            return {
+                "error": f"{len(chosen)} designs hold {skills}; "
+                f"designs: {[d.skills for d in designs]}"
+            }
+        inputs = eval(request["inputs"], {"torch": torch}) if request.get("inputs") else None
+        dtype = getattr(torch, request["dtype"]) if request.get("dtype") else None
+        sources, checked = [], []
+        for d in chosen:
+            src = emit(
+                part,
+                with_params(d, request.get("params") or {}),
+                path.read_text(),
+                task_name="t",
+                size="small",
+            )
+            try:
+                compare(path, src, inputs, dtype, float(request.get("tol", 1e-4)))
+            except AssertionError as exc:
+                return {"error": f"design {d.skills}: {exc}", "source": src}
+            sources.append(src)
+            checked.append(d.skills)
+        return {"sources": sources, "checked": checked}
+
+
+def main() -> None:
+    """Serve requests from stdin until it closes."""
+    for line in sys.stdin:
+        try:
+            reply = check(json.loads(line))
+        except Exception as exc:  # report, never die: the next test still gets an answer
+            reply = {
+                "error": f"{type(exc).__name__}: {exc}",
+                "traceback": traceback.format_exc(limit=6),
+            }
+        sys.stdout.write(json.dumps(reply) + "\n")
+        sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    import warnings
+
+    warnings.simplefilter("ignore")
+    main()

@@ -1,0 +1,107 @@
+"""Emitted files: the guard's static checks pass, the name Model never appears, the header names
+the skills, the constructor matches, and the file runs without kernelwright installed."""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from kernelwright.design.capture import capture_path
+from kernelwright.design.emit import emit
+from kernelwright.design.fusion import fuse
+from kernelwright.design.lower import lower
+from kernelwright.design.structures import group_options, rank_designs
+from kernelwright.evaluate.guard.registry import GuardContext, run_checks
+from kernelwright.skills.library import SkillLibrary
+
+TASK = """
+import torch
+import torch.nn as nn
+
+tokens = 16384
+hidden = 100
+eps = 1e-5
+KERNELWRIGHT = {"small": {"tokens": 37}}
+
+
+class Model(nn.Module):
+    def __init__(self, hidden):
+        super(Model, self).__init__()
+        self.norm = nn.LayerNorm(hidden, eps=eps)
+        with torch.no_grad():
+            self.norm.weight.uniform_(0.5, 1.5)
+
+    def forward(self, x):
+        return torch.topk(self.norm(x), 3, dim=-1)[0]
+
+
+def get_inputs():
+    return [torch.randn(tokens, hidden)]
+
+
+def get_init_inputs():
+    return [hidden]
+"""
+
+
+@pytest.fixture
+def emitted(tmp_path: Path) -> tuple[Path, str]:
+    path = tmp_path / "task.py"
+    path.write_text(TASK)
+    part = fuse(lower(capture_path(path, "small")))
+    library = SkillLibrary.builtin()
+    design = rank_designs([group_options(part, g, library) for g in part.fused])[0]
+    return path, emit(part, design, TASK, task_name="task", size="small")
+
+
+def test_emitted_file_passes_the_static_guard(emitted: tuple[Path, str]) -> None:
+    _, src = emitted
+    tree = ast.parse(src)
+    assert run_checks("static", GuardContext(src, tree)) == []
+    assert not any(isinstance(n, ast.Name) and n.id == "Model" for n in ast.walk(tree))
+
+
+def test_header_names_skills_conditions_and_what_stays_with_pytorch(
+    emitted: tuple[Path, str],
+) -> None:
+    _, src = emitted
+    header = src.split('"""')[1]
+    assert "row-onepass" in header and "fits in one block" in header
+    assert "Left to PyTorch" in header and "aten.topk.default" in header
+    assert "tokens = 37" in src  # module constants at the emitted size
+    assert "super(ModelNew, self).__init__()" in src
+
+
+def test_emitted_file_runs_without_kernelwright(emitted: tuple[Path, str], tmp_path: Path) -> None:
+    path, src = emitted
+    (tmp_path / "solution.py").write_text(src)
+    script = textwrap.dedent(
+        f"""
+        import importlib.util, sys
+        sys.modules["kernelwright"] = None  # importing kernelwright now fails
+        import torch
+        def load(name, path):
+            spec = importlib.util.spec_from_file_location(name, path)
+            module = importlib.util.module_from_spec(spec)
+            spec.loader.exec_module(module)
+            return module
+        sol = load("solution", {str(tmp_path / "solution.py")!r})
+        ref = load("task", {str(path)!r})
+        torch.manual_seed(0); new = sol.ModelNew(100)
+        torch.manual_seed(0); old = ref.Model(100)
+        x = torch.randn(5, 100)
+        assert torch.allclose(new(x), old(x), atol=1e-4), "mismatch"
+        print("ok")
+        """
+    )
+    env = {"TRITON_INTERPRET": "1", "PATH": "/usr/bin:/bin"}
+    proc = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=120
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.strip().endswith("ok")

@@ -1,0 +1,113 @@
+"""Capture, lowering and fusion: the IR, its JSON form, and the groups of typical tasks."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from kernelwright.design.capture import capture_path
+from kernelwright.design.fusion import fuse
+from kernelwright.design.graph import Ref, graph_from_dict
+from kernelwright.design.lower import lower
+
+HEADER = "import torch\nimport torch.nn as nn\nimport torch.nn.functional as F\n"
+
+
+def task(tmp_path: Path, forward: str, inputs: str, init: str = "", args: str = "x") -> Path:
+    path = tmp_path / "t.py"
+    path.write_text(
+        HEADER
+        + textwrap.dedent(
+            f"""
+            class Model(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    {init or "pass"}
+                def forward(self, {args}):
+                    return {forward}
+            def get_inputs():
+                return [{inputs}]
+            def get_init_inputs():
+                return []
+            """
+        )
+    )
+    return path
+
+
+def groups(tmp_path: Path, forward: str, inputs: str, **kw: str) -> list[tuple[str, list[str]]]:
+    part = fuse(lower(capture_path(task(tmp_path, forward, inputs, **kw), "small")))
+    return [(g.kind, [part.graph.node(n).op for n in g.nodes]) for g in part.groups]
+
+
+def test_capture_records_symbols_parameters_and_round_trips(tmp_path: Path) -> None:
+    path = task(tmp_path, "self.norm(x)", "torch.randn(5, 16)", init="self.norm = nn.LayerNorm(16)")
+    graph = capture_path(path, "small")
+    kinds = {i.kind for i in graph.inputs}
+    assert kinds == {"user", "parameter"}
+    assert {i.target for i in graph.inputs if i.kind == "parameter"} == {"norm.weight", "norm.bias"}
+    (sym,) = graph.symbols
+    assert (sym.input, sym.dim, sym.hint) == ("x", 0, 5)
+    assert any(n.target == "aten.native_layer_norm.default" for n in graph.nodes)
+    again = graph_from_dict(json.loads(json.dumps(graph.to_dict())))
+    assert again == graph
+
+
+def test_lowering_makes_softmax_a_chain_of_primitives(tmp_path: Path) -> None:
+    graph = lower(
+        capture_path(task(tmp_path, "torch.softmax(x, dim=-1)", "torch.randn(4, 9)"), "small")
+    )
+    assert [n.op for n in graph.nodes] == ["amax", "sub", "exp", "sum", "div"]
+    assert graph.outputs == (Ref(graph.nodes[-1].name),)
+
+
+def test_reverse_cumsum_idiom_becomes_one_reverse_scan(tmp_path: Path) -> None:
+    fwd = "torch.flip(torch.cumsum(torch.flip(x, dims=[-1]), dim=-1), dims=[-1])"
+    graph = lower(capture_path(task(tmp_path, fwd, "torch.randn(4, 9)"), "small"))
+    (node,) = graph.nodes
+    assert node.target == "kw.scan" and node.args[2:] == ("sum", True)
+
+
+def test_norm_is_one_reduction_group(tmp_path: Path) -> None:
+    fwd = "x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-6)"
+    assert groups(tmp_path, fwd, "torch.randn(3, 4, 16)") == [
+        ("reduction", ["pow", "mean", "add", "rsqrt", "mul"])
+    ]
+
+
+def test_a_whole_tensor_sum_of_a_row_group_splits_in_two(tmp_path: Path) -> None:
+    fwd = 'F.kl_div(F.log_softmax(x, dim=-1), y, reduction="batchmean")'
+    found = groups(
+        tmp_path, fwd, "torch.randn(6, 10), torch.softmax(torch.randn(6, 10), -1)", args="x, y"
+    )
+    assert [k for k, _ in found] == ["reduction", "reduction"]
+    assert found[0][1][-1] == "sum" and found[1][1][0] == "sum"
+
+
+def test_ops_without_a_template_stay_with_pytorch(tmp_path: Path) -> None:
+    fwd = "torch.topk(torch.softmax(x, -1), 3, dim=-1)[0] * 2.0"
+    kinds = [k for k, _ in groups(tmp_path, fwd, "torch.randn(5, 12)")]
+    assert kinds == ["reduction", "framework", "pointwise"]
+
+
+def test_views_of_kernel_values_are_absorbed(tmp_path: Path) -> None:
+    found = groups(tmp_path, "F.normalize(x, p=2.0, dim=1)", "torch.randn(2, 5, 7)")
+    assert found == [("reduction", ["mul", "sum", "sqrt", "clamp", "expand", "div"])]
+
+
+def test_full_size_epilogue_of_a_whole_tensor_reduction_is_kept_apart(tmp_path: Path) -> None:
+    found = groups(tmp_path, 'x / torch.norm(x, p="fro")', "torch.randn(5, 7)")
+    assert [k for k, _ in found] == ["reduction", "pointwise"]
+
+
+@pytest.mark.parametrize(
+    ("module", "fusible"),
+    [("nn.MaxPool2d(3, 2, 1)", True), ("nn.AvgPool3d(3, 2, 1)", True)],
+)
+def test_pooling_is_its_own_group(tmp_path: Path, module: str, fusible: bool) -> None:
+    shape = "torch.randn(2, 3, 5, 7, 9)" if "3d" in module else "torch.randn(2, 3, 9, 11)"
+    found = groups(tmp_path, "self.pool(x)", shape, init=f"self.pool = {module}")
+    assert found[0][0] == "pool"

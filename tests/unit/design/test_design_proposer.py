@@ -1,0 +1,117 @@
+"""Stage 1 then stage 2 through the search seam, with a fake judge (no harness): ranking,
+tuning around the best structure, no repeats, resume from the archive."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from kernelwright.archive import Archive
+from kernelwright.design.choices import design_from_json
+from kernelwright.design.plan import plan_task
+from kernelwright.records import Candidate, Status, Timing, TimingStats, Verdict
+from kernelwright.search import Budget, run_search
+from kernelwright.search.strategies import (
+    NeighbourSearch,
+    TemplateProposer,
+    TunerSearch,
+    make_param_search,
+)
+from kernelwright.task import load_task
+
+TASK = """
+import torch
+import torch.nn as nn
+rows = 64
+cols = 2000
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+    def forward(self, x):
+        return torch.softmax(x, dim=-1)
+def get_inputs():
+    return [torch.randn(rows, cols)]
+def get_init_inputs():
+    return []
+"""
+
+
+@pytest.fixture(scope="module")
+def plan(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
+    path = tmp_path_factory.mktemp("p") / "softmax.py"
+    path.write_text(textwrap.dedent(TASK))
+    return plan_task(load_task(path, "small"), "cuda", "small", isolate=False)
+
+
+def fake_judge(task, candidate: Candidate, options, executor=None) -> Verdict:  # type: ignore[no-untyped-def]
+    """Faster with more rows per program and the one-pass skill; deterministic."""
+    params = candidate.params
+    ms = 1.0 if "row-onepass" in candidate.design["skills"] else 2.0
+    ms /= 1 + 0.01 * sum(int(v) for k, v in params.items() if k.endswith(("ROWS", "LOOP_ROWS")))
+    stats = TimingStats(ms, ms, ms, 0.0, 5)
+    return Verdict(Status.CORRECT, True, timing=Timing(candidate=stats, speedup_vs_eager=3.0 / ms))
+
+
+def test_designs_rank_one_pass_first_with_reasons(plan) -> None:  # type: ignore[no-untyped-def]
+    first = plan.designs[0]
+    assert first.choices[0].skill == "row-onepass"
+    assert any("fits in one block" in r for r in first.choices[0].reasons)
+    assert {d.choices[0].skill for d in plan.designs} >= {"row-onepass", "row-looped"}
+    skipped = {sid for go in plan.groups for sid, _ in go.skipped}
+    assert {"column-onepass", "split-reduction"} <= skipped
+
+
+def test_stage_one_then_tuning_without_repeats(plan, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    archive = Archive(tmp_path / "a.sqlite")
+    proposer = TemplateProposer(
+        plan.designs, plan.render, NeighbourSearch(plan.library), structures=2
+    )
+    result = run_search(
+        plan.task,
+        proposer,
+        None,
+        archive,
+        Budget(candidates=6),
+        "run-1",  # type: ignore[arg-type]
+        evaluate_fn=fake_judge,
+    )
+    stages = [t.candidate.design["stage"] for t in result.trials]
+    assert stages == ["structure", "structure", "tuning", "tuning", "tuning", "tuning"]
+    keys = {
+        (str(t.candidate.design["groups"]), str(sorted(t.candidate.params.items())))
+        for t in result.trials
+    }
+    assert len(keys) == 6
+    best = design_from_json(result.best.candidate.design, result.best.candidate.params)  # type: ignore[union-attr]
+    assert best.choices[0].skill == "row-onepass"
+    # resume: the same run id continues where it stopped and never repeats a candidate
+    proposer2 = TemplateProposer(
+        plan.designs, plan.render, NeighbourSearch(plan.library), structures=2
+    )
+    again = run_search(
+        plan.task,
+        proposer2,
+        None,
+        archive,
+        Budget(candidates=9),
+        "run-1",  # type: ignore[arg-type]
+        evaluate_fn=fake_judge,
+    )
+    assert len(again.trials) == 9 and again.pruned == 0
+    sources = [t.candidate.source for t in again.trials]
+    assert len(set(sources)) == 9
+
+
+def test_bayesian_tuner_is_used_when_the_tuning_stage_imports(plan) -> None:  # type: ignore[no-untyped-def]
+    pytest.importorskip("scipy")
+    search = make_param_search(plan.library, seed=1)
+    assert isinstance(search, TunerSearch)
+    base = plan.designs[0]
+    suggestions = search.suggest(base, [(base, 1.0)], 3)
+    assert 1 <= len(suggestions) <= 3
+    for d in suggestions:
+        assert d.structure_key() == base.structure_key() and d.stage == "tuning"
+        plan.render(d)  # every suggestion renders
+    assert make_param_search(plan.library, prefer="neighbours").name == "neighbours"

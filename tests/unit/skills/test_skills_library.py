@@ -1,0 +1,123 @@
+"""The skill library: data files, conditions with reasons, defaults, constraints, registries."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from kernelwright.errors import ConfigError
+from kernelwright.skills import SkillLibrary
+from kernelwright.skills.base import Condition, evaluate_constraint, skill_from_dict
+from kernelwright.skills.conditions import GroupFacts, check, condition
+from kernelwright.skills.heuristics import defaults_for, warps_for
+
+
+def facts(**kw: object) -> GroupFacts:
+    base: dict[str, object] = dict(
+        kind="reduction",
+        schedule="row",
+        domain=(4096, 8192),
+        reduced_length=8192,
+        parallel_length=4096,
+        n_passes=2,
+    )
+    return GroupFacts(**{**base, **kw})  # type: ignore[arg-type]
+
+
+def test_builtin_skills_load_and_cover_every_group_kind() -> None:
+    lib = SkillLibrary.builtin()
+    assert {s.applies_to for s in lib} == {"pointwise", "reduction", "scan", "pool"}
+    for s in lib:
+        assert s.intent and s.expected_gain > 0
+        for p in s.params:
+            assert list(p.values) == sorted(p.values), f"{s.id}.{p.name} values must ascend"
+    assert lib.get("row-onepass").param("ROWS").tune
+
+
+def test_row_fits_in_one_block_accepts_and_refuses_with_reasons() -> None:
+    lib = SkillLibrary.builtin()
+    (ok,) = [a for a in lib.assess(facts()) if a.skill.id == "row-onepass"]
+    assert ok.ok and "8192 <= 32768" in " ".join(ok.reasons)
+    (no,) = [a for a in lib.assess(facts(reduced_length=70000)) if a.skill.id == "row-onepass"]
+    assert not no.ok and no.reasons == ("reduced extent 70000 > max block 32768",)
+
+
+def test_split_needs_few_outputs_a_long_reduction_and_one_sweep() -> None:
+    lib = SkillLibrary.builtin()
+    split = lib.get("split-reduction")
+    good = facts(parallel_length=1, reduced_length=1 << 20, n_passes=1, splittable=True)
+    assert all(check(c, good).ok for c in split.conditions)
+    many = facts(parallel_length=1 << 20, reduced_length=1 << 20, splittable=True)
+    reasons = [check(c, many).reason for c in split.conditions if not check(c, many).ok]
+    assert reasons == [f"{1 << 20} output positions > 8448: enough parallel work already"]
+    dependent = facts(parallel_length=1, reduced_length=1 << 20, splittable=False)
+    assert "partials cannot be combined" in check(split.conditions[0], dependent).reason
+
+
+def test_modifiers_hold_only_with_their_pattern() -> None:
+    lib = SkillLibrary.builtin()
+    online = lib.get("online-softmax")
+    assert not check(online.conditions[0], facts()).ok
+    assert check(online.conditions[0], facts(online_pattern=True)).ok
+    assert online.is_modifier and "looped" in online.modifies
+
+
+def test_column_and_elementwise_conditions() -> None:
+    lib = SkillLibrary.builtin()
+    col = facts(schedule="column", inner_length=65536, reduced_length=150)
+    (a,) = [x for x in lib.assess(col) if x.skill.id == "column-onepass"]
+    assert a.ok and any("65536 contiguous positions" in r for r in a.reasons)
+    pw = GroupFacts("pointwise", domain=(3, 5, 7), flat=False)
+    ids = {x.skill.id: x.ok for x in lib.assess(pw)}
+    assert ids == {"elementwise-rows": True, "elementwise-flat": False}
+
+
+def test_defaults_grow_warps_with_the_row() -> None:
+    assert [warps_for(b) for b in (1024, 4096, 16384, 65536)] == [4, 8, 16, 32]
+    d = defaults_for("row_onepass", facts(reduced_length=100))
+    assert d["ROWS"] == 32 and d["WARPS"] == 8
+    d = defaults_for("row_onepass", facts(reduced_length=32768))
+    assert d["ROWS"] == 1 and d["WARPS"] == 32 and d["ONEPASS_MAX"] >= 32768
+
+
+def test_constraints_are_arithmetic_only() -> None:
+    assert evaluate_constraint(
+        "LOOP_BLOCK * LOOP_ROWS <= 16384", {"LOOP_BLOCK": 4096, "LOOP_ROWS": 4}
+    )
+    assert not evaluate_constraint(
+        "LOOP_BLOCK * LOOP_ROWS <= 16384", {"LOOP_BLOCK": 8192, "LOOP_ROWS": 4}
+    )
+    assert evaluate_constraint("UNKNOWN > 3", {})  # vacuous
+    with pytest.raises(ConfigError):
+        evaluate_constraint("__import__('os')", {})
+
+
+def test_unknown_condition_names_the_known_ones() -> None:
+    with pytest.raises(ConfigError, match="known: .*reduced_length_at_most"):
+        check(Condition("no_such_check"), facts())
+
+
+def test_registries_refuse_duplicates(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="already registered"):
+        condition("reduced_innermost")(lambda f: None)  # type: ignore[arg-type,return-value]
+    (tmp_path / "dup.toml").write_text(
+        'id = "row-onepass"\nintent = "x"\napplies_to = "reduction"\n'
+        'variant = "onepass"\nexpected_gain = 1.0\n'
+    )
+    with pytest.raises(ConfigError, match="defined twice"):
+        SkillLibrary.load([tmp_path])
+
+
+def test_skill_files_are_validated(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="lacks the key 'intent'"):
+        skill_from_dict(
+            {"id": "x", "applies_to": "pointwise", "variant": "flat", "expected_gain": 1}
+        )
+    (tmp_path / "bad.toml").write_text("id = [")
+    with pytest.raises(ConfigError, match="not valid TOML"):
+        SkillLibrary.load([tmp_path])
+    (tmp_path / "bad.toml").write_text(
+        'id = "mine"\nintent = "x"\napplies_to = "scan"\nvariant = "scan"\nexpected_gain = 1.5\n'
+    )
+    assert SkillLibrary.load([tmp_path]).get("mine").expected_gain == 1.5
