@@ -13,7 +13,11 @@ import torch.nn as nn
 rows = 16384
 cols = 8192
 
-KERNELWRIGHT = {"family": "scan", "small": {"rows": 37, "cols": 100}}
+# fp32 prefix sums over thousands of steps differ between summation orders by up to ~1e-3 in
+# absolute terms (the running sums reach ~sqrt(steps) in magnitude; eps * |sum| * log2(steps)),
+# which the policy's atol=1e-4 refuses wherever a running sum crosses zero. Measured on the H200
+# (2026-11-30): an honest parallel scan differed from torch.cumsum by at most 6.1e-4.
+KERNELWRIGHT = {"family": "scan", "atol": 2e-3, "small": {"rows": 37, "cols": 100}}
 
 
 class Model(nn.Module):

@@ -275,10 +275,15 @@ def _read_solution(path: str | Path) -> Candidate:
 
 
 def _tolerance(opts: EvalOptions, task: Task) -> Tolerance:
+    """``--atol/--rtol`` exactly; else the policy's, loosened (never tightened) by the task's.
+
+    A task knows its own numerics (long fp32 prefix sums need a larger atol than 1e-4); a
+    looser policy (bf16's 1e-2) must still apply to it.
+    """
     default = opts.precision.default_tolerance
     options = task_options(task)
-    atol = opts.atol if opts.atol is not None else float(options.get("atol", default.atol))
-    rtol = opts.rtol if opts.rtol is not None else float(options.get("rtol", default.rtol))
+    atol = opts.atol if opts.atol is not None else max(default.atol, float(options.get("atol", 0)))
+    rtol = opts.rtol if opts.rtol is not None else max(default.rtol, float(options.get("rtol", 0)))
     return Tolerance(atol=atol, rtol=rtol)
 
 

@@ -15,7 +15,7 @@ kernelwright also understands, all optional:
     def get_input_variants(): return [[torch.randn(3, 17)], ...]   # other shapes to check
     KERNELWRIGHT = {
         "small": {"batch_size": 4, "dim": 64},    # module constants for CPU-sized runs
-        "atol": 1e-3, "rtol": 1e-3,               # tolerance override for this task
+        "atol": 1e-3, "rtol": 1e-3,               # loosen the policy's tolerance for this task
         "input_distributions": False,             # keep inputs exactly as get_inputs() makes them
         "notes": "free text shown in reports",
     }
