@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import faulthandler
 import importlib.util
 import itertools
 import json
@@ -41,7 +42,7 @@ import random
 import sys
 import time
 import traceback
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import ProcessPoolExecutor, wait
 from pathlib import Path
 from typing import Any
 
@@ -159,6 +160,51 @@ def _as_list(value: Any) -> list[Any]:
 _WORKER_REF: dict[str, Reference] = {}
 
 
+class Workers:
+    """Phase-A processes; a chunk that hangs past the timeout costs the pool, not the run."""
+
+    def __init__(self, n: int) -> None:
+        import multiprocessing as mp
+
+        self.n = n
+        self.context = mp.get_context("spawn")
+        self.pool = ProcessPoolExecutor(n, mp_context=self.context, initializer=_watchdog)
+
+    def run(self, jobs: list[Any], timeout_s: float) -> list[dict[str, Any]]:
+        futures = {self.pool.submit(phase_a, job): job for job in jobs}
+        done, late = wait(futures, timeout=timeout_s)
+        rows = [r for f in done if f.exception() is None for r in f.result()]
+        rows += [
+            {"file": fname, "status": "error", "why": f"worker: {f.exception()}"[:300]}
+            for f in done
+            if f.exception() is not None
+            for fname in futures[f][3]
+        ]
+        if late:
+            rows += [
+                {"file": fname, "status": "timeout", "why": f"phase A over {timeout_s:.0f} s"}
+                for f in late
+                for fname in futures[f][3]
+            ]
+            self.restart()
+        return rows
+
+    def restart(self) -> None:
+        for proc in list(getattr(self.pool, "_processes", {}).values()):
+            proc.kill()
+        self.pool.shutdown(wait=False, cancel_futures=True)
+        self.pool = ProcessPoolExecutor(self.n, mp_context=self.context, initializer=_watchdog)
+
+    def close(self) -> None:
+        self.restart()
+        self.pool.shutdown(wait=False, cancel_futures=True)
+
+
+def _watchdog() -> None:
+    """Print every thread's stack when a process is stuck, so a hang names its variant."""
+    faulthandler.dump_traceback_later(90, repeat=True)
+
+
 def phase_a(job: tuple[str, str, str, list[str]]) -> list[dict[str, Any]]:
     """Compile and check a chunk of one task's variants (runs in a worker process)."""
     import torch
@@ -180,14 +226,21 @@ def phase_a(job: tuple[str, str, str, list[str]]) -> list[dict[str, Any]]:
                 out = model(*ref.inputs)
             if device == "cuda":
                 torch.cuda.synchronize()
+            compile_ms = (time.monotonic() - t0) * 1e3
             ok, err, why = ref.check(out)
+            t1 = time.monotonic()
+            with torch.no_grad():
+                model(*ref.inputs)
+            if device == "cuda":
+                torch.cuda.synchronize()
             rows.append(
                 {
                     "file": f,
                     "status": "ok" if ok else "incorrect",
                     "max_err": err,
                     "why": why,
-                    "compile_ms": (time.monotonic() - t0) * 1e3,
+                    "compile_ms": compile_ms,
+                    "run_ms": (time.monotonic() - t1) * 1e3,
                 }
             )
         except Exception as exc:
@@ -219,7 +272,7 @@ def bench(fn: Any, device: str) -> tuple[float, float, int]:
 
 
 def sweep_task(
-    task_id: str, path: Path, args: argparse.Namespace, pool: ProcessPoolExecutor, out: Path
+    task_id: str, path: Path, args: argparse.Namespace, workers: Workers, out: Path
 ) -> dict[str, Any]:
     import torch
 
@@ -244,9 +297,8 @@ def sweep_task(
         for i in range(args.workers)
     ]
     checked: dict[str, dict[str, Any]] = {}
-    for rows in pool.map(phase_a, [c for c in chunks if c[3]]):
-        for r in rows:
-            checked[r["file"]] = r
+    for r in workers.run([c for c in chunks if c[3]], args.task_timeout):
+        checked[r["file"]] = r
     t_compiled = time.monotonic()
     ref = Reference(path, args.device, args.size)
     with torch.no_grad():
@@ -262,7 +314,11 @@ def sweep_task(
             params=design.params_json(),
             default=design.stage == "structure",
         )
-        if row["status"] == "ok":
+        slow = max(args.slow_ms, 20 * eager[0])
+        if row["status"] == "ok" and row.get("run_ms", 0) > slow:
+            # one run is enough to know it loses; timing it would eat the call
+            row.update(status="too_slow", time_ms=row["run_ms"], time_std_ms=0.0, n_rep=1)
+        elif row["status"] == "ok":
             try:
                 model = ref.build(load_solution(f))
                 with torch.no_grad():
@@ -317,7 +373,7 @@ def write_spaces(task_id: str, rows: list[dict[str, Any]], folder: Path) -> None
                 + ["time_ms", "time_std_ms", "n_rep", "compile_ms", "status"]
             )
             for r in rs:
-                timed = r.get("time_ms") is not None
+                timed = r.get("time_ms") is not None  # too_slow: one run, still a measurement
                 w.writerow(
                     [r["params"].get(n, "") for n in names]
                     + [
@@ -369,6 +425,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--bandwidth", type=float, default=4238.0, help="GB/s for the floor")
     p.add_argument("--deadline", type=float, default=520.0, help="seconds for the whole run")
     p.add_argument("--min-task-s", type=float, default=25.0)
+    p.add_argument("--task-timeout", type=float, default=150.0, help="phase A cap per task (s)")
+    p.add_argument("--slow-ms", type=float, default=50.0, help="don't time variants slower")
     p.add_argument("--out", type=Path, default=None, help="default: $OUT/sweep")
     args = p.parse_args(argv)
     if args.size is None:
@@ -384,16 +442,16 @@ def main(argv: list[str] | None = None) -> int:
     tasks = tasks[k - 1 :: n]
     print(f"{len(tasks)} tasks, {args.designs} designs x {args.configs} configs", flush=True)
     rows: list[dict[str, Any]] = []
-    import multiprocessing as mp
-
-    with ProcessPoolExecutor(args.workers, mp_context=mp.get_context("spawn")) as pool:
+    _watchdog()
+    workers = Workers(args.workers)
+    try:
         for task_id, _family, path in tasks:
             if start + args.deadline - time.monotonic() < args.min_task_s:
                 rows.append({"task": task_id, "error": "skipped: deadline"})
                 continue
             print(f"[{time.monotonic() - start:6.1f}s] {task_id}", flush=True)
             try:
-                row = sweep_task(task_id, path, args, pool, out)
+                row = sweep_task(task_id, path, args, workers, out)
             except Exception as exc:
                 row = {"task": task_id, "error": f"{type(exc).__name__}: {exc}"[:200]}
                 traceback.print_exc(limit=3)
@@ -410,6 +468,8 @@ def main(argv: list[str] | None = None) -> int:
                 f"{row.get('failures') or row.get('error') or ''}",
                 flush=True,
             )
+    finally:
+        workers.close()
     print()
     print_table(rows)
     print(f"\n{time.monotonic() - start:.0f} s")
