@@ -119,19 +119,12 @@ def optimize_task(
         TaskError: the task cannot be loaded or captured.
         ConfigError: bad options, or ``llm`` set without the agents package.
     """
-    from kernelwright.design.plan import plan_task
-    from kernelwright.evaluate.devices import resolve_device
     from kernelwright.evaluate.options import EvalOptions
-    from kernelwright.task import load_task
 
     phase = on_phase or (lambda _msg: None)
-    device = resolve_device(options.device)
-    size = options.size or ("full" if device == "cuda" else "small")
-    task_obj = task if isinstance(task, Task) else load_task(task, size=size)
-    if task_obj.size != size:
-        task_obj = load_task(task_obj.path, size=size)
     phase("capturing the graph")
-    plan = plan_task(task_obj, device, size, archive=archive, isolate=options.isolate_capture)
+    plan = plan_only(task, options, archive)
+    task_obj, device, size = plan.task, plan.device, plan.size
     run_id = options.resume or run_id_for(task_obj, options, device, size)
     eval_options = EvalOptions(
         device=device,
@@ -170,6 +163,26 @@ def optimize_task(
     result = OptimizeResult(task_obj, run_id, device, size, search, plan)
     _write(result, out_dir, archive)
     return result
+
+
+def plan_only(
+    task: Task | str | Path, options: OptimizeOptions, archive: Archive | None = None
+) -> Any:
+    """Stage 1's plan for ``task`` (capture, fusion, skills, ranked designs); nothing is run.
+
+    Raises:
+        TaskError: the task cannot be loaded or captured.
+    """
+    from kernelwright.design.plan import plan_task
+    from kernelwright.evaluate.devices import resolve_device
+    from kernelwright.task import load_task
+
+    device = resolve_device(options.device)
+    size = options.size or ("full" if device == "cuda" else "small")
+    task_obj = task if isinstance(task, Task) else load_task(task, size=size)
+    if task_obj.size != size:
+        task_obj = load_task(task_obj.path, size=size)
+    return plan_task(task_obj, device, size, archive=archive, isolate=options.isolate_capture)
 
 
 def _proposer(
@@ -261,6 +274,7 @@ __all__: Sequence[str] = [
     "OptimizeOptions",
     "OptimizeResult",
     "optimize_task",
+    "plan_only",
     "run_id_for",
     "summarise",
 ]

@@ -83,6 +83,21 @@ def test_optimize_writes_best_report_candidates_and_resumes(tmp_path: Path) -> N
     assert stats.exit_code == 0 and "row-onepass" in stats.output
 
 
+def test_optimize_plan_shows_skills_and_writes_designs_without_evaluating(tmp_path: Path) -> None:
+    task = tmp_path / "softmax.py"
+    task.write_text(TASK)
+    out, archive = tmp_path / "out", tmp_path / "a.sqlite"
+    args = ["optimize", str(task), "--device", "cpu", "--plan", "--out", str(out)]
+    result = CliRunner().invoke(app, [*args, "--archive", str(archive)])
+    assert result.exit_code == 0, result.output
+    assert "online-softmax" in result.output  # the fold the softmax chain qualifies for
+    assert "skipped: welford" in result.output  # and a refusal, with its reason
+    designs = sorted((out / "designs").glob("d*.py"))
+    assert designs and "class ModelNew" in designs[0].read_text()
+    assert "## Designs, most promising first" in (out / "plan.md").read_text()
+    assert not (out / "best.py").exists() and not archive.exists()  # nothing was evaluated
+
+
 def test_optimize_refuses_bad_options_with_exit_2(tmp_path: Path) -> None:
     task = tmp_path / "softmax.py"
     task.write_text(TASK)

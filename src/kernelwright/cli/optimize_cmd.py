@@ -87,6 +87,14 @@ def optimize_command(
         Path | None, typer.Option("--json", help="Write a JSON summary ('-': stdout).")
     ] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress display.")] = False,
+    plan: Annotated[
+        bool,
+        typer.Option(
+            "--plan",
+            help="Only show the plan (groups, skills held or skipped and why, ranked designs); "
+            "with --out, write plan.md and designs/dNN.py. Nothing is evaluated.",
+        ),
+    ] = False,
 ) -> None:
     """Design verified Triton kernels for TASK: skills and templates, then tuning.
 
@@ -132,6 +140,9 @@ def optimize_command(
         if llm
         else None,
     )
+    if plan:
+        _show_plan(task, options, out_dir)
+        return
     store = Archive(archive_path(archive))
     display = _Progress(quiet, budget)
     try:
@@ -158,6 +169,20 @@ def optimize_command(
         _render(result, summary)
     if result.best is None:
         raise typer.Exit(EXIT_FAILED)
+
+
+def _show_plan(task: Path, options: Any, out_dir: Path | None) -> None:
+    from rich.markdown import Markdown
+
+    from kernelwright.design.report import plan_markdown, write_plan
+    from kernelwright.optimize import plan_only
+
+    with err.status("[cyan]capturing the graph"):
+        found = plan_only(task, options)
+    out.print(Markdown("\n".join(plan_markdown(found))))
+    if out_dir is not None:
+        written = write_plan(found, out_dir)
+        err.print(f"wrote {len(written)} files under {out_dir}")
 
 
 class _Progress:

@@ -2,6 +2,7 @@
 
 DIR/best.py                    the fastest correct candidate (absent when none was correct)
 DIR/candidates/NNN_<stage>_<status>.py   every candidate as evaluated, and its verdict .json
+DIR/plan.md, DIR/designs/      with ``--plan``: the plan and each design's file, nothing run
 DIR/report.md                  graph and fusion groups, each skill checked (held / skipped and
                                why), every candidate's verdict, what each skill did, the
                                speed-of-light fraction and what stayed with PyTorch
@@ -63,6 +64,64 @@ def _sol(v: Verdict) -> str:
     return f"{100 * v.sol.fraction:.0f}%" if v.sol and v.sol.fraction is not None else "-"
 
 
+def plan_markdown(plan: Any) -> list[str]:
+    """Graph and fusion groups, each skill checked (held or skipped, and why), ranked designs."""
+    lines = ["## Graph and fusion", ""]
+    lines += ["| group | kind | domain | reduced dims | ops |", "|---|---|---|---|---|"]
+    graph = plan.partition.graph
+    for g in plan.partition.groups:
+        ops = ", ".join(dict.fromkeys(graph.node(n).op for n in g.nodes))
+        dom = "x".join(str(h) for h in g.layout.hint) if g.layout else "-"
+        red = ", ".join(str(d) for d in g.layout.reduce) if g.layout and g.layout.reduce else "-"
+        lines.append(f"| g{g.id} | {g.kind} | {dom} | {red} | {ops} |")
+    framework = plan.framework_groups()
+    if framework:
+        lines += ["", "Left to PyTorch:"]
+        lines += [f"- {f['group']}: {f['ops']} ({f['why'] or 'no template'})" for f in framework]
+    lines += ["", "## Skills checked", ""]
+    for go in plan.groups:
+        lines.append(f"### g{go.group.id} ({go.group.kind})")
+        facts = go.facts
+        lines.append(
+            f"facts: domain {list(facts.domain)}, reduced extent {facts.reduced_length}, "
+            f"{facts.parallel_length} positions, schedule {facts.schedule or '-'}"
+        )
+        for o in go.options:
+            c = o.choice
+            opts = f" + {', '.join(c.options)}" if c.options else ""
+            lines.append(f"- applies: **{c.skill}**{opts} (score {o.score:.2f})")
+            lines += [f"  - {r}" for r in c.reasons]
+        for sid, reasons in go.skipped:
+            lines.append(f"- skipped: {sid}: {'; '.join(reasons)}")
+        lines.append("")
+    lines += ["## Designs, most promising first", ""]
+    for i, d in enumerate(plan.designs):
+        params = ", ".join(f"{k}={v}" for k, v in sorted(d.params_json().items()))
+        lines.append(f"- d{i:02d}: `{d.structure_key()}` ({params})")
+    if not plan.designs:
+        lines.append("None: no skill applies to any group.")
+    lines.append("")
+    return lines
+
+
+def write_plan(plan: Any, out: Path) -> list[Path]:
+    """``plan.md`` and every ranked design's file under ``out/designs/``, nothing evaluated."""
+    ddir = out / "designs"
+    ddir.mkdir(parents=True, exist_ok=True)
+    written = []
+    for i, d in enumerate(plan.designs):
+        path = ddir / f"d{i:02d}.py"
+        path.write_text(plan.render(d))
+        written.append(path)
+    (out / "plan.md").write_text(
+        "\n".join([f"# kernelwright plan: {plan.task.name} ({plan.device}, {plan.size})", ""])
+        + "\n"
+        + "\n".join(plan_markdown(plan))
+    )
+    written.append(out / "plan.md")
+    return written
+
+
 def report_markdown(result: Any) -> str:
     """The report's text (see the module docstring)."""
     plan = result.plan
@@ -105,34 +164,7 @@ def report_markdown(result: Any) -> str:
             lines.append(
                 "**Slower than eager PyTorch**: see the skills below for what did not pay."
             )
-    lines += ["", "## Graph and fusion", ""]
-    lines += ["| group | kind | domain | reduced dims | ops |", "|---|---|---|---|---|"]
-    graph = plan.partition.graph
-    for g in plan.partition.groups:
-        ops = ", ".join(dict.fromkeys(graph.node(n).op for n in g.nodes))
-        dom = "x".join(str(h) for h in g.layout.hint) if g.layout else "-"
-        red = ", ".join(str(d) for d in g.layout.reduce) if g.layout and g.layout.reduce else "-"
-        lines.append(f"| g{g.id} | {g.kind} | {dom} | {red} | {ops} |")
-    framework = plan.framework_groups()
-    if framework:
-        lines += ["", "Left to PyTorch:"]
-        lines += [f"- {f['group']}: {f['ops']} ({f['why'] or 'no template'})" for f in framework]
-    lines += ["", "## Skills checked", ""]
-    for go in plan.groups:
-        lines.append(f"### g{go.group.id} ({go.group.kind})")
-        facts = go.facts
-        lines.append(
-            f"facts: domain {list(facts.domain)}, reduced extent {facts.reduced_length}, "
-            f"{facts.parallel_length} positions, schedule {facts.schedule or '-'}"
-        )
-        for o in go.options:
-            c = o.choice
-            opts = f" + {', '.join(c.options)}" if c.options else ""
-            lines.append(f"- applies: **{c.skill}**{opts} (score {o.score:.2f})")
-            lines += [f"  - {r}" for r in c.reasons]
-        for sid, reasons in go.skipped:
-            lines.append(f"- skipped: {sid}: {'; '.join(reasons)}")
-        lines.append("")
+    lines += [""] + plan_markdown(plan)
     lines += ["## Candidates", ""]
     lines += [
         "| # | stage | design | status | ms | vs eager | vs compile | SOL | note |",
