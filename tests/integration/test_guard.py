@@ -4,7 +4,9 @@ accepted (zero false positives). Real harness, Triton's interpreter on the CPU."
 import pytest
 
 from kernelwright.evaluate import EvalOptions, evaluate
-from kernelwright.records import Status
+from kernelwright.evaluate.executor import SubprocessExecutor
+from kernelwright.evaluate.harness import EvalSession
+from kernelwright.records import Candidate, Status
 
 pytestmark = pytest.mark.interpreter
 
@@ -68,14 +70,8 @@ def _evaluate(fixtures, solution):
 )
 def test_adversarial_candidate_is_refused(fixtures, solution, status, reason):
     v = _evaluate(fixtures, solution)
-    assert v.status is status, f"{v.status}: {v.message}"
-    assert not v.correct
-    if status is Status.REJECTED:
-        fired = {x.check for x in v.violations}
-        assert reason in fired, f"{reason} not in {fired}: {v.message}"
-        assert all(x.reason for x in v.violations)
-    else:
-        assert reason in v.message
+    _check_refused(v, status, reason)
+    assert all(x.reason for x in v.violations)
 
 
 @pytest.mark.parametrize("solution", HONEST)
@@ -85,6 +81,38 @@ def test_honest_candidate_is_accepted(fixtures, solution):
     assert v.violations == ()
     if solution == "linear_relu__hybrid":
         assert v.labels and v.labels[0].startswith("hybrid")
+
+
+def _check_refused(v, status, reason):
+    assert v.status is status, f"{v.status}: {v.message}"
+    assert not v.correct
+    if status is Status.REJECTED:
+        fired = {x.check for x in v.violations}
+        assert reason in fired, f"{reason} not in {fired}: {v.message}"
+    else:
+        assert reason in v.message
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("task", sorted({s.split("__")[0] for s in HONEST}))
+def test_prestarted_processes_judge_like_fresh_ones(fixtures, task):
+    """In a session, candidates run in processes started (and warmed up) before they came: every
+    fixture must get the verdict it gets from a fresh ``evaluate``. The honest ones run first
+    (in a cold process) and again after the hacks (nothing a hack did may leak into them)."""
+    honest = [(h, Status.CORRECT, "") for h in HONEST if h.startswith(f"{task}__")]
+    hacks = [a for a in ADVERSARIAL if a[0].startswith(f"{task}__")]
+    task_path = fixtures / "tasks" / f"{task}.py"
+    with (
+        SubprocessExecutor(prestart=1) as executor,
+        EvalSession(task_path, OPTS, executor=executor) as session,
+    ):
+        for solution, status, reason in honest + hacks + honest:
+            source = (fixtures / "solutions" / f"{solution}.py").read_text()
+            v = session.evaluate(Candidate(source))
+            if status is Status.CORRECT:
+                assert v.status is status and v.violations == (), f"{solution}: {v.message}"
+            else:
+                _check_refused(v, status, reason)
 
 
 def test_every_check_is_documented_and_exercised():

@@ -15,6 +15,10 @@ the launch monitor and the audit hook are in place before the import. Then:
 
 Nothing here decides a verdict: the judge compares outputs, the parent applies the guard's
 checks to the observations.
+
+Before all of that, :func:`warm_up` does what depends on neither the candidate nor its request
+(imports, TorchDynamo, the CUDA context). A pre-started process (see ``prestart``) runs it before
+its job exists; a cold one runs it first thing; either way it precedes every snapshot above.
 """
 
 from __future__ import annotations
@@ -33,6 +37,7 @@ from kernelwright.evaluate.guard.monitor import AblatedLaunch, LaunchMonitor
 from kernelwright.evaluate.guard.poison import poisoning_mode
 from kernelwright.evaluate.guard.sandbox import install_audit_hook
 from kernelwright.evaluate.precision import apply_policy, policy_flags
+from kernelwright.evaluate.prestart import run_worker
 from kernelwright.evaluate.request import CandidateRequest
 from kernelwright.evaluate.runs import OutputTypeError, as_output_list, build_model, clone_inputs
 from kernelwright.evaluate.timing import time_forward
@@ -81,7 +86,7 @@ class CandidateSession:
         import torch
 
         req = self.req
-        _preload_libraries()
+        warm_up(req.device)  # nothing left to do in a pre-started process
         apply_policy(req.precision)
         flags_before = policy_flags()
         monitor = LaunchMonitor()
@@ -234,12 +239,25 @@ class CandidateSession:
         return str(path)
 
 
+def warm_up(device: str) -> None:
+    """Everything of a candidate's process that depends on neither the candidate nor its request.
+
+    Safe to repeat (the second time costs microseconds), so a cold start and a pre-started
+    process both call it at the start of :meth:`CandidateSession.run`.
+    """
+    _preload_libraries()
+    _first_dispatch_mode()
+    if device == "cuda":
+        import torch
+
+        torch.cuda.synchronize()  # creates the CUDA context (the first call's cost)
+
+
 def _preload_libraries() -> None:
     """Import what the harness and typical candidates use before the identity snapshot.
 
     Some imports rebind library functions on first import; done here, that is not mistaken for
-    the candidate's doing. (``torch._dynamo`` wraps ``torch.manual_seed``, which is therefore not
-    watched: importing TorchDynamo costs seconds, and seeding is no timing function.)
+    the candidate's doing.
     """
     import importlib
 
@@ -254,6 +272,19 @@ def _preload_libraries() -> None:
             importlib.import_module(name)
         except ImportError:
             pass
+
+
+def _first_dispatch_mode() -> None:
+    """Dispatch one operator under the poisoning mode, as the first correctness run would.
+
+    The first dispatch under a ``TorchDispatchMode`` imports TorchDynamo (seconds, 800 modules).
+    TorchDynamo wraps ``torch.manual_seed``, which is therefore not watched (seeding is no
+    timing function).
+    """
+    import torch
+
+    with torch.no_grad(), poisoning_mode(Counter()):
+        torch.ones(1).add_(1)
 
 
 def _stage(stage: str, fn: Any) -> Any:
@@ -326,4 +357,4 @@ def _wait_for_release(path: str) -> None:
 
 
 if __name__ == "__main__":
-    main(sys.argv[1])
+    run_worker(main, warm_up)

@@ -9,6 +9,10 @@ candidate is a result, never a hang or crash of kernelwright. Test doubles live 
 The wire protocol is files in the job's directory: ``request.pkl`` in (a picklable request,
 never a tensor), ``progress.log`` (one phase per line, for progress displays and crash
 reports) and ``result.json`` out.
+
+Start-up (Python, torch, Triton, TorchDynamo, CUDA) costs seconds per job, so a job whose worker
+can be pre-started (``Job.prestart_device``) makes ``SubprocessExecutor`` start the next job's
+process while this one runs; see :mod:`kernelwright.evaluate.prestart`.
 """
 
 from __future__ import annotations
@@ -26,6 +30,14 @@ from pathlib import Path
 from typing import Any, Protocol
 
 import kernelwright
+from kernelwright.evaluate.prestart import (
+    ACCEPT_TIMEOUT_S,
+    ACCEPTED_FILE,
+    Spare,
+    SpareKey,
+    kill_group,
+    prestart_count,
+)
 
 ProgressFn = Callable[[str], None]
 ResultFn = Callable[[dict[str, Any]], None]
@@ -38,7 +50,10 @@ class Job:
     ``cwd`` is where the child starts (an empty sandbox folder for candidates, so a relative path
     finds nothing of the user's); ``env`` adds or overrides environment variables. A child given
     a ``release_path`` writes its result and then waits for that file before exiting, so memory it
-    published (CUDA IPC) stays alive while ``on_result`` reads it.
+    published (CUDA IPC) stays alive while ``on_result`` reads it. ``prestart_device`` says the
+    worker runs through :func:`~kernelwright.evaluate.prestart.run_worker` and more jobs like
+    this one follow: an executor may start the next one's process ahead, warmed up for that
+    device (``cpu``, ``cuda``); None never pre-starts.
     """
 
     worker: str
@@ -47,11 +62,15 @@ class Job:
     cwd: Path | None = None
     env: Mapping[str, str] = field(default_factory=dict)
     release_path: Path | None = None
+    prestart_device: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
 class JobResult:
-    """What came back: the result dict if the worker wrote one, else how it died."""
+    """What came back: the result dict if the worker wrote one, else how it died.
+
+    ``prestarted``: the job ran in a process started (and warmed up) before the job came.
+    """
 
     result: dict[str, Any] | None
     returncode: int | None
@@ -59,6 +78,7 @@ class JobResult:
     last_phase: str
     stderr_tail: str
     duration_s: float
+    prestarted: bool = False
 
     @property
     def crashed(self) -> bool:
@@ -103,11 +123,46 @@ def child_pythonpath() -> str:
 
 
 class SubprocessExecutor:
-    """Run each job in a fresh ``python -m`` child in its own process group."""
+    """Run each job in a fresh ``python -m`` child in its own process group.
 
-    def __init__(self, python: str | None = None, poll_s: float = 0.05) -> None:
+    A job with a ``prestart_device`` also starts ``prestart`` spare processes (default: 1, or
+    ``KERNELWRIGHT_PRESTART``; 0 turns it off) for the jobs after it, which import and warm up
+    while this job runs. The next job with the same Python, worker, device and environment takes
+    the oldest spare over; any other job kills them all and starts cold. Each process still
+    serves one job. Close the executor (or use it as a context manager) to kill spares nobody
+    will use; forgotten ones die at interpreter exit.
+    """
+
+    def __init__(
+        self,
+        python: str | None = None,
+        poll_s: float = 0.05,
+        *,
+        prestart: int | None = None,
+        accept_timeout_s: float = ACCEPT_TIMEOUT_S,
+    ) -> None:
         self.python = python or sys.executable
         self.poll_s = poll_s
+        self.prestart = prestart_count() if prestart is None else int(prestart)
+        self.accept_timeout_s = accept_timeout_s
+        self._spares: list[Spare] = []  # oldest first
+
+    @property
+    def spare_pids(self) -> tuple[int, ...]:
+        """The processes waiting for the next jobs, oldest first."""
+        return tuple(spare.proc.pid for spare in self._spares)
+
+    def close(self) -> None:
+        """Kill the spares (idempotent; the executor stays usable)."""
+        spares, self._spares = self._spares, []
+        for spare in spares:
+            spare.discard()
+
+    def __enter__(self) -> SubprocessExecutor:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
     def run(
         self,
@@ -117,24 +172,62 @@ class SubprocessExecutor:
         on_result: ResultFn | None = None,
     ) -> JobResult:
         """See :class:`Executor`."""
-        job.workdir.mkdir(parents=True, exist_ok=True)
-        (job.workdir / "request.pkl").write_bytes(pickle.dumps(job.request))
-        progress = job.workdir / "progress.log"
-        result_path = job.workdir / "result.json"
-        for stale in (progress, result_path, job.release_path):
-            if stale is not None:
-                stale.unlink(missing_ok=True)
+        _prepare_workdir(job)
+        env = self._child_env(job)
+        key = self._key(job, env)
+        spare = self._pop_spare(key)
+        if key is not None:
+            self._top_up(key)  # before waiting on ``spare``: the next job's warm up starts now
+        start = time.monotonic()  # a spare still warming up spends the job's time, as a cold one
+        proc = None
+        if spare is not None:
+            cwd = job.cwd or job.workdir
+            proc = spare.hand_over(job.workdir, cwd, self.poll_s, self.accept_timeout_s)
+        prestarted = proc is not None
+        if proc is None:
+            start = time.monotonic()
+            proc = self._start_cold(job, env)
+        outcome = _follow(proc, job, start + timeout_s, self.poll_s, on_progress, on_result)
+        return JobResult(
+            result=outcome.result,
+            returncode=proc.returncode,
+            timed_out=outcome.timed_out,
+            last_phase=outcome.last_phase,
+            stderr_tail=_tail(job.workdir / "stderr.log"),
+            duration_s=time.monotonic() - start,
+            prestarted=prestarted,
+        )
+
+    def _key(self, job: Job, env: dict[str, str]) -> SpareKey | None:
+        if job.prestart_device is None:
+            return None
+        return SpareKey.of(self.python, job.worker, job.prestart_device, env)
+
+    def _top_up(self, key: SpareKey) -> None:
+        """Start spares for the jobs after this one (while it runs)."""
+        try:
+            while len(self._spares) < self.prestart:
+                self._spares.append(Spare(key))
+        except OSError:
+            pass  # no spare (no processes or disk left): the next job starts cold, as without
+
+    def _pop_spare(self, key: SpareKey | None) -> Spare | None:
+        """The oldest spare if it fits the job's key; on a different key, none are kept."""
+        if self._spares and self._spares[0].key != key:
+            self.close()  # the spares were all started for one key
+        return self._spares.pop(0) if self._spares else None
+
+    def _child_env(self, job: Job) -> dict[str, str]:
         env = dict(os.environ)
         env.update(job.env)
         env["PYTHONPATH"] = child_pythonpath()
         env["PYTHONUNBUFFERED"] = "1"
         env.setdefault("PYTHONDONTWRITEBYTECODE", "1")
-        stderr_path = job.workdir / "stderr.log"
-        start = time.monotonic()
-        result: dict[str, Any] | None = None
-        timed_out = False
-        with open(stderr_path, "wb") as stderr_file:
-            proc = subprocess.Popen(
+        return env
+
+    def _start_cold(self, job: Job, env: dict[str, str]) -> subprocess.Popen[bytes]:
+        with open(job.workdir / "stderr.log", "wb") as stderr_file:
+            return subprocess.Popen(
                 [self.python, "-m", job.worker, str(job.workdir)],
                 cwd=str(job.cwd or job.workdir),
                 env=env,
@@ -143,43 +236,64 @@ class SubprocessExecutor:
                 stderr=subprocess.STDOUT,
                 start_new_session=True,
             )
-            seen_lines, last_phase = 0, ""
-            deadline = start + timeout_s
-            while True:
-                try:
-                    proc.wait(timeout=self.poll_s)
-                    break
-                except subprocess.TimeoutExpired:
-                    pass
-                seen_lines, last_phase = _report_progress(
-                    progress, seen_lines, last_phase, on_progress
-                )
-                if job.release_path is not None and result_path.exists():
-                    result = _read_result(result_path)
-                    if result is not None:
-                        if on_result is not None:
-                            on_result(result)
-                        # Done: the child only waits to be released. Ending it here skips its
-                        # interpreter's slow teardown (torch, CUDA), which is seconds per job.
-                        job.release_path.touch()
-                        break
-                if time.monotonic() > deadline:
-                    timed_out = True
-                    break
-            _kill_group(proc)  # reap anything the child left behind in its group
+
+
+@dataclass(frozen=True, slots=True)
+class _Outcome:
+    result: dict[str, Any] | None
+    timed_out: bool
+    last_phase: str
+
+
+def _prepare_workdir(job: Job) -> None:
+    job.workdir.mkdir(parents=True, exist_ok=True)
+    (job.workdir / "request.pkl").write_bytes(pickle.dumps(job.request))
+    for stale in ("progress.log", "result.json", ACCEPTED_FILE):
+        (job.workdir / stale).unlink(missing_ok=True)
+    if job.release_path is not None:
+        job.release_path.unlink(missing_ok=True)
+
+
+def _follow(
+    proc: subprocess.Popen[bytes],
+    job: Job,
+    deadline: float,
+    poll_s: float,
+    on_progress: ProgressFn | None,
+    on_result: ResultFn | None,
+) -> _Outcome:
+    """Report the child's phases until it exits, is released or runs out of time; kill it."""
+    progress = job.workdir / "progress.log"
+    result_path = job.workdir / "result.json"
+    result: dict[str, Any] | None = None
+    timed_out = False
+    seen_lines, last_phase = 0, ""
+    while True:
+        try:
+            proc.wait(timeout=poll_s)
+            break
+        except subprocess.TimeoutExpired:
+            pass
         seen_lines, last_phase = _report_progress(progress, seen_lines, last_phase, on_progress)
-        if result is None and not timed_out and result_path.exists():
+        if job.release_path is not None and result_path.exists():
             result = _read_result(result_path)
-            if result is not None and on_result is not None:
-                on_result(result)
-        return JobResult(
-            result=result,
-            returncode=proc.returncode,
-            timed_out=timed_out,
-            last_phase=last_phase,
-            stderr_tail=_tail(stderr_path),
-            duration_s=time.monotonic() - start,
-        )
+            if result is not None:
+                if on_result is not None:
+                    on_result(result)
+                # Done: the child only waits to be released. Ending it here skips its
+                # interpreter's slow teardown (torch, CUDA), which is seconds per job.
+                job.release_path.touch()
+                break
+        if time.monotonic() > deadline:
+            timed_out = True
+            break
+    kill_group(proc)  # reap anything the child left behind in its group
+    seen_lines, last_phase = _report_progress(progress, seen_lines, last_phase, on_progress)
+    if result is None and not timed_out and result_path.exists():
+        result = _read_result(result_path)
+        if result is not None and on_result is not None:
+            on_result(result)
+    return _Outcome(result, timed_out, last_phase)
 
 
 def _read_result(path: Path) -> dict[str, Any] | None:
@@ -202,17 +316,6 @@ def _report_progress(
         if on_progress is not None:
             on_progress(line)
     return len(lines), last
-
-
-def _kill_group(proc: subprocess.Popen[bytes]) -> None:
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
-    try:
-        proc.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        pass
 
 
 def _tail(path: Path, limit: int = 4000) -> str:

@@ -71,6 +71,8 @@ def evaluate(
         EvalError: the task's own reference failed, so nothing can be judged.
     """
     candidate = solution if isinstance(solution, Candidate) else _read_solution(solution)
+    # One candidate: a process pre-started for a next one would only compete with it.
+    executor = executor or SubprocessExecutor(prestart=0)
     session = EvalSession(task, options, executor=executor, on_progress=on_progress)
     try:
         verdict = session.evaluate(candidate)
@@ -87,6 +89,9 @@ class EvalSession:
     The judge (the reference's outputs, the baselines) starts on the first candidate that gets
     past the static checks. All candidates of a session see the same inputs (one base seed), so
     a search can compare them; a result worth reporting is re-checked by :func:`evaluate`.
+    Without an ``executor``, the session runs its own :class:`SubprocessExecutor`, which
+    pre-starts the next candidate's process (unless ``KERNELWRIGHT_PRESTART=0``) and is closed
+    with the session; an executor passed in belongs to the caller, who closes it.
     """
 
     def __init__(
@@ -106,7 +111,10 @@ class EvalSession:
         self.task = task_obj if task_obj.size == self.size else load_task(task_obj.path, self.size)
         self.tolerance = _tolerance(opts, self.task)
         self.seed = opts.seed if opts.seed is not None else secrets.randbelow(2**31 - 1)
-        self.executor = executor or SubprocessExecutor()
+        self._own_executor: SubprocessExecutor | None = None
+        if executor is None:
+            executor = self._own_executor = SubprocessExecutor()
+        self.executor = executor
         self.on_progress = on_progress
         self.transport = choose_transport(self.device)
         self.env = {"TRITON_INTERPRET": "1"} if self.device == "cpu" else {}
@@ -124,7 +132,9 @@ class EvalSession:
         self.close()
 
     def close(self) -> None:
-        """Stop the judge and remove the working folder."""
+        """Stop the judge and a spare candidate process; remove the working folder."""
+        if self._own_executor is not None:
+            self._own_executor.close()
         if self._judge is not None:
             self._judge.close()
             self._judge = None
@@ -223,7 +233,13 @@ class EvalSession:
 
         job = self.executor.run(
             Job(
-                CANDIDATE_WORKER, cand_dir, request, cwd=sandbox, env=self.env, release_path=release
+                CANDIDATE_WORKER,
+                cand_dir,
+                request,
+                cwd=sandbox,
+                env=self.env,
+                release_path=release,
+                prestart_device=self.device,
             ),
             self.options.timeout_s,
             self.on_progress,
