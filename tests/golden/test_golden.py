@@ -35,10 +35,11 @@ CASES = {
         {"LOOP_BLOCK": 1024, "LOOP_ROWS": 1, "LOOP_WARPS": 8},
     ),
     "layer_norm": (("row-looped", "welford"), {"LOOP_BLOCK": 256, "LOOP_ROWS": 1, "LOOP_WARPS": 4}),
-    "cumsum_reverse": (("scan-rows",), {"BLOCK_N": 256, "ROWS": 1, "WARPS": 4}),
-    "max_pool2d": (("pool-window",), {"BLOCK_W": 32, "BLOCK_H": 4, "WARPS": 4}),
+    "cumsum_reverse": (("scan-rows",), {"BLOCK_N": 256, "ROWS": 1, "WARPS": 4, "STAGES": 3}),
+    "max_pool2d": (("pool-window",), {"BLOCK_W": 32, "ROWS": 4, "STEPS": 2, "WARPS": 4}),
     "mse_loss": (("split-reduction",), {"LOOP_BLOCK": 1024, "SPLIT_PROGRAMS": 64, "LOOP_WARPS": 8}),
     "prelu": (("elementwise-rows",), {"BLOCK_N": 256, "TILE": 1024, "WARPS": 4}),
+    "moe_topk": (("topk-rounds",), {"ROWS": 16, "TILE": 2048, "WARPS": 4}),
     "cross_entropy": (
         ("row-looped", "online-softmax"),
         {"LOOP_BLOCK": 1024, "LOOP_ROWS": 1, "LOOP_WARPS": 8},

@@ -10,6 +10,10 @@ The map is found by unification: PyTorch's right-aligned broadcasting in pointwi
 reductions (keepdim or not), scans, gathers and the views a kernel can absorb (unsqueeze, squeeze,
 expand, size-1 reshapes, permute) each say which dimensions are the same. A group whose values
 cannot all be mapped, or that maps one dimension onto two domain dimensions, is refused.
+
+A selection (``topk(x, k, d)``) maps its results' dimension ``d`` onto the domain dimension of
+``x``'s: the results and every value computed from them are *narrow*, k long along that
+dimension instead of the row's length (softmax -> top-8 -> renormalise is one domain).
 """
 
 from __future__ import annotations
@@ -18,7 +22,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from kernelwright.design.graph import Node, OpGraph, Ref, TensorMeta
-from kernelwright.design.ops import classify, reduction_dims, reduction_keepdim, scan_info
+from kernelwright.design.ops import (
+    classify,
+    reduction_dims,
+    reduction_keepdim,
+    scan_info,
+    select_info,
+)
 
 Axes = tuple[int | None, ...]
 
@@ -31,13 +41,17 @@ class Layout:
         shape: the domain's sizes as symbolic expressions.
         hint: the domain's sizes at capture.
         axes: value name -> one domain dimension (or None) per dimension of the value.
-        reduce: domain dimensions reduced (or scanned) by the group; empty for pointwise.
+        reduce: domain dimensions reduced (or scanned, or selected from) by the group; empty
+            for pointwise.
+        narrow: values that hold a selection's k positions along the selected dimension (its
+            results, what is computed from them, inputs read only by those).
     """
 
     shape: tuple[str, ...]
     hint: tuple[int, ...]
     axes: Mapping[str, Axes]
     reduce: tuple[int, ...] = ()
+    narrow: frozenset[str] = frozenset()
 
     def varies(self, name: str) -> frozenset[int]:
         """The domain dimensions value ``name`` varies along."""
@@ -104,7 +118,7 @@ def infer_layout(graph: OpGraph, names: Sequence[str], anchor: str | None = None
     cats = [n for n in nodes if classify(n) == "cat"]
     for n in nodes:
         kind = classify(n)
-        if kind in ("reduction", "scan"):
+        if kind in ("reduction", "scan", "select"):
             src = n.args[0]
             assert isinstance(src, Ref)
             sm = graph.meta(src.name)
@@ -134,13 +148,18 @@ def infer_layout(graph: OpGraph, names: Sequence[str], anchor: str | None = None
             root = uf.find((v, d))
             if root not in uf.axis:
                 raise AxisError(f"cannot tell which domain dimension {v} dim {d} is")
-            a = uf.axis[root]
-            if meta.hint[d] != hint[a]:
-                raise AxisError(
-                    f"{v} dim {d} has {meta.hint[d]} elements, domain dim {a} {hint[a]}"
-                )
-            ax.append(a)
+            ax.append(uf.axis[root])
         axes[v] = tuple(ax)
+    selected = _selected(graph, nodes, uf)
+    narrow = _narrow_values(nodes, axes, selected[0]) if selected else set()
+    for v, value_axes in axes.items():
+        meta = graph.meta(v)
+        for d, a in enumerate(value_axes):
+            if a is None:
+                continue
+            want = selected[1] if selected and v in narrow and a == selected[0] else hint[a]
+            if meta.hint[d] != want:
+                raise AxisError(f"{v} dim {d} has {meta.hint[d]} elements, domain dim {a} {want}")
     for c in cats:  # a concatenation has its pieces' axes (its cat dimension is n times longer)
         first = c.args[0][0]  # type: ignore[index]
         assert isinstance(first, Ref)
@@ -148,18 +167,75 @@ def infer_layout(graph: OpGraph, names: Sequence[str], anchor: str | None = None
     reduce: set[int] = set()
     for n in nodes:
         kind = classify(n)
-        if kind in ("reduction", "scan"):
+        if kind in ("reduction", "scan", "select"):
             src = n.args[0]
             assert isinstance(src, Ref)
             rank = graph.meta(src.name).rank
-            rdims = reduction_dims(n, rank) if kind == "reduction" else (scan_info(n, rank)[0],)
+            rdims = (
+                reduction_dims(n, rank)
+                if kind == "reduction"
+                else (scan_info(n, rank)[0],)
+                if kind == "scan"
+                else (select_info(n, rank)[0],)
+            )
             mapped = {axes[src.name][d] for d in rdims} - {None}
             if reduce and mapped != reduce:
                 raise AxisError(f"{n.name} reduces other dimensions than the rest of the group")
             reduce = {a for a in mapped if a is not None}
             if not reduce:
                 raise AxisError(f"{n.name} reduces only size-1 dimensions")
-    return Layout(shape, hint, axes, tuple(sorted(reduce)))
+    if narrow:
+        _check_sides(nodes, axes, narrow, reduce)
+    return Layout(shape, hint, axes, tuple(sorted(reduce)), frozenset(narrow))
+
+
+def _narrow_values(nodes: Sequence[Node], axes: Mapping[str, Axes], axis: int) -> set[str]:
+    """The values on a selection's k positions along domain dimension ``axis``: the selection,
+    what is computed from them along that dimension, and the inputs read only there (a weight per
+    selected position). A per-row value (a sum of the k results) is not narrow, so a full row
+    computed from it again is not either."""
+
+    def along(v: str) -> bool:
+        return v in axes and axis in axes[v]
+
+    narrow: set[str] = set()
+    readers: dict[str, list[bool]] = {}
+    for n in nodes:
+        select = classify(n) == "select"
+        if along(n.name) and (select or any(r in narrow for r in n.refs())):
+            narrow.add(n.name)
+        for r in n.refs():
+            readers.setdefault(r, []).append(n.name in narrow and not select)
+    members = {n.name for n in nodes}
+    return narrow | {
+        r for r, flags in readers.items() if r not in members and along(r) and all(flags)
+    }
+
+
+def _selected(graph: OpGraph, nodes: Sequence[Node], uf: _UnionFind) -> tuple[int, int] | None:
+    """(domain dimension, k) of the group's selection, if it has one."""
+    for n in nodes:
+        if classify(n) == "select":
+            src = n.args[0]
+            assert isinstance(src, Ref)
+            dim, k, _, _ = select_info(n, graph.meta(src.name).rank)
+            root = uf.find((src.name, dim))
+            if root not in uf.axis or k is None:
+                raise AxisError(f"{n.name} selects a k other than a literal, or along size 1")
+            return uf.axis[root], k
+    return None
+
+
+def _check_sides(
+    nodes: Sequence[Node], axes: Mapping[str, Axes], narrow: set[str], reduce: set[int]
+) -> None:
+    """A value on the k selected positions cannot be combined with one along the whole row."""
+    for n in nodes:
+        if n.name not in narrow or classify(n) == "select":
+            continue
+        for r in n.refs():
+            if r in axes and r not in narrow and set(axes[r]) & reduce:
+                raise AxisError(f"{n.name} mixes the selection's k positions with the row {r}")
 
 
 def _meta_or_none(graph: OpGraph, name: str) -> TensorMeta | None:
@@ -171,7 +247,7 @@ def _meta_or_none(graph: OpGraph, name: str) -> TensorMeta | None:
 
 def _choose_anchor(graph: OpGraph, nodes: Sequence[Node]) -> str:
     for n in nodes:
-        if classify(n) in ("reduction", "scan"):
+        if classify(n) in ("reduction", "scan", "select"):
             src = n.args[0]
             assert isinstance(src, Ref)
             return src.name
@@ -225,7 +301,28 @@ def _constrain(graph: OpGraph, n: Node, kind: str, uf: _UnionFind) -> None:
     if kind == "view":
         _view(graph, n, uf)
         return
+    if kind == "select" or kind == "getitem" and _reads_select(graph, n):
+        _select(graph, n, uf)
+        return
     raise AxisError(f"{n.name} ({n.target}) cannot be fused")
+
+
+def _reads_select(graph: OpGraph, n: Node) -> bool:
+    src = n.args[0]
+    if not isinstance(src, Ref) or not graph.has_node(src.name):
+        return False
+    return classify(graph.node(src.name)) == "select"
+
+
+def _select(graph: OpGraph, n: Node, uf: _UnionFind) -> None:
+    """A selection's results (and a getitem of them) keep the source's dimensions; the selected
+    one is k long (a narrow value)."""
+    src = n.args[0]
+    assert isinstance(src, Ref)
+    sm, out = graph.meta(src.name), n.out
+    for d in range(out.rank):
+        if not _is_one(out, d) and not _is_one(sm, d):
+            uf.union((src.name, d), (n.name, d))
 
 
 def _cat(graph: OpGraph, n: Node, uf: _UnionFind, members: set[str]) -> None:

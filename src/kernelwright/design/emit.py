@@ -26,6 +26,7 @@ from kernelwright.design.kernel.pointwise import render_pointwise
 from kernelwright.design.kernel.pool import POOL_OUT_SIZE, render_pool
 from kernelwright.design.kernel.reduction_launch import render_reduction
 from kernelwright.design.kernel.scan import render_scan
+from kernelwright.design.kernel.select import render_select
 from kernelwright.design.model_source import model_source
 from kernelwright.design.ops import CONSTS, HELPERS, classify, literal
 
@@ -36,7 +37,13 @@ BASE_IMPORTS = (
     "import triton.language as tl",
 )
 PY_HELPERS = {"_pool_out_size": POOL_OUT_SIZE}
-KIND_NAMES = {"pointwise": "elementwise", "reduction": "reduce", "scan": "scan", "pool": "pool"}
+KIND_NAMES = {
+    "pointwise": "elementwise",
+    "reduction": "reduce",
+    "scan": "scan",
+    "pool": "pool",
+    "select": "topk",
+}
 
 
 def render_group(graph: OpGraph, group: Group, choice: GroupChoice, name: str) -> RenderedKernel:
@@ -62,6 +69,8 @@ def render_group(graph: OpGraph, group: Group, choice: GroupChoice, name: str) -
         return render_scan(graph, group, name, choice.variant, params)
     if group.kind == "pool":
         return render_pool(graph, group, name, choice.variant, params)
+    if group.kind == "select":
+        return render_select(graph, group, name, choice.variant, params)
     raise DesignError(f"group {group.id} ({group.kind}) has no template")
 
 
@@ -328,8 +337,10 @@ def _node_line(graph: OpGraph, n: Node, device: str | None, partition: Partition
     kwargs = [f"{k}={_arg(v, device)}" for k, v in n.kwargs]
     call = f"torch.ops.{n.target}({', '.join(args + kwargs)})"
     comment = ""
-    if classify(n) == "framework" or (n.target in CONSTS and classify(n) != "const"):
-        comment = f"  # left to PyTorch: no template for {n.target}"
+    if classify(n) in ("framework", "select") or (n.target in CONSTS and classify(n) != "const"):
+        group = partition.group_of(n.name)
+        why = group.note if group is not None and group.note else f"no template for {n.target}"
+        comment = f"  # left to PyTorch: {why}"
     return [f"{name} = {call}{comment}"]
 
 

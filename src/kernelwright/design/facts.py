@@ -16,7 +16,7 @@ H200_SMS = 132
 def group_facts(
     partition: Partition, group: Group, device: str = "cuda", sm_count: int = H200_SMS
 ) -> GroupFacts:
-    """The facts of one fused group (pointwise, reduction, scan or pool)."""
+    """The facts of one fused group (pointwise, reduction, scan, select or pool)."""
     graph = partition.graph
     dtypes = tuple(sorted({graph.meta(i).dtype for i in group.inputs}))
     if group.kind == "pool":
@@ -72,6 +72,21 @@ def group_facts(
             sm_count=sm_count,
         )
     schedule = schedule_of(layout)
+    if group.kind == "select":
+        from kernelwright.design.kernel.select import select_k
+
+        return GroupFacts(
+            "select",
+            schedule,
+            domain,
+            red_len,
+            par_len,
+            inner,
+            dtypes=dtypes,
+            device=device,
+            sm_count=sm_count,
+            k=select_k(graph, group),
+        )
     if group.kind == "scan":
         scan = next(n for n in group.nodes if classify(graph.node(n)) == "scan")
         node = graph.node(scan)
@@ -102,6 +117,7 @@ def group_facts(
         par_len,
         inner,
         n_passes=plain.n_passes,
+        folded_passes=folded.n_passes,
         online_pattern=bool(folded.online),
         welford_pattern=bool(folded.welford),
         splittable=splittable(graph, group, plain),

@@ -4,8 +4,11 @@
     reduction   reductions over one set of dimensions with their prologue and epilogue (norms,
                 softmax-like, losses); per-row results may feed a second reduction group
     scan        one cumulative sum/product with its prologue and epilogue
+    select      one top-k along the innermost dimension with its prologue (element-wise chains,
+                row reductions such as a softmax) and its epilogue on the k selected positions
+                (renormalisation, index casts)
     pool        one pooling window op
-    framework   an op without a template (GEMM, conv, top-k...): PyTorch runs it, labelled
+    framework   an op without a template (GEMM, conv, sort...): PyTorch runs it, labelled
 
 A concatenation of same-shaped element-wise results merges the pieces' groups and is written
 piece by piece into its slices by that one kernel.
@@ -27,9 +30,14 @@ from dataclasses import dataclass, field
 from kernelwright.design.axes import AxisError, Layout, absorbable_view, infer_layout
 from kernelwright.design.builder import meta_reduced
 from kernelwright.design.graph import Node, OpGraph, Ref
-from kernelwright.design.ops import classify, reduction_dims, reduction_keepdim
+from kernelwright.design.ops import classify, reduction_dims, reduction_keepdim, select_info
 
 FUSIBLE = ("pointwise", "reduction", "scan")
+JOINABLE = (*FUSIBLE, "select")  # groups a later node may join (a selection takes its epilogue)
+# The selection template keeps the row in registers and unrolls k rounds: beyond these sizes (at
+# capture) the top-k stays with PyTorch and its prologue keeps its own kernel.
+SELECT_MAX_K = 16
+SELECT_MAX_ROW = 4096
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,7 +46,7 @@ class Group:
 
     Attributes:
         id: position in execution order.
-        kind: pointwise, reduction, scan, pool or framework.
+        kind: pointwise, reduction, scan, select, pool or framework.
         nodes: node names in execution order.
         inputs: tensor values read from outside the group.
         outputs: values other groups, the forward's views or the graph outputs need.
@@ -105,11 +113,14 @@ def fuse(graph: OpGraph) -> Partition:
         if kind in ("sym", "const", "fview"):
             continue  # forward-level: shape arithmetic, literals, free views
         if kind == "getitem":
+            src = n.args[0]
+            gid = owner.get(src.name, -1) if isinstance(src, Ref) else -1
             if _pool_value(graph, n):
-                src = n.args[0]
-                assert isinstance(src, Ref)
-                drafts[owner[src.name]].nodes.append(n.name)
-                owner[n.name] = owner[src.name]
+                drafts[gid].nodes.append(n.name)
+                owner[n.name] = gid
+            elif gid >= 0 and drafts[gid].kind == "select":  # a top-k's values or indices
+                joined = _try_add(graph, drafts, owner, gid, [n], "getitem")
+                assert joined, f"{n.name}: a selection's result must map onto its group"
             continue  # other getitems pick an output of a framework call in the forward
         if kind == "view":
             src = n.args[0]
@@ -121,12 +132,15 @@ def fuse(graph: OpGraph) -> Partition:
             continue  # otherwise PyTorch runs it in the forward
         if kind == "pool" and not _pool_fusible(graph, n):
             kind = "framework"
+        refusal = _select_refusal(graph, n) if kind == "select" else ""
+        if refusal:
+            kind = "framework"
         if kind == "cat" and _fuse_cat(graph, drafts, owner, n):
             continue
         if kind in ("framework", "pool", "cat"):
             owner[n.name] = len(drafts)
             draft_kind = "pool" if kind == "pool" else "framework"
-            drafts.append(_Draft(draft_kind, [n.name], order[n.name], note=_why(n)))
+            drafts.append(_Draft(draft_kind, [n.name], order[n.name], note=refusal or _why(n)))
             continue
         views = _pull_views(n, pending)
         producers = {owner[r] for v in views for r in v.refs() if r in owner} | _producers(
@@ -135,7 +149,7 @@ def fuse(graph: OpGraph) -> Partition:
         joined = False
         for gid in sorted(producers, reverse=True):
             d = drafts[gid]
-            if d.kind not in FUSIBLE:
+            if d.kind not in JOINABLE:
                 continue
             if kind == "reduction" and d.kind == "reduction" and not views:
                 split = _split_reduction(graph, n, d)
@@ -154,7 +168,7 @@ def fuse(graph: OpGraph) -> Partition:
                 pending.pop(v.name, None)
             continue
         names = [v.name for v in views] + [n.name]
-        new_kind = kind if kind in FUSIBLE else "pointwise"
+        new_kind = kind if kind in JOINABLE else "pointwise"
         layout = None if kind == "gather" else _layout(graph, names, new_kind)
         if layout is None:
             owner[n.name] = len(drafts)
@@ -187,7 +201,7 @@ def _fuse_cat(graph: OpGraph, drafts: list[_Draft], owner: dict[str, int], n: No
 
 
 def _fusible_source(drafts: list[_Draft], owner: dict[str, int], name: str) -> bool:
-    return name in owner and drafts[owner[name]].kind in FUSIBLE
+    return name in owner and drafts[owner[name]].kind in JOINABLE
 
 
 def _pull_views(n: Node, pending: dict[str, Node]) -> list[Node]:
@@ -214,7 +228,28 @@ def _why(n: Node) -> str:
         return f"no template for {n.target}"
     if kind == "pool":
         return ""
+    if kind == "select":
+        return "a top-k along a strided dimension (the template selects along the innermost one)"
     return f"{n.target} could not be mapped onto a kernel domain"
+
+
+def _select_refusal(graph: OpGraph, n: Node) -> str:
+    """Why the selection template cannot take this top-k ('' when it can)."""
+    src = n.args[0]
+    if not isinstance(src, Ref):
+        return "a top-k of a constant"
+    sm = graph.meta(src.name)
+    if sm.dtype not in ("float32", "float16", "bfloat16"):
+        return f"a top-k of {sm.dtype} values (the template orders fp32 keys)"
+    dim, k, _, ordered = select_info(n, sm.rank)
+    if k is None or not ordered:
+        return "a top-k with a runtime k or unsorted results (torch's order is unspecified)"
+    if k > SELECT_MAX_K or sm.hint[dim] > SELECT_MAX_ROW:
+        return (
+            f"top-{k} of rows of {sm.hint[dim]}: beyond the selection template's k <= "
+            f"{SELECT_MAX_K} and rows <= {SELECT_MAX_ROW}"
+        )
+    return ""
 
 
 def _pool_fusible(graph: OpGraph, n: Node) -> bool:
@@ -252,10 +287,16 @@ def _layout(graph: OpGraph, names: Sequence[str], kind: str) -> Layout | None:
         return None
     if kind == "scan" and len(layout.reduce) != 1:
         return None
+    if kind == "select" and layout.reduce != (len(layout.hint) - 1,):
+        return None  # the template selects along the innermost (contiguous) dimension
     return layout
 
 
 def _kind_after(d: _Draft, kind: str) -> str | None:
+    if d.kind == "select":  # the epilogue on the k results (or the rest of the prologue)
+        return "select" if kind in ("pointwise", "view", "reduction", "getitem") else None
+    if kind == "select":  # a top-k of an element-wise chain or of a row reduction's results
+        return "select" if d.kind in ("pointwise", "reduction") else None
     if kind == "cat":
         return "pointwise" if d.kind == "pointwise" else None
     if kind in ("pointwise", "view", "gather"):
@@ -285,7 +326,7 @@ def _try_add(
         return False
     names = d.nodes + [x.name for x in new]
     layout = _layout(graph, names, new_kind)
-    if layout is None or _serial_epilogue(graph, names, layout):
+    if layout is None or _serial_epilogue(graph, names, layout, new_kind):
         return False
     d.nodes.extend(x.name for x in new)
     d.kind, d.layout = new_kind, layout
@@ -294,10 +335,11 @@ def _try_add(
     return True
 
 
-def _serial_epilogue(graph: OpGraph, names: Sequence[str], layout: Layout) -> bool:
+def _serial_epilogue(graph: OpGraph, names: Sequence[str], layout: Layout, kind: str) -> bool:
     """A full-size value computed after a reduction over *every* dimension would be written by
-    a single program: keep it in its own element-wise kernel instead (x / ||x||_F)."""
-    if not layout.reduce or len(layout.reduce) < len(layout.hint):
+    a single program: keep it in its own element-wise kernel instead (x / ||x||_F). A selection's
+    group is one program per row anyway: its epilogue is k values."""
+    if kind == "select" or not layout.reduce or len(layout.reduce) < len(layout.hint):
         return False
     after: set[str] = set()
     for m in names:
@@ -358,14 +400,20 @@ def _merge_producers(
         if not p.nodes or p.kind not in FUSIBLE or pid == gid:
             continue
         kinds = {p.kind, d.kind}
-        if "scan" in kinds and "reduction" in kinds:
+        if "scan" in kinds and ("reduction" in kinds or "select" in kinds):
             continue
         new_kind = (
-            "reduction" if "reduction" in kinds else "scan" if "scan" in kinds else "pointwise"
+            "select"
+            if "select" in kinds
+            else "reduction"
+            if "reduction" in kinds
+            else "scan"
+            if "scan" in kinds
+            else "pointwise"
         )
         names = sorted(p.nodes + d.nodes, key=lambda x: _index(graph, x))
         layout = _layout(graph, names, new_kind)
-        if layout is None or _serial_epilogue(graph, names, layout):
+        if layout is None or _serial_epilogue(graph, names, layout, new_kind):
             continue
         merged = [graph.node(x) for x in names]
         if _creates_cycle(graph, drafts, {**owner, **{x: gid for x in p.nodes}}, gid, merged):

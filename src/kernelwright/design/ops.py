@@ -10,8 +10,9 @@
     view         unsqueeze, squeeze, expand, view, permute...    absorbed as an axis map, or run by
                                                                  PyTorch (free) between kernels
     pool         max_pool2d_with_indices, avg_pool1d/2d/3d       the pooling template
+    select       topk (sorted, along one dimension)              the selection template
     const        scalar_tensor, full of one element              inlined as a literal
-    framework    everything else (mm, conv, topk...)             left to PyTorch, labelled
+    framework    everything else (mm, conv, sort...)             left to PyTorch, labelled
 
 ``pointwise_expr`` renders a pointwise node as a Triton expression over already-named operands
 (``a``, ``b``); every float computation runs in fp32 (loads are converted on the way in).
@@ -58,6 +59,7 @@ VIEWS = frozenset(
     }
 )
 CONSTS = frozenset({"aten.scalar_tensor.default", "aten.full.default"})
+SELECTS = frozenset({"aten.topk.default"})
 # Views PyTorch runs between kernels (free: they only make new strides); never inside a kernel.
 FORWARD_VIEWS = frozenset(
     {
@@ -319,6 +321,13 @@ HELPERS = {
 def _prod_combine(a, b):
     # the combine function of a product reduction or scan
     return a * b""",
+    "_welford_combine": """@triton.jit
+def _welford_combine(mean_a, m2_a, n_a, mean_b, m2_b, n_b):
+    # Chan's merge of two (mean, M2, count) statistics; empty ones (n = 0) add nothing
+    n = n_a + n_b
+    w_b = tl.where(n == 0.0, 0.0, n_b / tl.maximum(n, 1.0))
+    delta = mean_b - mean_a
+    return mean_a + delta * w_b, m2_a + m2_b + delta * delta * n_a * w_b, n""",
     "_tanh": """@triton.jit
 def _tanh(x):
     # tanh from exp, stable for large |x| (the interpreter has no libdevice)
@@ -363,6 +372,8 @@ def classify(node: Node) -> str:
         return "fview"
     if t in POOLS:
         return "pool"
+    if t in SELECTS:
+        return "select"
     if t in CONSTS and node.meta and node.out.rank == 0:
         return "const"
     if t == "aten.gather.default":
@@ -401,3 +412,13 @@ def scan_info(node: Node, rank: int) -> tuple[int, str, bool]:
     if node.target == "kw.scan":
         return int(node.args[1]) % rank, str(node.args[2]), bool(node.args[3])  # type: ignore[arg-type]
     return int(node.args[1]) % rank, SCANS[node.target] or "sum", False  # type: ignore[arg-type]
+
+
+def select_info(node: Node, rank: int) -> tuple[int, int | None, bool, bool]:
+    """(dimension, k (None when not a literal), largest, sorted) of a topk node."""
+    k = node.args[1]
+    dim = node.args[2] if len(node.args) > 2 else node.kwarg("dim", -1)
+    largest = node.args[3] if len(node.args) > 3 else node.kwarg("largest", True)
+    ordered = node.args[4] if len(node.args) > 4 else node.kwarg("sorted", True)
+    literal_k = k if isinstance(k, int) and not isinstance(k, bool) else None
+    return int(dim) % rank, literal_k, bool(largest), bool(ordered)  # type: ignore[arg-type]

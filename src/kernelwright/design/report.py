@@ -85,6 +85,7 @@ def plan_markdown(plan: Any) -> list[str]:
         lines.append(
             f"facts: domain {list(facts.domain)}, reduced extent {facts.reduced_length}, "
             f"{facts.parallel_length} positions, schedule {facts.schedule or '-'}"
+            + (f", top-{facts.k}" if facts.k else "")
         )
         for o in go.options:
             c = o.choice

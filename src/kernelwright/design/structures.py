@@ -3,9 +3,17 @@
 For every fused group the library's skills are checked against the group's facts; each primary
 skill whose conditions hold becomes an option, with the modifier skills that apply to its variant
 (online softmax, Welford) and their reasons. An option the template cannot render for this group
-is dropped with the template's reason. Options are ranked by the product of expected gains
-(optionally scaled by what the archive measured for each skill), and designs are made by taking
-the best option everywhere, then changing one group at a time.
+is dropped with the template's reason. Designs are made by taking the best option everywhere,
+then changing one group at a time.
+
+Ranking is cost first: these kernels are memory-bound, so an option's estimated cost is the
+number of sweeps over its input (one for a one-pass or split kernel, the pass count for a looped
+one) divided by the fraction of the GPU its programs fill; a design's cost weighs its groups by
+their domain sizes. Costs within 10% of the cheapest tie (and so on, in steps of 10%), and ties
+are broken by the product of expected gains, scaled by what the archive measured for each skill.
+The archive's measurements (speed-ups over eager, which depend on how good eager is on each
+task) therefore reorder only designs that move the same bytes: they cannot put a looped kernel
+that reads a 1000-class row twice above the one-pass kernel that reads it once.
 """
 
 from __future__ import annotations
@@ -19,16 +27,22 @@ from kernelwright.design.emit import render_group
 from kernelwright.design.facts import group_facts
 from kernelwright.design.fusion import Group, Partition
 from kernelwright.design.kernel.common import DesignError
+from kernelwright.design.kernel.passes import plan_passes
+from kernelwright.design.kernel.reduction_launch import COLUMN_DEFAULTS, ROW_DEFAULTS
 from kernelwright.skills.conditions import GroupFacts
 from kernelwright.skills.library import SkillLibrary
+
+TIE = 1.1  # costs within this factor of the cheapest are equal: the gains decide
 
 
 @dataclass(frozen=True, slots=True)
 class Option:
-    """One way to build a group, with its ranking score."""
+    """One way to build a group: its ranking score (expected gains times the archive's prior)
+    and its estimated cost (sweeps of the input over the fraction of the GPU it fills)."""
 
     choice: GroupChoice
     score: float
+    cost: float = 1.0
 
 
 @dataclass
@@ -91,9 +105,60 @@ def group_options(
             score = a.skill.expected_gain * prior.get(a.skill.id, 1.0)
             for m in chosen:
                 score *= m.skill.expected_gain * prior.get(m.skill.id, 1.0)
-            result.options.append(Option(choice, score))
-    result.options.sort(key=lambda o: -o.score)
+            cost = option_cost(partition, group, facts, choice)
+            result.options.append(Option(choice, score, cost))
+    cheapest = min((o.cost for o in result.options), default=1.0)
+    result.options.sort(key=lambda o: (cost_class(o.cost, cheapest), -o.score))
     return result
+
+
+def option_cost(
+    partition: Partition, group: Group, facts: GroupFacts, choice: GroupChoice
+) -> float:
+    """Sweeps over the group's input divided by the fraction of the SMs its programs fill
+    (1.0 for a kernel that reads everything once and fills the GPU)."""
+    if facts.kind != "reduction":
+        return 1.0
+    return sweeps(partition, group, choice) / min(1.0, programs(facts, choice) / facts.sm_count)
+
+
+def sweeps(partition: Partition, group: Group, choice: GroupChoice) -> int:
+    """How many times the kernel reads the reduced extent: once in registers (one pass, or a
+    split whose slices are read once), else once per pass of the looped kernel."""
+    if choice.variant != "looped":
+        return 1
+    assert group.layout is not None
+    plan = plan_passes(
+        partition.graph,
+        list(group.nodes),
+        list(group.inputs),
+        list(group.outputs),
+        group.layout,
+        online="online-softmax" in choice.options,
+        welford="welford" in choice.options,
+    )
+    return max(1, plan.n_passes)
+
+
+def programs(facts: GroupFacts, choice: GroupChoice) -> int:
+    """Programs the wrapper launches at the design's size (as the wrappers size them)."""
+    row = facts.schedule == "row"
+    p = {**(ROW_DEFAULTS if row else COLUMN_DEFAULTS), **choice.params}
+    if choice.variant == "split":
+        return int(p["SPLIT_PROGRAMS"])
+    block = 1
+    while block < facts.reduced_length:
+        block *= 2
+    if choice.variant == "onepass":
+        per = min(p["ROWS"] if row else p["COLS"], max(1, p["TILE"] // block))
+    else:
+        per = p["LOOP_ROWS"] if row else p["LOOP_COLS"]
+    return -(-facts.parallel_length // max(1, int(per)))
+
+
+def cost_class(cost: float, cheapest: float) -> int:
+    """0 for costs within a factor :data:`TIE` of the cheapest, 1 within TIE^2, and so on."""
+    return math.floor(math.log(max(cost / cheapest, 1.0)) / math.log(TIE) + 1e-9)
 
 
 def rank_designs(per_group: Sequence[GroupOptions], limit: int = 12) -> list[Design]:
@@ -102,15 +167,15 @@ def rank_designs(per_group: Sequence[GroupOptions], limit: int = 12) -> list[Des
     if not usable:
         return []
     best = tuple(g.options[0] for g in usable)
-    scored: list[tuple[float, tuple[Option, ...]]] = [(_score(best), best)]
+    sizes = [max(1, g.facts.numel) for g in usable]
+    combos = [best]
     for i, g in enumerate(usable):
-        for alt in g.options[1:]:
-            combo = best[:i] + (alt,) + best[i + 1 :]
-            scored.append((_score(combo), combo))
-    scored.sort(key=lambda t: -t[0])
+        combos += [best[:i] + (alt,) + best[i + 1 :] for alt in g.options[1:]]
+    cheapest = min(_cost(c, sizes) for c in combos)
+    combos.sort(key=lambda c: (cost_class(_cost(c, sizes), cheapest), -_score(c)))
     designs: list[Design] = []
     seen: set[str] = set()
-    for _, combo in scored:
+    for combo in combos:
         d = Design(tuple(o.choice for o in combo))
         if d.structure_key() not in seen:
             seen.add(d.structure_key())
@@ -122,3 +187,8 @@ def rank_designs(per_group: Sequence[GroupOptions], limit: int = 12) -> list[Des
 
 def _score(combo: Sequence[Option]) -> float:
     return math.prod(o.score for o in combo)
+
+
+def _cost(combo: Sequence[Option], sizes: Sequence[int]) -> float:
+    """The groups' costs weighted by their domain sizes (a big group's sweeps dominate)."""
+    return sum(o.cost * n for o, n in zip(combo, sizes, strict=True)) / sum(sizes)

@@ -30,6 +30,7 @@ class GroupFacts:
         inner_length: contiguous positions after the reduced dims (column schedule); for
             pointwise groups the contiguous run every operand shares; else 1.
         n_passes: sweeps of a row a looped kernel needs without folding.
+        folded_passes: sweeps of a row a looped kernel needs with the folds that apply.
         online_pattern: a sum of exp(x - max(x)) can be folded into the max's pass.
         welford_pattern: a variance after a mean can be folded into the mean's pass.
         splittable: one pass, no full-size outputs, no gathers (two-stage split applies).
@@ -40,6 +41,7 @@ class GroupFacts:
         sm_count: streaming multiprocessors of the target GPU.
         window: pooling window elements (kernel volume); 0 otherwise.
         has_gather: the group gathers along the reduced dimension.
+        k: elements a selection (top-k) keeps per row; 0 otherwise.
     """
 
     kind: str
@@ -49,6 +51,7 @@ class GroupFacts:
     parallel_length: int = 1
     inner_length: int = 1
     n_passes: int = 1
+    folded_passes: int = 1
     online_pattern: bool = False
     welford_pattern: bool = False
     splittable: bool = False
@@ -59,6 +62,7 @@ class GroupFacts:
     sm_count: int = 132
     window: int = 0
     has_gather: bool = False
+    k: int = 0
 
     @property
     def numel(self) -> int:
@@ -156,6 +160,25 @@ def multi_pass(f: GroupFacts) -> Outcome:
     if f.n_passes > 1:
         return Ok(f"{f.n_passes} dependent sweeps of each row")
     return Fail("a single sweep: nothing to fold")
+
+
+@condition("rereads_extent")
+def rereads_extent(f: GroupFacts) -> Outcome:
+    if f.n_passes > 1:
+        return Ok(
+            f"{f.n_passes} sweeps of the reduced extent: holding it in registers reads it once"
+        )
+    return Fail(
+        "a single sweep reads each element once in any schedule: the looped kernel's small "
+        "tiles reduce per lane without padding the reduced extent to a power of two"
+    )
+
+
+@condition("selected_at_most")
+def selected_at_most(f: GroupFacts, limit: int) -> Outcome:
+    if f.k <= limit:
+        return Ok(f"top-{f.k} <= {limit}: {f.k} unrolled rounds of a row maximum")
+    return Fail(f"top-{f.k} > {limit}: the rounds, not the row's bytes, would set the time")
 
 
 @condition("online_softmax_pattern")

@@ -103,6 +103,12 @@ def get_init_inputs():
             "torch.randn(7, 100)",
             "torch.randn(2, 33)",
         ),
+        (
+            "torch.flip(torch.cumsum(torch.flip(x, dims=[-1]), dim=-1), dims=[-1])",
+            "",
+            "torch.randn(5, 3)",
+            "torch.randn(4, 1)",
+        ),
         ("torch.cumsum(x, dim=-1) - x", "", "torch.randn(5, 37)", "torch.randn(3, 65)"),
         (
             "torch.cumprod(x, dim=-1)",
@@ -111,19 +117,53 @@ def get_init_inputs():
             "torch.rand(2, 70) + 0.5",
         ),
         (
+            "torch.flip(torch.cumprod(torch.flip(x, dims=[-1]), dim=-1), dims=[-1])",
+            "",
+            "torch.rand(7, 100) * 0.5 + 0.75",
+            "torch.rand(2, 33) + 0.5",
+        ),
+        (
             "torch.cumsum(x * mask.unsqueeze(-1), dim=1)",
             ", mask",
             "torch.randn(3, 37, 20), torch.rand(3, 37) < 0.7",
             "torch.randn(2, 9, 5), torch.rand(2, 9) < 0.5",
         ),
+        (
+            "torch.flip(torch.cumsum(torch.flip(x, dims=[1]), dim=1), dims=[1])",
+            "",
+            "torch.randn(3, 37, 20)",
+            "torch.randn(2, 9, 5)",
+        ),
     ],
-    ids=["forward", "reverse", "exclusive", "product", "masked-column"],
+    ids=[
+        "forward",
+        "reverse",
+        "reverse-short",
+        "exclusive",
+        "product",
+        "reverse-product",
+        "masked-column",
+        "reverse-column",
+    ],
 )
-def test_scans(check, expr: str, extra_arg: str, inputs: str, variant: str) -> None:
+@pytest.mark.parametrize(
+    "params",
+    [
+        {"BLOCK_N": 16, "BLOCK_S": 4, "COLS": 4, "STAGES": 2},
+        {"BLOCK_N": 8, "ROWS": 4, "WARPS": 1, "BLOCK_S": 8, "COLS": 16, "STAGES": 1},
+    ],
+    ids=["blocks", "rows"],
+)
+def test_scans(check, expr: str, extra_arg: str, inputs: str, variant: str, params) -> None:
     body = SCAN.format(expr=expr, extra_arg=extra_arg, inputs=inputs, variant=variant)
-    (src,) = check(body, params={"BLOCK_N": 16, "BLOCK_S": 4, "COLS": 4})
+    (src,) = check(body, params=params)
+    assert "num_stages=STAGES" in src  # the block loop is pipelined
     if "flip" in expr:
-        assert "reverse=True" in src and "torch.flip" not in src
+        assert "torch.flip" not in src
+    if "flip(torch.cumsum" in expr:
+        # no lane reversal: a row sum reads vectors from the end, a column walk rows downwards
+        assert "reverse=True" not in src
+        assert ("tl.split" in src) == ("dims=[-1]" in expr)
 
 
 POOL = """
@@ -147,8 +187,15 @@ def get_init_inputs():
     [
         ("nn.MaxPool1d(kernel_size=5, stride=2, padding=2)", "3, 5, 37", "2, 3, 20"),
         ("nn.AvgPool1d(kernel_size=4, stride=3, padding=1)", "3, 5, 37", "2, 3, 20"),
+        ("nn.AvgPool1d(kernel_size=5, stride=2, padding=2)", "3, 5, 37", "2, 3, 20"),
         ("nn.MaxPool2d(kernel_size=3, stride=2, padding=1)", "3, 5, 9, 11", "2, 4, 8, 13"),
         ("nn.MaxPool2d(kernel_size=2, stride=2, ceil_mode=True)", "2, 3, 9, 11", "1, 2, 7, 5"),
+        (
+            "nn.MaxPool2d(kernel_size=3, stride=1, padding=1, dilation=2)",
+            "2, 3, 9, 13",
+            "1, 2, 7, 8",
+        ),
+        ("nn.MaxPool2d((1, 3), (1, 2), (0, 1))", "2, 3, 5, 19", "1, 2, 3, 8"),
         (
             "nn.AvgPool2d(kernel_size=3, stride=1, padding=1, count_include_pad=False)",
             "3, 5, 7, 9",
@@ -159,24 +206,53 @@ def get_init_inputs():
             "2, 3, 8, 9",
             "1, 2, 5, 5",
         ),
+        ("nn.AvgPool2d(kernel_size=2, stride=2, divisor_override=3)", "2, 3, 8, 10", "1, 2, 5, 5"),
         ("nn.AvgPool3d(kernel_size=3, stride=2, padding=1)", "2, 3, 5, 7, 9", "1, 2, 4, 6, 5"),
+        ("nn.AvgPool3d((1, 3, 3), 1, (0, 1, 1))", "2, 3, 4, 7, 9", "1, 2, 3, 6, 5"),
         ("nn.MaxPool3d(kernel_size=2, stride=2)", "2, 3, 5, 7, 9", "1, 2, 4, 6, 5"),
+        ("nn.MaxPool3d(kernel_size=3, stride=2, padding=1)", "2, 3, 5, 7, 9", "1, 2, 4, 6, 5"),
     ],
     ids=[
         "max1d",
         "avg1d",
+        "avg1d-overlap",
         "max2d",
         "max2d-ceil",
+        "max2d-dilated",
+        "max2d-unit-height",
         "avg2d-same-exclude-pad",
         "avg2d-ceil",
+        "avg2d-divisor",
         "avg3d",
+        "avg3d-unit-depth",
         "max3d",
+        "max3d-overlap",
     ],
 )
-def test_pooling(check, module: str, shape: str, variant: str) -> None:
+@pytest.mark.parametrize(
+    "params",
+    [
+        {"BLOCK_W": 8, "ROWS": 2, "STEPS": 2, "WARPS": 1},
+        {"BLOCK_W": 16, "ROWS": 4, "STEPS": 3, "WARPS": 4},
+    ],
+    ids=["small-tile", "wide-tile"],
+)
+def test_pooling(check, module: str, shape: str, variant: str, params) -> None:
     body = POOL.format(module=module, shape=shape, variant=variant)
-    (src,) = check(body, skills=("pool-window",), params={"BLOCK_W": 8, "BLOCK_H": 4})
-    assert "tl.static_range" in src
+    (src,) = check(body, skills=("pool-window",), params=params)
+    kernel = src[src.index("@triton.jit") : src.index("def pool_0(")]
+    # every load precedes the first store: a store would fence the loads after it
+    assert kernel.rindex("tl.load(") < kernel.index("tl.store(")
+
+
+def test_max_pooling_propagates_nan(check) -> None:
+    body = POOL.format(
+        module="nn.MaxPool2d(kernel_size=3, stride=2, padding=1)",
+        shape="2, 3, 9, 11",
+        variant="1, 2, 5, 5",
+    )
+    nan = "torch.where(torch.rand(2, 3, 9, 11) < 0.05, float('nan'), torch.randn(2, 3, 9, 11))"
+    check(body, skills=("pool-window",), inputs=f"[[{nan}]]")
 
 
 def test_concatenated_pieces_are_written_by_one_kernel(check) -> None:

@@ -37,7 +37,7 @@ class Model(nn.Module):
             self.norm.weight.uniform_(0.5, 1.5)
 
     def forward(self, x):
-        return torch.topk(self.norm(x), 3, dim=-1)[0]
+        return torch.sort(self.norm(x), dim=-1)[0]
 
 
 def get_inputs():
@@ -48,15 +48,46 @@ def get_init_inputs():
     return [hidden]
 """
 
+# MoE gating: softmax, top-3, renormalise, int32 ids -- one selection kernel
+TOPK_TASK = """
+import torch
+import torch.nn as nn
 
-@pytest.fixture
-def emitted(tmp_path: Path) -> tuple[Path, str]:
-    path = tmp_path / "task.py"
-    path.write_text(TASK)
+tokens = 16384
+KERNELWRIGHT = {"small": {"tokens": 37}}
+
+
+class Model(nn.Module):
+    def __init__(self, experts):
+        super().__init__()
+        self.experts = experts
+
+    def forward(self, x):
+        w, ids = torch.topk(torch.softmax(x, dim=-1), 3, dim=-1)
+        return w / w.sum(dim=-1, keepdim=True), ids.to(torch.int32)
+
+
+def get_inputs():
+    return [torch.randn(tokens, 100)]
+
+
+def get_init_inputs():
+    return [100]
+"""
+
+
+def emit_task(folder: Path, text: str) -> tuple[Path, str]:
+    path = folder / "task.py"
+    path.write_text(text)
     part = fuse(lower(capture_path(path, "small")))
     library = SkillLibrary.builtin()
     design = rank_designs([group_options(part, g, library) for g in part.fused])[0]
-    return path, emit(part, design, TASK, task_name="task", size="small")
+    return path, emit(part, design, text, task_name="task", size="small")
+
+
+@pytest.fixture
+def emitted(tmp_path: Path) -> tuple[Path, str]:
+    return emit_task(tmp_path, TASK)
 
 
 def test_emitted_file_passes_the_static_guard(emitted: tuple[Path, str]) -> None:
@@ -72,13 +103,14 @@ def test_header_names_skills_conditions_and_what_stays_with_pytorch(
     _, src = emitted
     header = src.split('"""')[1]
     assert "row-onepass" in header and "fits in one block" in header
-    assert "Left to PyTorch" in header and "aten.topk.default" in header
+    assert "Left to PyTorch" in header and "aten.sort.default" in header
     assert "tokens = 37" in src  # module constants at the emitted size
     assert "super(ModelNew, self).__init__()" in src
 
 
-def test_emitted_file_runs_without_kernelwright(emitted: tuple[Path, str], tmp_path: Path) -> None:
-    path, src = emitted
+@pytest.mark.parametrize("text", [TASK, TOPK_TASK], ids=["norm-sort", "moe-topk"])
+def test_emitted_file_runs_without_kernelwright(text: str, tmp_path: Path) -> None:
+    path, src = emit_task(tmp_path, text)
     (tmp_path / "solution.py").write_text(src)
     script = textwrap.dedent(
         f"""
@@ -95,7 +127,13 @@ def test_emitted_file_runs_without_kernelwright(emitted: tuple[Path, str], tmp_p
         torch.manual_seed(0); new = sol.ModelNew(100)
         torch.manual_seed(0); old = ref.Model(100)
         x = torch.randn(5, 100)
-        assert torch.allclose(new(x), old(x), atol=1e-4), "mismatch"
+        got, want = new(x), old(x)
+        if isinstance(want, torch.Tensor):
+            got, want = (got,), (want,)
+        for g, w in zip(got, want, strict=True):
+            assert g.dtype == w.dtype, "dtype"
+            ok = torch.allclose(g, w, atol=1e-4) if w.is_floating_point() else torch.equal(g, w)
+            assert ok, "mismatch"
         print("ok")
         """
     )

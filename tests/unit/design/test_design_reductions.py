@@ -28,26 +28,63 @@ def get_init_inputs():
 
 
 @pytest.mark.parametrize(
-    "expr",
+    ("expr", "expect"),
     [
-        "x.sum(dim=-1)",
-        "x.mean(dim=-1, keepdim=True)",
-        "torch.amax(x, dim=-1)",
-        "torch.amin(x, dim=1)",
-        "torch.argmax(x, dim=-1)",
-        "torch.argmin(x, dim=1)",
-        "x.sum(dim=0)",
-        "torch.argmax(x, dim=0)",
+        ("x.sum(dim=-1)", 2),
+        ("x.mean(dim=-1, keepdim=True)", 2),
+        ("torch.amax(x, dim=-1)", 2),
+        ("torch.amin(x, dim=1)", 2),
+        ("torch.argmax(x, dim=-1)", 2),
+        ("torch.argmin(x, dim=1)", 2),
+        # a single sweep over a strided axis: only the looped column schedule is offered
+        ("x.sum(dim=0)", 1),
+        ("torch.argmax(x, dim=0)", 1),
     ],
 )
-def test_simple_reductions_every_schedule(check, expr: str) -> None:
-    sources = check(rows_task(expr), params=LOOP, expect=2)
+def test_simple_reductions_every_schedule(check, expr: str, expect: int) -> None:
+    sources = check(rows_task(expr), params=LOOP, expect=expect)
     assert any("tl.sum" in s or "tl.max" in s or "tl.min" in s for s in sources)
 
 
 def test_argmax_ties_resolve_to_the_first_index(check) -> None:
     ties = "[[torch.tensor([[1.0, 3.0, 3.0, 0.0, 3.0]] * 3)], [torch.round(torch.randn(5, 70))]]"
     check(rows_task("torch.argmax(x, dim=-1)"), inputs=ties, params=LOOP, expect=2)
+    # the argmax sweep follows a mean's sweep: it must still run forwards (first index wins)
+    centred = "torch.argmax(x - x.mean(dim=-1, keepdim=True), dim=-1)"
+    for src in check(rows_task(centred), inputs=ties, skills=("row-looped",), params=LOOP):
+        assert "for back in range" not in src
+
+
+def test_column_argmax_ties_resolve_to_the_first_index(check) -> None:
+    """Per-lane accumulators over [BLOCK_R, BLOCK_P] tiles: ties within a lane, across lanes
+    and across blocks (and an all-equal column) all resolve to the first class."""
+    ties = (
+        "[[torch.round(torch.randn(3, 37, 11))], [torch.zeros(2, 9, 5)],"
+        " [torch.tensor([[[0.0], [2.0], [1.0], [2.0], [2.0]]])]]"
+    )
+    (src,) = check(
+        columns_task("torch.argmax(x, dim=1)"),
+        inputs=ties,
+        skills=("column-looped",),
+        params={"LOOP_BLOCK": 4, "LOOP_COLS": 8},
+    )
+    assert "tl.arange(0, BLOCK_R)[:, None]" in src
+
+
+def columns_task(expr: str, shape: tuple[int, ...] = (3, 37, 11), offset: float = 0.0) -> str:
+    return f"""
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+    def forward(self, x):
+        return {expr}
+def get_inputs():
+    return [torch.randn{shape} + {offset}]
+def get_input_variants():
+    return [[torch.randn(2, 5, 3) * 3.0 - {offset}], [torch.randn(1, 70, 40) + {offset}]]
+def get_init_inputs():
+    return []
+"""
 
 
 @pytest.mark.parametrize(
@@ -64,13 +101,13 @@ def test_online_softmax_folds_the_sum_into_the_max_sweep(check) -> None:
         rows_task("torch.softmax(x, dim=-1)"), skills=("row-looped", "online-softmax"), params=LOOP
     )
     looped = src.split("def reduce_0_looped_kernel")[1]
-    assert looped.count("for start in range") == 2  # max+sum in one sweep, then the write
+    assert looped.count("# ---- pass") == 2  # max+sum in one sweep, then the write
     (plain,) = [
         s
         for s in check(rows_task("torch.softmax(x, dim=-1)"), skills=("row-looped",), params=LOOP)
         if "online" not in s.split('"""')[1]
     ]
-    assert plain.split("def reduce_0_looped_kernel")[1].count("for start in range") == 3
+    assert plain.split("def reduce_0_looped_kernel")[1].count("# ---- pass") == 3
 
 
 def test_softmax_over_a_strided_axis_uses_the_column_schedule(check) -> None:
@@ -93,6 +130,37 @@ def get_init_inputs():
     (src,) = check(body, skills=("column-onepass",))
     assert "BLOCK_R" in src and "axis=0" in src
     check(body, skills=("column-looped",), params=LOOP)
+
+
+def test_per_lane_online_softmax_handles_infinite_lanes(check) -> None:
+    """Lanes that see only -inf (masked logits, a fully masked row) add nothing; a fully
+    masked row gives NaN as in PyTorch."""
+    expr = "torch.log_softmax(x.masked_fill(x > 0.5, float('-inf')), dim=-1)"
+    inputs = "[[torch.randn(7, 37)], [torch.full((2, 37), 1.0)], [torch.randn(3, 129) - 1.0]]"
+    for src in check(rows_task(expr), inputs=inputs, skills=("online-softmax",), params=LOOP):
+        looped = src.split("def reduce_0_looped_kernel")[1]
+        assert "o_exp" in looped and "tl.max(e_blk" not in looped  # per lane, merged once
+
+
+WELFORD = "(x - x.mean(dim={d}, keepdim=True)).pow(2).mean(dim={d}), x.mean(dim={d})"
+
+
+@pytest.mark.parametrize("schedule", ["row", "column"])
+def test_per_lane_welford_matches_torch_on_a_masked_tail_and_a_large_offset(
+    check, schedule: str
+) -> None:
+    """The looped Welford fold on rows whose last block is masked (37 = 2 x 16 + 5), rows
+    shorter than a block (5 < 16) and a mean of 1000 (where E[x^2] - E[x]^2 loses the
+    variance): per-lane counts, one merge with Chan's formula."""
+    if schedule == "row":
+        offset = "[[torch.randn(7, 37) + 1000.0], [torch.randn(3, 5) * 3.0 - 500.0]]"
+        body = rows_task(WELFORD.format(d=-1))
+    else:
+        offset = "[[torch.randn(3, 37, 11) + 1000.0], [torch.randn(2, 5, 3) * 3.0 - 500.0]]"
+        body = columns_task(WELFORD.format(d=1))
+    for src in check(body, inputs=offset, skills=(f"{schedule}-looped", "welford"), params=LOOP):
+        looped = src.split("_looped_kernel(")[1]
+        assert "_welford_combine" in looped and "blk_" not in looped
 
 
 NORMS = {
@@ -215,10 +283,46 @@ def test_norms_every_design(check, name: str) -> None:
 
 def test_welford_folds_the_variance_into_the_mean_sweep(check) -> None:
     (src,) = check(NORMS["group"], skills=("row-looped", "welford"), params=LOOP)
-    assert (
-        "Welford" in src
-        and src.split("def reduce_0_looped_kernel")[1].count("for start in range") == 2
-    )
+    looped = src.split("def reduce_0_looped_kernel")[1]
+    assert "Welford" in src and looped.count("# ---- pass") == 2
+
+
+def test_group_norm_writes_without_dividing_per_element(check) -> None:
+    """The normalising sweep walks the group's channels in an outer loop (the affine weight
+    and bias load once per channel) and H x W in blocks; sweeps alternate direction (each
+    re-reads first what the previous one read last, still in L2), the first runs forwards."""
+    variants = "[[torch.randn(2, 12, 7, 9) + 100.0], [torch.randn(3, 12, 5, 3)]]"
+    for src in check(
+        NORMS["group"], skills=("row-looped",), inputs=variants, params={"LOOP_BLOCK": 16}
+    ):
+        looped = src.split("def reduce_0_looped_kernel")[1].split("def reduce_0(")[0]
+        passes = looped.split("# ---- pass")[1:]
+        assert "for start in range" in passes[0] and "for back in range" in passes[1]
+        assert "red_hi in range" in passes[-1] or "back_hi in range" in passes[-1]
+        assert "(cols //" not in passes[-1]
+        assert "BLOCK_LO = min(BLOCK_N" in src
+
+
+def test_column_write_sweep_nests_over_the_outer_reduced_dim(check) -> None:
+    """A per-channel weight over a (channels x rows) reduced extent with contiguous positions
+    after it: the column schedule's write sweep loads the weight once per channel."""
+    body = """
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.w = nn.Parameter(torch.rand(5) + 0.5)
+    def forward(self, x):
+        return (x - x.mean(dim=(1, 2), keepdim=True)) * self.w[None, :, None, None]
+def get_inputs():
+    return [torch.randn(2, 5, 3, 7)]
+def get_input_variants():
+    return [[torch.randn(3, 5, 9, 33) + 50.0]]
+def get_init_inputs():
+    return []
+"""
+    (src,) = check(body, skills=("column-looped",), params={"LOOP_BLOCK": 2, "LOOP_COLS": 8})
+    write = src.split("def reduce_0_looped_kernel")[1].split("# ---- pass")[-1]
+    assert "back_hi in range" in write and "BLOCK_LO = min(BLOCK_R" in src
 
 
 def test_batch_norm_inference_is_a_per_channel_elementwise_kernel(check) -> None:

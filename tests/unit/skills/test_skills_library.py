@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -27,7 +28,7 @@ def facts(**kw: object) -> GroupFacts:
 
 def test_builtin_skills_load_and_cover_every_group_kind() -> None:
     lib = SkillLibrary.builtin()
-    assert {s.applies_to for s in lib} == {"pointwise", "reduction", "scan", "pool"}
+    assert {s.applies_to for s in lib} == {"pointwise", "reduction", "scan", "select", "pool"}
     for s in lib:
         assert s.intent and s.expected_gain > 0
         for p in s.params:
@@ -79,6 +80,54 @@ def test_defaults_grow_warps_with_the_row() -> None:
     assert d["ROWS"] == 32 and d["WARPS"] == 8
     d = defaults_for("row_onepass", facts(reduced_length=32768))
     assert d["ROWS"] == 1 and d["WARPS"] == 32 and d["ONEPASS_MAX"] >= 32768
+
+
+def test_short_rows_never_span_two_warps() -> None:
+    """A 1000-class row (cross-entropy): 4 rows per program, one warp each (H200: 4 warps
+    0.31 ms, 8 warps 0.46 ms), so the row's reductions stay warp shuffles."""
+    d = defaults_for("row_onepass", facts(reduced_length=1000))
+    assert (d["ROWS"], d["WARPS"]) == (4, 4)
+    assert defaults_for("row_onepass", facts(reduced_length=4096))["WARPS"] == 8
+
+
+def test_column_sweeps_use_few_reduced_rows_of_wide_contiguous_tiles() -> None:
+    """Argmax over 171 classes of 64 x 65536 pixels: 8 classes x 512 pixels per step, 4 warps
+    (each thread holds every class of the tile: the reduction stays in registers)."""
+    argmax = facts(schedule="column", reduced_length=171, parallel_length=64 * 65536)
+    d = defaults_for("column_looped", replace(argmax, inner_length=65536))
+    assert (d["LOOP_BLOCK"], d["LOOP_COLS"], d["LOOP_WARPS"]) == (8, 512, 4)
+    # few positions: narrower tiles (more programs), more reduced rows per step (still 16 KB)
+    few = defaults_for(
+        "column_looped", facts(schedule="column", inner_length=4096, parallel_length=4096)
+    )
+    assert (few["LOOP_COLS"], few["LOOP_BLOCK"], few["LOOP_WARPS"]) == (32, 128, 4)
+    lib = SkillLibrary.builtin()
+    for sid in ("column-looped", "column-onepass"):
+        p = {x.name: x.values for x in lib.get(sid).params}
+        assert {4, 8, 16} <= set(p["LOOP_BLOCK"]) and {256, 512, 1024} <= set(p["LOOP_COLS"])
+    assert lib.get("column-looped").param("LOOP_COLS").tune
+
+
+def test_column_onepass_needs_a_second_sweep_to_pay() -> None:
+    lib = SkillLibrary.builtin()
+    col = facts(schedule="column", inner_length=65536, reduced_length=171)
+    (single,) = [x for x in lib.assess(replace(col, n_passes=1)) if x.skill.id == "column-onepass"]
+    assert not single.ok and "single sweep" in " ".join(single.reasons)
+    (multi,) = [x for x in lib.assess(replace(col, n_passes=3)) if x.skill.id == "column-onepass"]
+    assert multi.ok and any("reads it once" in r for r in multi.reasons)
+
+
+def test_topk_rounds_hold_for_small_k_and_rows_that_fit() -> None:
+    lib = SkillLibrary.builtin()
+    moe = facts(kind="select", domain=(1782576, 128), reduced_length=128, k=8)
+    (ok,) = lib.assess(moe)
+    assert ok.skill.id == "topk-rounds" and ok.ok
+    assert "top-8 <= 16" in " ".join(ok.reasons)
+    # a row of 128 in one warp: 16 rows x 128 over 4 warps, 16 elements per thread
+    assert lib.defaults(ok.skill, moe) == {"ROWS": 16, "TILE": 2048, "WARPS": 4}
+    (big,) = lib.assess(replace(moe, k=32, reduced_length=8192))
+    assert not big.ok and len(big.reasons) == 2
+    assert lib.defaults(big.skill, replace(moe, reduced_length=4096))["WARPS"] == 8
 
 
 def test_constraints_are_arithmetic_only() -> None:

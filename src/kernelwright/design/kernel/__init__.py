@@ -7,5 +7,6 @@
                         two-stage split); reduction_launch.py renders their wrappers
     scan.py             cumulative sums and products (row or column walk, reverse)
     pool.py             max and average pooling in 1, 2 and 3 dimensions
+    select.py           top-k of rows in registers with its prologue and epilogue (k rounds)
     common.py           the rendered record, sizes from runtime tensors, allocation, launches
 """

@@ -6,10 +6,15 @@ finished, in one pass (the whole extent in registers) or looped (per-lane accumu
     prod            acc *= where(mask, v, 1)           tl.reduce(acc, _prod_combine)
     argmax / argmin per lane: first extreme value and its index; then the smallest index among
                     the lanes holding the row's extreme (torch's first-index tie rule)
-    online softmax  running maximum and a sum rescaled to it (per row)
-    Welford         per-block count, mean and M2 merged with Chan's formula (per row)
+    online softmax  per lane: running maximum and the sum of exp(x - max) rescaled when it grows;
+                    lanes merged once after the sweep
+    Welford         per lane: running mean and M2 (every lane of a block has seen the same count,
+                    so the update multiplies by one scalar reciprocal); lanes merged once after
+                    the sweep with Chan's formula (``tl.reduce`` with ``_welford_combine``)
 
-Masked lanes hold the reduction's neutral element, so padding never changes a result.
+Masked lanes hold the reduction's neutral element, so padding never changes a result. Looped
+accumulators are per lane, so a sweep issues no cross-warp reduction until it ends: the loads of
+one block do not wait for a reduction of the previous one.
 """
 
 from __future__ import annotations
@@ -45,6 +50,9 @@ class FrameLike(Protocol):
 
     @property
     def n_red(self) -> str: ...
+
+    @property
+    def block_red(self) -> str: ...
 
     @property
     def red_index(self) -> str: ...
@@ -136,9 +144,9 @@ class Accumulators:
         if r in self.plan.online:
             m = self.plan.online[r]
             code.add(
-                "# online softmax: a running maximum and the sum of exp(x - running max)",
-                f"{safe_name(m)}_run = tl.full({f.reduced_shape()}, {NEG_INF}, tl.float32)",
-                f"{safe_name(r)}_run = tl.zeros({f.reduced_shape()}, tl.float32)",
+                "# online softmax per lane: a running maximum and the sum of exp(x - that maximum)",
+                f"{safe_name(m)}_lane = tl.full({shape}, {NEG_INF}, tl.float32)",
+                f"{safe_name(r)}_lane = tl.zeros({shape}, tl.float32)",
             )
             return
         if r in self.plan.online.values():
@@ -146,9 +154,9 @@ class Accumulators:
         if r in self.plan.welford:
             m = self.plan.welford[r]
             code.add(
-                f"{safe_name(m)}_n = tl.zeros({f.reduced_shape()}, tl.float32)  # Welford: count,",
-                f"{safe_name(m)}_run = tl.zeros({f.reduced_shape()}, tl.float32)  # running mean,",
-                f"{safe_name(r)}_m2 = tl.zeros({f.reduced_shape()}, tl.float32)  # M2",
+                "# Welford per lane: the running mean and M2 of the elements each lane has seen",
+                f"{safe_name(m)}_lane = tl.zeros({shape}, tl.float32)",
+                f"{safe_name(r)}_lane = tl.zeros({shape}, tl.float32)",
             )
             return
         if r in self.plan.welford.values():
@@ -168,44 +176,13 @@ class Accumulators:
 
     def acc_update(self, em: BodyEmitter, f: FrameLike, ctx: Context, r: str, code: Code) -> None:
         op, src = self.op(r), self.src(r)
-        ax = f.red_axis
         if r in self.plan.online.values() or r in self.plan.welford.values():
             return
         if r in self.plan.online:
-            m = self.plan.online[r]
-            e_name = self.src(m)
-            e = self._val(em, e_name, ctx, code)
-            mask = em.mask_for(e_name, ctx) or "True"
-            mr, sr = f"{safe_name(m)}_run", f"{safe_name(r)}_run"
-            code.add(
-                "# online softmax: keep a running maximum and rescale the running sum to it",
-                f"e_blk = tl.where({mask}, {e}, {NEG_INF})",
-                f"m_new = tl.maximum({mr}, tl.max(e_blk, axis={ax}, keep_dims=True))",
-                f"m_safe = tl.where(m_new == {NEG_INF}, 0.0, m_new)  # empty rows stay at 0",
-                f"{sr} = {sr} * tl.exp({mr} - m_safe) + tl.sum(tl.exp(e_blk - m_safe), "
-                f"axis={ax}, keep_dims=True)",
-                f"{mr} = m_new",
-            )
+            self.online_update(em, f, ctx, r, code)
             return
         if r in self.plan.welford:
-            m = self.plan.welford[r]
-            e_name = self.src(m)
-            e = self._val(em, e_name, ctx, code)
-            mask = em.mask_for(e_name, ctx) or "True"
-            n, mean, m2 = f"{safe_name(m)}_n", f"{safe_name(m)}_run", f"{safe_name(r)}_m2"
-            code.add(
-                "# Welford/Chan: statistics of this block, merged into the running ones",
-                f"blk_n = tl.sum(tl.where({mask}, 1.0, 0.0), axis={ax}, keep_dims=True)",
-                f"blk_mean = tl.sum(tl.where({mask}, {e}, 0.0), axis={ax}, keep_dims=True) "
-                "/ tl.maximum(blk_n, 1.0)",
-                f"blk_dev = tl.where({mask}, {e} - blk_mean, 0.0)",
-                f"blk_m2 = tl.sum(blk_dev * blk_dev, axis={ax}, keep_dims=True)",
-                f"tot = tl.maximum({n} + blk_n, 1.0)",
-                f"delta = blk_mean - {mean}",
-                f"{mean} = {mean} + delta * (blk_n / tot)",
-                f"{m2} = {m2} + blk_m2 + delta * delta * ({n} * blk_n / tot)",
-                f"{n} = {n} + blk_n",
-            )
+            self.welford_update(em, f, ctx, r, code)
             return
         v = self._val(em, src, ctx, code)
         mask = em.mask_for(src, ctx) or "True"
@@ -228,26 +205,96 @@ class Accumulators:
                 f"{acc} = tl.where(better, {v}, {acc})",
             )
 
+    def online_update(
+        self, em: BodyEmitter, f: FrameLike, ctx: Context, r: str, code: Code
+    ) -> None:
+        """One block of an online softmax, per lane: ``m' = max(m, x)`` and
+        ``s' = s * exp(m - m') + exp(x - m')``, with one exponential: ``exp(min - max)`` is the
+        rescale when x is the new maximum and x's own term otherwise."""
+        m = self.plan.online[r]
+        e_name = self.src(m)
+        e = self._val(em, e_name, ctx, code)
+        mask = em.mask_for(e_name, ctx) or "True"
+        ml, sl = f"{safe_name(m)}_lane", f"{safe_name(r)}_lane"
+        code.add(
+            "# online softmax per lane: the maximum so far, and the sum rescaled when it grows",
+            f"o_x = tl.where({mask}, {e}, {NEG_INF})",
+            f"o_max = tl.maximum({ml}, o_x)",
+            f"o_exp = tl.exp(tl.minimum({ml}, o_x) - o_max)",
+            f"o_exp = tl.where(o_max == {NEG_INF}, 0.0, o_exp)  # lanes that saw only -inf add 0",
+            f"{sl} = tl.where(o_x > {ml}, {sl} * o_exp + 1.0, {sl} + o_exp)",
+            f"{ml} = o_max",
+        )
+
+    def welford_update(
+        self, em: BodyEmitter, f: FrameLike, ctx: Context, r: str, code: Code
+    ) -> None:
+        """One block of Welford's update, per lane. A lane inside the extent has seen one element
+        per block so far (sweeps run forwards and only the last block is masked), so the new
+        mean divides by ``start // BLOCK + 1``, one scalar reciprocal per block."""
+        m = self.plan.welford[r]
+        e_name = self.src(m)
+        e = self._val(em, e_name, ctx, code)
+        mask = em.mask_for(e_name, ctx) or "True"
+        ml, m2 = f"{safe_name(m)}_lane", f"{safe_name(r)}_lane"
+        code.add(
+            "# Welford per lane: every lane inside the extent has seen one element per block",
+            f"w_rcp = 1.0 / (start // {f.block_red} + 1)",
+            f"w_delta = tl.where({mask}, {e} - {ml}, 0.0)",
+            f"{ml} = {ml} + w_delta * w_rcp",
+            f"{m2} = {m2} + tl.where({mask}, w_delta * ({e} - {ml}), 0.0)",
+        )
+
+    def online_finish(self, em: BodyEmitter, f: FrameLike, ctx: Context, r: str, code: Code) -> str:
+        """Merge the lanes once: the row maximum, then each lane's sum rescaled to it."""
+        ax = f.red_axis
+        out = em.var(r, ctx)
+        if r in self.plan.online.values():  # the maximum: finished first (group order)
+            code.add(f"{out} = tl.max({safe_name(r)}_lane, axis={ax}, keep_dims=True)")
+            return out
+        m = self.plan.online[r]
+        m_row = em.var(m, ctx)
+        code.add(
+            f"o_safe = tl.where({m_row} == {NEG_INF}, 0.0, {m_row})  # an empty row sums to 0",
+            f"{out} = tl.sum({safe_name(r)}_lane * tl.exp({safe_name(m)}_lane - o_safe), "
+            f"axis={ax}, keep_dims=True)",
+        )
+        return out
+
+    def welford_finish(
+        self, em: BodyEmitter, f: FrameLike, ctx: Context, r: str, code: Code
+    ) -> str:
+        """Merge the lanes once with Chan's formula (the mean first, then the variance). A lane
+        saw one element per block it was inside: the last block's masked tail saw one fewer."""
+        ax = f.red_axis
+        out = em.var(r, ctx)
+        if r in self.plan.welford.values():  # the mean: finished first (group order)
+            var = next(v for v, mean in self.plan.welford.items() if mean == r)
+            self.helpers.add("_welford_combine")
+            lanes = f"tl.arange(0, {f.block_red})" + ("[None, :]" if ax == 1 else "[:, None]")
+            code.add(
+                f"w_lane = {lanes}",
+                f"w_cnt = tl.where(w_lane < {f.n_red}, ({f.n_red} - 1 - w_lane) // "
+                f"{f.block_red} + 1, 0).to(tl.float32)",
+                f"{out}, {safe_name(var)}_m2, {safe_name(r)}_n = tl.reduce(("
+                f"{safe_name(r)}_lane, {safe_name(var)}_lane, tl.broadcast_to(w_cnt, "
+                f"{f.acc_shape()})), {ax}, _welford_combine, keep_dims=True)",
+            )
+            return out
+        m = self.plan.welford[r]
+        code.add(f"{out} = {safe_name(r)}_m2 / tl.maximum({safe_name(m)}_n, 1.0)")
+        return out
+
     def acc_finish(
         self, em: BodyEmitter, f: FrameLike, ctx: Context, r: str, code: Code, split: bool
     ) -> str:
         op = self.op(r)
         ax = f.red_axis
         out = em.var(r, ctx)
-        if r in self.plan.online:
-            m = self.plan.online[r]
-            em.done[em.key(m, ctx)] = f"{safe_name(m)}_run"
-            code.add(f"{out} = {safe_name(r)}_run")
-            return out
-        if r in self.plan.online.values():
-            return f"{safe_name(r)}_run"
-        if r in self.plan.welford:
-            m = self.plan.welford[r]
-            em.done[em.key(m, ctx)] = f"{safe_name(m)}_run"
-            code.add(f"{out} = {safe_name(r)}_m2 / tl.maximum({safe_name(m)}_n, 1.0)")
-            return out
-        if r in self.plan.welford.values():
-            return f"{safe_name(r)}_run"
+        if r in self.plan.online or r in self.plan.online.values():
+            return self.online_finish(em, f, ctx, r, code)
+        if r in self.plan.welford or r in self.plan.welford.values():
+            return self.welford_finish(em, f, ctx, r, code)
         acc = f"acc_{safe_name(r)}"
         if op in ("sum", "mean"):
             expr = f"tl.sum({acc}, axis={ax}, keep_dims=True)"

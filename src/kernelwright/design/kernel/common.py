@@ -85,11 +85,12 @@ class Code:
 
 
 def dim_sources(graph: OpGraph, group: Group, layout: Layout) -> dict[int, str]:
-    """Domain dimension -> a wrapper expression reading its runtime size from an input."""
+    """Domain dimension -> a wrapper expression reading its runtime size from an input (not
+    from one holding a selection's k positions: its selected dimension is k long)."""
     sources: dict[int, str] = {}
     for name in group.inputs:
         axes = layout.axes.get(name)
-        if axes is None:
+        if axes is None or name in layout.narrow:
             continue
         for k, a in enumerate(axes):
             if a is not None and a not in sources:
@@ -108,13 +109,20 @@ def float_source(graph: OpGraph, group: Group) -> str | None:
     return None
 
 
-def allocate(graph: OpGraph, group: Group, layout: Layout, code: Code, device_of: str) -> None:
-    """``out = torch.empty(shape, ...)`` for every output of the group (contiguous)."""
+def allocate(
+    graph: OpGraph, group: Group, layout: Layout, code: Code, device_of: str, narrow: str = ""
+) -> None:
+    """``out = torch.empty(shape, ...)`` for every output of the group (contiguous); ``narrow``
+    is the size of a selection's results along the selected dimension."""
     fsrc = float_source(graph, group)
     for name in group.outputs:
         meta = graph.meta(name)
         axes = layout.axes[name]
-        sizes = ["1" if a is None else f"dim{a}" for a in axes]
+        short = name in layout.narrow
+        sizes = [
+            "1" if a is None else narrow if short and a in layout.reduce else f"dim{a}"
+            for a in axes
+        ]
         node = graph.node(name) if graph.has_node(name) else None
         if node is not None and node.target == "aten.cat.default":
             dim = int(node.args[1]) % meta.rank if len(node.args) > 1 else 0  # type: ignore[arg-type]

@@ -11,7 +11,8 @@ does not fit in registers is swept several times:
 Two expert rewrites fold a dependent reduction into the pass of the one it depends on:
 
     online softmax   sum(exp(E - max(E)))  kept with a running maximum and a rescaled sum
-    Welford          mean((E - mean(E))^2) kept as running (count, mean, M2), merged per block
+    Welford          mean((E - mean(E))^2) kept as a running mean and M2
+(both per lane, merged across lanes once the sweep ends: see ``accumulate``)
 
 Full-shape outputs are written in the pass where they can first be computed (a residual
 ``x + r`` already in pass 0), the others in a final store pass.

@@ -1,17 +1,33 @@
 """Pooling kernels: max and average pooling over 1, 2 or 3 spatial dimensions.
 
-A program owns a [BLOCK_H, BLOCK_W] tile of one output plane (for 3-D pooling: of one output
-depth slice). The window's taps are unrolled at compile time (``tl.static_range``: the kernel
-size, stride, padding and dilation are the module's constants); each tap is one masked,
-contiguous-ish load of the tile's inputs, so neighbouring windows share loaded lines through the
-cache. Padding reads as -inf for max pooling; average pooling counts exactly the taps PyTorch
-counts (``count_include_pad``, ``divisor_override``).
+Pooling is memory-bound, and its cost on a GPU is the number of load requests per output more
+than the bytes: a window of k taps loaded tap by tap asks the L1 for every input element k
+times (stride-2 taps also touch twice the lines they use). The kernel therefore loads each input
+row of its tile once, as aligned vectors, and computes every tap from registers:
+
+width    each thread owns ``V = 4 / gcd(stride, 4)`` adjacent outputs, whose ``V * stride``
+         inputs are whole aligned 4-element vectors (one vector for strides 1, 2 and 4, so a
+         warp's loads are contiguous); the few halo elements of the neighbouring chunks are
+         narrow loads; the window of each output is a max/sum of named elements (``tl.split`` of
+         the vectors, in registers), and the V outputs go back as one vector store
+rolling  the outer pooled axis (H for 2-D, D for 3-D) is walked ``STEPS`` outputs per program,
+         unrolled: an input row (or slice) shared by overlapping windows is loaded and reduced
+         along W once, then combined into every output that needs it
+batch    the tile's ``ROWS`` axis: planes for 1-D and 2-D pooling (the grid walks the rest), output
+         rows for 3-D pooling (each loads its H taps; the L1 serves their overlap)
+
+Every load is issued before the first store (a store may alias a later load, so the compiler
+could not hoist loads past it), which keeps a program's whole tile of loads in flight. Padding
+reads as -inf for max pooling (which propagates NaN, as PyTorch does); average pooling divides
+by exactly the count PyTorch uses (``count_include_pad``, ``divisor_override``, ``ceil_mode``).
+Sizes and strides come from the runtime tensors, so one file serves any input shape.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from math import gcd
 from typing import Any
 
 from kernelwright.design.fusion import Group
@@ -19,7 +35,8 @@ from kernelwright.design.graph import Node, OpGraph, Ref
 from kernelwright.design.kernel.common import Code, DesignError, RenderedKernel, signature
 from kernelwright.design.kernel.emitter import KernelArgs, safe_name
 
-DEFAULTS = {"BLOCK_H": 4, "BLOCK_W": 64, "WARPS": 4}
+DEFAULTS = {"BLOCK_W": 128, "ROWS": 4, "STEPS": 4, "WARPS": 8}
+VECTOR = 4  # fp32 elements in one 16-byte load
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,6 +52,20 @@ class PoolSpec:
     ceil_mode: bool
     count_include_pad: bool = True
     divisor_override: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Window:
+    """The window along one axis of the tile (an axis that is not pooled has the unit window)."""
+
+    k: int = 1
+    s: int = 1
+    p: int = 0
+    dil: int = 1
+
+    def taps(self, out: int) -> list[int]:
+        """Input offsets read by output ``out``, relative to output 0's window start."""
+        return [out * self.s + kk * self.dil for kk in range(self.k)]
 
 
 def _ints(v: Any, n: int, default: int | None = None) -> tuple[int, ...]:
@@ -82,147 +113,414 @@ def pool_spec(node: Node) -> PoolSpec:
     raise DesignError(f"no pooling template for {t}")
 
 
+@dataclass(frozen=True, slots=True)
+class Tile:
+    """The tile's three axes (batch, rolling, width) and the width axis' vector plan.
+
+    Attributes:
+        nsp: pooled dimensions (leading ones with a unit window are folded into the planes).
+        batch: window along the ROWS axis (H for 3-D pooling, the unit window over planes).
+        roll: window along the unrolled axis (D for 3-D, H for 2-D; unused for 1-D).
+        width: window along W.
+        vec: outputs per thread chunk (``vec * width.s`` inputs: a multiple of 4).
+        pieces: the aligned loads (offset, width) covering a chunk's taps, relative to
+            its first input.
+    """
+
+    nsp: int
+    batch: Window
+    roll: Window
+    width: Window
+    vec: int
+    pieces: tuple[tuple[int, int], ...]
+
+    @property
+    def rolls(self) -> bool:
+        """The tile has an unrolled axis (2-D and 3-D pooling)."""
+        return self.nsp >= 2
+
+    @property
+    def batch_pooled(self) -> bool:
+        """The ROWS axis is a pooled dimension (H of 3-D pooling), not planes."""
+        return self.nsp == 3
+
+    @property
+    def span(self) -> int:
+        """Inputs between the first inputs of adjacent chunks."""
+        return self.vec * self.width.s
+
+    def slices(self, steps: int) -> list[int]:
+        """Rolling-axis input offsets the ``steps`` outputs read (relative to the first start)."""
+        return sorted({t for u in range(steps) for t in self.roll.taps(u)})
+
+
+def plan_tile(spec: PoolSpec) -> Tile:
+    """Assign the pooled dimensions to the tile's axes and plan the width axis' loads."""
+    dims = zip(spec.kernel, spec.stride, spec.padding, spec.dilation, strict=True)
+    w = [Window(k, s, p, d) for k, s, p, d in dims]
+    if spec.nsp == 3:
+        batch, roll, width = w[1], w[0], w[2]
+    elif spec.nsp == 2:
+        batch, roll, width = Window(), w[0], w[1]
+    else:
+        batch, roll, width = Window(), Window(), w[0]
+    # V outputs per chunk so that a chunk's inputs are whole aligned vectors
+    vec = VECTOR // gcd(width.s, VECTOR)
+    need = {t - width.p for j in range(vec) for t in width.taps(j)}
+    return Tile(spec.nsp, batch, roll, width, vec, _pieces(need))
+
+
+def fold_unit_windows(spec: PoolSpec) -> PoolSpec:
+    """Drop leading pooled dimensions whose window is one element (a 1-D pooling arrives as a
+    2-D one over a size-1 H): they are planes, with output size = input size."""
+    drop = 0
+    while drop < spec.nsp - 1 and (
+        spec.kernel[drop],
+        spec.stride[drop],
+        spec.padding[drop],
+        spec.dilation[drop],
+    ) == (1, 1, 0, 1):
+        drop += 1
+    return replace(
+        spec,
+        nsp=spec.nsp - drop,
+        kernel=spec.kernel[drop:],
+        stride=spec.stride[drop:],
+        padding=spec.padding[drop:],
+        dilation=spec.dilation[drop:],
+    )
+
+
+def _pieces(need: set[int]) -> tuple[tuple[int, int], ...]:
+    """One aligned load per 4-element block holding needed offsets, as narrow as those offsets
+    allow: a halo element of the neighbouring chunk costs a scalar load, not a vector."""
+    out = []
+    for block in sorted({o // VECTOR for o in need}):
+        held = [o for o in need if o // VECTOR == block]
+        lo, hi = min(held), max(held)
+        width = 1 if lo == hi else 2 if lo // 2 == hi // 2 else VECTOR
+        out.append((lo - lo % width, width))
+    return tuple(out)
+
+
+def _name(o: int) -> str:
+    """An offset as part of a variable name (``m1`` for -1)."""
+    return f"m{-o}" if o < 0 else str(o)
+
+
+class _Body:
+    """Writes the kernel body: loads and width reductions per input row, then the outputs."""
+
+    def __init__(self, spec: PoolSpec, tile: Tile, steps: int) -> None:
+        self.spec = spec
+        self.tile = tile
+        self.steps = steps
+        self.code = Code()
+        self.code.indent()
+        self.max = spec.kind == "max"
+        self.fill = '-float("inf")' if self.max else "0.0"
+
+    def combine(self, terms: list[str]) -> str:
+        """Max (NaN-propagating, as PyTorch's pooling) or sum of ``terms``."""
+        if not self.max:
+            return " + ".join(terms)
+        expr = terms[0]
+        for t in terms[1:]:
+            expr = f"tl.maximum({expr}, {t}, propagate_nan=tl.PropagateNan.ALL)"
+        return expr
+
+    def program(self) -> None:
+        """Which tile this program owns: scalar decomposition of the program id (once per
+        program, never per element), and the index vectors of its chunks and rows."""
+        t = self.tile
+        c = self.code
+        c.add("pid = tl.program_id(0)", "wb = pid % n_wb", "rest = pid // n_wb")
+        if t.rolls:
+            c.add("rb = rest % n_rb", "rest = rest // n_rb")
+        c.add("bb = rest % n_bb")
+        if t.batch_pooled:
+            c.add("plane = rest // n_bb")
+            c.add("x_plane = x_ptr + plane.to(tl.int64) * x_sp")
+            c.add("y_plane = y_ptr + plane.to(tl.int64) * y_sp")
+        else:
+            c.add("x_plane = x_ptr", "y_plane = y_ptr")
+        c.add(
+            "q = wb * N + tl.arange(0, N)[None, :]  # [1, N] chunks of V adjacent outputs",
+            "b = bb * ROWS + tl.arange(0, ROWS)[:, None]  # [ROWS, 1] tile rows",
+            "b_ok = b < OB",
+        )
+        if t.rolls:
+            c.add(f"r0 = rb * {self.steps}  # first output of this program along the rolled axis")
+        c.add(f"# the chunk's input vectors and halo elements (aligned: chunks are {t.span} apart)")
+        for off, width in t.pieces:
+            name = f"c{_name(off)}"
+            lane = f" + tl.arange(0, {width})[None, None, :]" if width > 1 else ""
+            shape = "[:, :, None]" if width > 1 else ""
+            shift = f" {'-' if off < 0 else '+'} {abs(off)}" if off else ""
+            c.add(f"{name} = q{shape} * {t.span}{shift}{lane}")
+            lo = f"({name} >= 0) & " if off < 0 else ""
+            c.add(f"{name}_ok = {lo}({name} < IW)")
+
+    def row(self, tag: str, roll_index: str | None, kb: int) -> list[str]:
+        """Load one input row of the tile (a rolling offset and a batch tap) and reduce each
+        chunk's V windows along W: the names of the V reduced values."""
+        t = self.tile
+        c = self.code
+        ib = "b" if not t.batch_pooled else f"(b * {t.batch.s} - {t.batch.p} + {kb * t.batch.dil})"
+        ok = ["b_ok"]
+        if t.batch_pooled:
+            c.add(f"ib{tag} = {ib}")
+            ok.append(f"(ib{tag} >= 0) & (ib{tag} < IB)")
+            ib = f"ib{tag}"
+        offset = f"{ib}.to(tl.int64) * x_sb"
+        if roll_index is not None:
+            ok.append(f"({roll_index} >= 0) & ({roll_index} < IR)")
+            offset += f" + {roll_index} * x_sr"
+        c.add(
+            f"row{tag} = x_plane + {offset}  # [ROWS, 1] row starts", f"ok{tag} = {' & '.join(ok)}"
+        )
+        elems: dict[int, str] = {}
+        for off, width in t.pieces:
+            v = f"v{tag}_{_name(off)}"
+            ptr = f"row{tag}[:, :, None]" if width > 1 else f"row{tag}"
+            mask = f"ok{tag}[:, :, None]" if width > 1 else f"ok{tag}"
+            c.add(
+                f"{v} = tl.load({ptr} + c{_name(off)}, mask={mask} & c{_name(off)}_ok, "
+                f"other={self.fill}).to(tl.float32)"
+            )
+            elems.update(self.split(v, off, width))
+        names = []
+        for j in range(t.vec):
+            terms = [elems[o - t.width.p] for o in t.width.taps(j)]
+            names.append(f"w{tag}_{j}")
+            c.add(f"{names[-1]} = {self.combine(terms)}")
+        return names
+
+    def split(self, v: str, off: int, width: int) -> dict[int, str]:
+        """A loaded [ROWS, N, width] vector as ``width`` [ROWS, N] tensors (register moves)."""
+        if width == 1:
+            return {off: v}
+        if width == 2:
+            self.code.add(f"{v}_0, {v}_1 = tl.split({v})")
+            return {off: f"{v}_0", off + 1: f"{v}_1"}
+        self.code.add(
+            f"{v}_a, {v}_b = tl.split(tl.reshape({v}, [ROWS, N, 2, 2]))",
+            f"{v}_0, {v}_2 = tl.split({v}_a)",
+            f"{v}_1, {v}_3 = tl.split({v}_b)",
+        )
+        return {off + i: f"{v}_{i}" for i in range(4)}
+
+    def slice_values(self, roll_offset: int | None) -> list[str]:
+        """Every batch tap of one rolling offset, combined: the V partial windows per chunk."""
+        t = self.tile
+        tag = "" if roll_offset is None else f"{roll_offset}"
+        index = None
+        if roll_offset is not None:
+            index = f"ir{tag}"
+            self.code.add(f"{index} = r0 * {t.roll.s} - {t.roll.p} + {roll_offset}")
+        rows = [self.row(f"{tag}_{kb}", index, kb) for kb in range(t.batch.k)]
+        if len(rows) == 1:
+            return rows[0]
+        names = []
+        for j in range(t.vec):
+            names.append(f"s{tag}_{j}")
+            self.code.add(f"{names[-1]} = {self.combine([r[j] for r in rows])}")
+        return names
+
+    def outputs(self) -> None:
+        """Load every input row, then combine and store each output step."""
+        t = self.tile
+        c = self.code
+        c.add("# every input row of the tile, loaded once and reduced along W")
+        if t.rolls:
+            partial = {o: self.slice_values(o) for o in t.slices(self.steps)}
+            per_step = [
+                [[partial[o][j] for o in t.roll.taps(u)] for j in range(t.vec)]
+                for u in range(self.steps)
+            ]
+        else:
+            values = self.slice_values(None)
+            per_step = [[[values[j]] for j in range(t.vec)]]
+        c.add("# the outputs, stored after every load (stores would fence later loads)")
+        c.add(
+            "oc = q[:, :, None] * V + tl.arange(0, V)[None, None, :]  # output columns"
+            if t.vec > 1
+            else "oc = q  # output columns"
+        )
+        c.add("oc_ok = oc < OW")
+        if self.spec.kind == "avg":
+            self.divisor_factors()
+        for u, terms in enumerate(per_step):
+            outs = []
+            for j, group in enumerate(terms):
+                expr = self.combine(group)
+                if self.spec.kind == "avg":
+                    expr = f"({expr}) * ({self.scale(u, j)})"
+                outs.append(f"o{u}_{j}")
+                c.add(f"{outs[-1]} = {expr}")
+            self.store(u, outs)
+
+    def store(self, u: int, outs: list[str]) -> None:
+        """One output step: the V outputs of each chunk joined into one vector store."""
+        c = self.code
+        value = outs[0]
+        if len(outs) == 2:
+            value = f"tl.join({outs[0]}, {outs[1]})"
+        elif len(outs) == 4:
+            value = (
+                f"tl.reshape(tl.join(tl.join({outs[0]}, {outs[2]}), "
+                f"tl.join({outs[1]}, {outs[3]})), [ROWS, N, 4])"
+            )
+        rows, ok = "b.to(tl.int64) * y_sb", "b_ok"
+        if self.tile.rolls:
+            c.add(f"or{u} = r0 + {u}")
+            rows += f" + or{u} * y_sr"
+            ok += f" & (or{u} < OR)"
+        expand = "[:, :, None]" if self.tile.vec > 1 else ""
+        c.add(
+            f"tl.store((y_plane + {rows}){expand} + oc, "
+            f"{value}.to(y_ptr.dtype.element_ty), mask=({ok}){expand} & oc_ok)"
+        )
+
+    def divisor_factors(self) -> None:
+        """PyTorch's average-pooling divisor is a product of one count per axis (the taps inside
+        the padded input with ``count_include_pad``, else inside the input): one reciprocal per
+        axis and position, so each output costs two multiplies instead of a division."""
+        spec, t, c = self.spec, self.tile, self.code
+        if spec.divisor_override is not None:
+            return
+        for j in range(t.vec):
+            start = f"(q * V + {j}) * {t.width.s} - {t.width.p}"
+            c.add(f"inv_w{j} = 1.0 / {self._count(start, t.width, 'IW')}")
+        if t.batch_pooled:
+            c.add(f"inv_b = 1.0 / {self._count(f'b * {t.batch.s} - {t.batch.p}', t.batch, 'IB')}")
+        if t.rolls:
+            for u in range(self.steps):
+                start = f"(r0 + {u}) * {t.roll.s} - {t.roll.p}"
+                c.add(f"inv_r{u} = 1.0 / {self._count(start, t.roll, 'IR')}")
+
+    def _count(self, start: str, w: Window, size: str) -> str:
+        end = f"tl.minimum({start} + {w.k}, {size} + {w.p})"
+        if self.spec.count_include_pad:
+            return f"({end} - ({start}))"
+        return f"(tl.minimum({end}, {size}) - tl.maximum({start}, 0))"
+
+    def scale(self, u: int, j: int) -> str:
+        """The reciprocal of output (u, j)'s divisor."""
+        if self.spec.divisor_override is not None:
+            return str(1.0 / self.spec.divisor_override)
+        factors = [f"inv_w{j}"]
+        if self.tile.batch_pooled:
+            factors.append("inv_b")
+        if self.tile.rolls:
+            factors.append(f"inv_r{u}")
+        return " * ".join(factors)
+
+
 def render_pool(
     graph: OpGraph, group: Group, name: str, variant: str, params: Mapping[str, Any]
 ) -> RenderedKernel:
     """Render a pooling group (its single pooling node and the pooled-values getitem)."""
     node = graph.node(group.nodes[0])
-    spec = pool_spec(node)
+    spec = fold_unit_windows(pool_spec(node))
     src = node.args[0]
     assert isinstance(src, Ref)
-    out_name = group.outputs[0]
     p = {**DEFAULTS, **params}
+    tile = plan_tile(spec)
+    steps = int(p["STEPS"]) if tile.rolls else 1
+    x, y = safe_name(src.name), safe_name(group.outputs[0])
     kname = f"{name}_kernel"
     args = KernelArgs()
-    x, y = safe_name(src.name), safe_name(out_name)
-    args.pointer(x)
-    args.pointer(y)
-    dims3 = ["D", "H", "W"][3 - spec.nsp :]
-    for d in dims3:
-        args.scalar(f"I{d}", f"I{d}")
-    for d in dims3:
-        args.scalar(f"O{d}", f"O{d}")
-    # pad the spec to three dimensions (absent leading ones: size 1, kernel 1)
-    pad = 3 - spec.nsp
-    K = (1,) * pad + spec.kernel
-    S = (1,) * pad + spec.stride
-    P = (0,) * pad + spec.padding
-    D = (1,) * pad + spec.dilation
-    has = {"D": spec.nsp >= 3, "H": spec.nsp >= 2, "W": True}
-    code = Code()
-    code.indent()
-    code.add(
-        "pid = tl.program_id(0)",
-        "n_wb = tl.cdiv(OW, BLOCK_W)",
-        "wb = pid % n_wb",
-        "t = pid // n_wb",
-    )
-    if has["H"]:
-        code.add("n_hb = tl.cdiv(OH, BLOCK_H)", "hb = t % n_hb", "t = t // n_hb")
-        code.add("oh = hb * BLOCK_H + tl.arange(0, BLOCK_H)[:, None]  # [BLOCK_H, 1] output rows")
-    else:
-        code.add("oh = tl.arange(0, BLOCK_H)[:, None]  # one output row (1-D pooling)")
-    if has["D"]:
-        code.add("od = t % OD", "plane = t // OD  # flat (batch, channel) index")
-    else:
-        code.add("plane = t  # flat (batch, channel) index")
-    code.add(
-        "ow = wb * BLOCK_W + tl.arange(0, BLOCK_W)[None, :]  # [1, BLOCK_W] output columns",
-        "out_mask = (ow < OW)" + (" & (oh < OH)" if has["H"] else " & (oh < 1)"),
-    )
-    plane_in = " * ".join(f"I{d}" for d in dims3)
-    code.add(f"x_plane = {x}_ptr + plane.to(tl.int64) * ({plane_in})")
-    fill = '-float("inf")' if spec.kind == "max" else "0.0"
-    code.add(f"acc = tl.full([BLOCK_H, BLOCK_W], {fill}, tl.float32)")
-    # window starts
-    if has["D"]:
-        code.add(f"d0 = od * {S[0]} - {P[0]}")
-    if has["H"]:
-        code.add(f"h0 = oh * {S[1]} - {P[1]}")
-    code.add(f"w0 = ow * {S[2]} - {P[2]}")
-    loops = []
-    if has["D"]:
-        loops.append(("kd", K[0], D[0], "d0", "id_", "ID"))
-    if has["H"]:
-        loops.append(("kh", K[1], D[1], "h0", "ih", "IH"))
-    loops.append(("kw", K[2], D[2], "w0", "iw", "IW"))
-    code.add("# every tap of the window, unrolled; out-of-range taps are masked (padding)")
-    conds: list[str] = []
-    offs: list[str] = []
-    for var, k, dil, start, idx, size in loops:
-        code.add(f"for {var} in tl.static_range({k}):")
-        code.indent()
-        code.add(f"{idx} = {start} + {var} * {dil}")
-        conds.append(f"({idx} >= 0) & ({idx} < {size})")
-        stride = {"ID": "IH * IW", "IH": "IW", "IW": "1"}[size]
-        offs.append(f"{idx} * {stride}" if stride != "1" else idx)
-    code.add(f"m = out_mask & {' & '.join(conds)}")
-    code.add(f"v = tl.load(x_plane + {' + '.join(offs)}, mask=m, other={fill}).to(tl.float32)")
-    code.add("acc = tl.maximum(acc, v)" if spec.kind == "max" else "acc = acc + v")
-    for _ in loops:
-        code.dedent()
-    if spec.kind == "avg":
-        code.add("# the divisor PyTorch uses: taps inside the (padded) input")
-        terms = []
-        for _var, k, _dil, start, _idx, size in loops:
-            st, pd = {"d0": (S[0], P[0]), "h0": (S[1], P[1]), "w0": (S[2], P[2])}[start]
-            lo = f"{start}"
-            hi_pad = f"tl.minimum({start} + {k}, {size} + {pd})"
-            if spec.divisor_override is not None:
-                continue
-            if spec.count_include_pad:
-                terms.append(f"({hi_pad} - {lo})")
-            else:
-                terms.append(f"(tl.minimum({hi_pad}, {size}) - tl.maximum({lo}, 0))")
-        divisor = (
-            str(float(spec.divisor_override))
-            if spec.divisor_override is not None
-            else " * ".join(terms)
-        )
-        code.add(f"acc = acc / ({divisor})")
-    code.add(
-        "out_plane = "
-        + f"{y}_ptr + plane.to(tl.int64) * ({' * '.join(f'O{d}' for d in dims3)})"
-        + (" + od * OH * OW" if has["D"] else ""),
-    )
-    code.add(f"tl.store(out_plane + oh * OW + ow, acc.to({y}_ptr.dtype.element_ty), mask=out_mask)")
-    kernel = "\n".join(signature(kname, args, ["BLOCK_H", "BLOCK_W"]) + code.lines)
+    args.pointer("x")
+    args.pointer("y")
+    for s in _scalars(spec):
+        args.scalar(s, s)
+    body = _Body(spec, tile, steps)
+    body.program()
+    body.outputs()
+    kernel = "\n".join(signature(kname, args, ["N", "V", "ROWS"]) + body.code.lines)
+    wrapper = _wrapper(spec, tile, steps, p, name, kname, x, y, [s for s, _ in args.scalars])
+    return RenderedKernel((kernel,), wrapper, name, (x,), (group.outputs[0],), ("_pool_out_size",))
 
+
+def _scalars(spec: PoolSpec) -> list[str]:
+    """The kernel's size, stride and grid arguments (only those its axes use)."""
+    names = ["IW", "OW", "OB", "x_sb", "y_sb"]
+    if spec.nsp >= 2:
+        names += ["IR", "OR", "x_sr", "y_sr"]
+    if spec.nsp == 3:
+        names += ["IB", "x_sp", "y_sp"]
+    names += ["n_wb", "n_bb"] + (["n_rb"] if spec.nsp >= 2 else [])
+    return names
+
+
+def _wrapper(
+    spec: PoolSpec,
+    tile: Tile,
+    steps: int,
+    p: Mapping[str, Any],
+    name: str,
+    kname: str,
+    x: str,
+    y: str,
+    scalars: list[str],
+) -> str:
     w = Code()
     w.add(f"def {name}({x}):")
     w.indent()
     w.add(
-        f'"""{spec.kind.capitalize()} pooling over the last {spec.nsp} dimension(s): '
-        'one program per output tile."""'
+        f'"""{spec.kind.capitalize()} pooling over the last {spec.nsp} dimension(s): input rows '
+        'loaded once, taps from registers."""'
     )
     w.add(f"{x} = {x}.contiguous()  # planes are addressed as dense (..., spatial) blocks")
     w.add("# sizes come from the runtime tensors, so any input shape works")
-    lead = f"{x}.shape[:-{spec.nsp}]"
-    w.add(f"lead = {lead}")
-    for i, d in enumerate(dims3):
-        axis = -spec.nsp + i
+    w.add(f"lead = {x}.shape[:-{spec.nsp}]", "n_planes = 1", "for s in lead:", "    n_planes *= s")
+    dims = ["D", "H", "W"][3 - spec.nsp :]
+    for i, d in enumerate(dims):
         k, s_, p_, dl = spec.kernel[i], spec.stride[i], spec.padding[i], spec.dilation[i]
-        w.add(f"I{d} = {x}.shape[{axis}]")
+        w.add(f"I{d} = {x}.shape[{i - spec.nsp}]")
         w.add(f"O{d} = _pool_out_size(I{d}, {k}, {s_}, {p_}, {dl}, {spec.ceil_mode})")
-    w.add("n_planes = 1", "for s in lead:", "    n_planes *= s")
-    out_shape = ", ".join(f"O{d}" for d in dims3)
+    out_shape = ", ".join(f"O{d}" for d in dims)
     w.add(f"{y} = torch.empty((*lead, {out_shape}), device={x}.device, dtype={x}.dtype)")
-    if not has["H"]:
-        w.add("OH = 1")
-    if not has["D"]:
-        w.add("OD = 1")
+    w.add("# the tile's axes: batch rows (B), the unrolled axis (R), W")
+    if spec.nsp == 3:
+        w.add(
+            "IB, OB, x_sb, y_sb = IH, OH, IW, OW",
+            "IR, OR, x_sr, y_sr = ID, OD, IH * IW, OH * OW",
+            "x_sp, y_sp, n_p = ID * IH * IW, OD * OH * OW, n_planes",
+        )
+    elif spec.nsp == 2:
+        w.add(
+            "IB, OB, x_sb, y_sb = n_planes, n_planes, IH * IW, OH * OW",
+            "IR, OR, x_sr, y_sr = IH, OH, IW, OW",
+            "n_p = 1",
+        )
+    else:
+        w.add("IB, OB, x_sb, y_sb = n_planes, n_planes, IW, OW", "n_p = 1")
     w.add(
-        f"BLOCK_W = min({p['BLOCK_W']}, triton.next_power_of_2(OW))",
-        f"BLOCK_H = min({p['BLOCK_H']}, triton.next_power_of_2(OH))" if has["H"] else "BLOCK_H = 1",
-        "grid = (triton.cdiv(OW, BLOCK_W) * triton.cdiv(OH, BLOCK_H) * OD * n_planes,)",
+        f"V = {tile.vec}  # outputs per thread chunk: {tile.span} inputs, whole aligned vectors",
+        f"BLOCK_W = max(V, min({p['BLOCK_W']}, triton.next_power_of_2(OW)))",
+        "N = BLOCK_W // V",
+        f"ROWS = min({p['ROWS']}, triton.next_power_of_2(OB))",
+        "n_wb = triton.cdiv(OW, BLOCK_W)",
+        "n_bb = triton.cdiv(OB, ROWS)",
     )
-    items = [x, y] + [f"I{d}" for d in dims3] + [f"O{d}" for d in dims3]
+    grid = "n_wb * n_bb * n_p"
+    if tile.rolls:
+        w.add(f"n_rb = triton.cdiv(OR, {steps})  # {steps} outputs per program, unrolled")
+        grid = "n_wb * n_rb * n_bb * n_p"
     w.add(
-        f"{kname}[grid]({', '.join(items)}, BLOCK_H=BLOCK_H, BLOCK_W=BLOCK_W, "
-        f"num_warps={p['WARPS']})"
+        "# at least one chunk per thread: with fewer, Triton spreads a vector over threads",
+        f"warps = max(1, min({p['WARPS']}, ROWS * N // 32))",
+        f"{kname}[({grid},)](",
     )
+    w.indent()
+    w.add(f"{x}, {y}, {', '.join(scalars)},")
+    w.add("N=N, V=V, ROWS=ROWS, num_warps=warps,")
+    w.dedent()
+    w.add(")")
     w.add(f"return {y},")
-    return RenderedKernel((kernel,), w.text(), name, (x,), (out_name,), ("_pool_out_size",))
+    return w.text()
 
 
 POOL_OUT_SIZE = '''def _pool_out_size(size, kernel, stride, padding, dilation, ceil_mode):

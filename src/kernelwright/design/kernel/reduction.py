@@ -11,7 +11,10 @@ Schedules (the skills choose among them):
     one pass the whole reduced extent fits in one block: loaded once, reduced in registers,
              written once
     looped   blocks of the reduced extent are swept once per pass (see ``passes``), with
-             per-lane accumulators; online softmax and Welford fold dependent reductions
+             per-lane accumulators; online softmax and Welford fold dependent reductions;
+             sweeps alternate direction (each re-reads first what the previous one read last, from
+             L2) and a write sweep whose inputs vary only along the outer reduced dims nests a
+             scalar loop over them (``Nest``)
     split    (reduction-only groups) SPLIT programs each reduce a slice of a long reduction
              into a workspace; a second kernel combines the partials and runs the epilogue
 """
@@ -72,6 +75,21 @@ class Frame:
         groups = [g for g in (self.outer, self.par, red or self.red) if g is not None]
         return Context(tuple(groups), suffix)
 
+    def nested_context(self, hi: IndexGroup, lo: IndexGroup) -> Context:
+        """The reduced dims as an outer scalar loop (``hi``) around a vector block (``lo``)."""
+        groups = [g for g in (self.outer, self.par, hi, lo) if g is not None]
+        return Context(tuple(groups))
+
+
+@dataclass(frozen=True, slots=True)
+class Nest:
+    """A sweep split into a scalar loop over the outer reduced dims and blocks of the inner
+    ones, so that a value varying only along the outer ones (a group norm's per-channel
+    weight) is loaded once per outer step instead of indexed by ``//`` per element."""
+
+    hi: tuple[int, ...]
+    lo: tuple[int, ...]
+
 
 def splittable(graph: OpGraph, group: Group, plan: PassPlan) -> bool:
     """A split (two-stage) reduction applies: one pass, no full outputs, no gathers."""
@@ -129,6 +147,7 @@ class ReductionWriter(SplitStages):
             welford=welford,
         )
         self.helpers: set[str] = set()
+        self.nested: Nest | None = None  # set when a sweep of the looped kernel is nested
         if variant == "split" and not splittable(graph, group, self.plan):
             raise DesignError(
                 "split reductions need every reduction in one pass and no full outputs"
@@ -173,17 +192,21 @@ class ReductionWriter(SplitStages):
             "col_mask = cols < n_inner  # the last block may run past the end",
         )
 
-    def red_block(self, f: Frame, code: Code, start: str | None) -> None:
-        """Define the reduced index and its mask for one block (``start`` None: all of it)."""
+    def red_block(
+        self, f: Frame, code: Code, start: str | None, block: str = "", bound: str = ""
+    ) -> None:
+        """Define the reduced index and its mask for one block (``start`` None: all of it;
+        ``block``/``bound``: another block size and extent, for a nested sweep's inner loop)."""
         base = f"{start} + " if start else ""
+        block, bound = block or f.block_red, bound or f.n_red
         if f.red_axis == 1:
-            code.add(f"cols = {base}tl.arange(0, BLOCK_N)[None, :]  # [1, BLOCK_N] along the row")
-            code.add("col_mask = cols < n_cols  # BLOCK_N is a power of two: mask the tail")
+            code.add(f"cols = {base}tl.arange(0, {block})[None, :]  # [1, {block}] along the row")
+            code.add(f"col_mask = cols < {bound}  # {block} is a power of two: mask the tail")
         else:
             code.add(
-                f"rs = {base}tl.arange(0, BLOCK_R)[:, None]  # [BLOCK_R, 1] along the reduced axis"
+                f"rs = {base}tl.arange(0, {block})[:, None]  # [{block}, 1] along the reduced axis"
             )
-            code.add("r_mask = rs < n_red  # BLOCK_R is a power of two: mask the tail")
+            code.add(f"r_mask = rs < {bound}  # {block} is a power of two: mask the tail")
 
     # -- one-pass kernel -----------------------------------------------------------------------
 
@@ -245,7 +268,9 @@ class ReductionWriter(SplitStages):
                 "hi = lo + CHUNK",
             )
         ctx = f.context()
+        self.nested = None
         self.row_level(em, ctx, code, avail=0)
+        forward = False  # the direction of the previous sweep (the first runs forwards)
         for p in range(plan.n_passes):
             reds = [r for r in plan.reductions if plan.pass_of[r] == p]
             stores = [o for o, sp in plan.stores.items() if sp == p]
@@ -256,22 +281,25 @@ class ReductionWriter(SplitStages):
             em.new_scope()
             for r in reds:
                 self.acc_init(f, r, code)
-            bounds = "lo, hi" if split else f"0, {f.n_red}"
-            code.add(f"for start in range({bounds}, {f.block_red}):")
-            code.indent()
-            self.red_block(f, code, "start")
-            if split:
-                mask_name = "col_mask" if f.red_axis == 1 else "r_mask"
-                code.add(
-                    f"{mask_name} = {mask_name} & ({f.red_index} < hi)  # stay inside this slice"
-                )
+            reverse = forward and not split and all(self.order_free(r) for r in reds)
+            forward = not reverse
+            nest = None if reds else self.nest_for(stores)
+            if nest is not None and self.nested not in (None, nest):
+                nest = None  # one BLOCK_LO per kernel: a second, different nesting stays flat
+            if nest is not None:
+                self.nested = nest
+                depth = self.open_nested(f, em, code, nest, stores, reverse)
+                body_ctx = self.nested_ctx(f, nest)
+            else:
+                depth, body_ctx = self.open_flat(f, code, reverse, split), ctx
             for r in reds:
-                self.acc_update(em, f, ctx, r, code)
+                self.acc_update(em, f, body_ctx, r, code)
             for o in stores:
                 lines: list[str] = []
-                em.store(o, safe_name(o), ctx, lines, contiguous=True)
+                em.store(o, safe_name(o), body_ctx, lines, contiguous=True)
                 code.extend(lines)
-            code.dedent()
+            for _ in range(depth):
+                code.dedent()
             for r in reds:
                 em.done[em.key(r, ctx)] = self.acc_finish(em, f, ctx, r, code, split)
             if not split:
@@ -288,7 +316,117 @@ class ReductionWriter(SplitStages):
                 lines = []
                 em.store(name, safe_name(name), ctx, lines, contiguous=True)
                 code.extend(lines)
-        return self.finish_kernel(kname, args, f, em, head, code, split=split)
+        blocks = ["BLOCK_LO"] if self.nested else []
+        return self.finish_kernel(kname, args, f, em, head, code, split=split, blocks=blocks)
+
+    def order_free(self, r: str) -> bool:
+        """A reduction whose result does not depend on the order of the blocks (argmax keeps
+        each lane's first extreme and Welford counts blocks from the start: both need forward
+        sweeps)."""
+        return r not in self.plan.welford and self.op(r) not in ("argmax", "argmin")
+
+    def open_flat(self, f: Frame, code: Code, reverse: bool, split: bool) -> int:
+        """Open a sweep over the reduced extent in blocks; returns the loops opened.
+
+        A sweep that re-reads the extent runs backwards: it first reads what the previous
+        sweep read last, which is still in L2 when a program's extent is larger than its share
+        of L2 (a group norm's 512 KB per group), so part of the second read skips HBM."""
+        if split:
+            code.add(f"for start in range(lo, hi, {f.block_red}):")
+            code.indent()
+            self.red_block(f, code, "start")
+            mask = f.red.mask
+            code.add(f"{mask} = {mask} & ({f.red_index} < hi)  # stay inside this slice")
+            return 1
+        if not reverse:
+            code.add(f"for start in range(0, {f.n_red}, {f.block_red}):")
+            code.indent()
+            self.red_block(f, code, "start")
+            return 1
+        code.add(
+            "# backwards: re-read first what the previous sweep read last (still in L2)",
+            f"last = ({f.n_red} - 1) // {f.block_red} * {f.block_red}",
+            f"for back in range(0, {f.n_red}, {f.block_red}):",
+        )
+        code.indent()
+        code.add("start = last - back")
+        self.red_block(f, code, "start")
+        return 1
+
+    def nest_for(self, stores: list[str]) -> Nest | None:
+        """The nesting a write sweep needs: the reduced dims up to the last one along which some
+        input varies without varying along the innermost reduced dim (None: a flat sweep)."""
+        red = list(self.red)
+        cuts = []
+        for name in self.inputs_of(stores):
+            along = self.layout.varies(name) & set(red)
+            if along and red[-1] not in along:
+                cuts.append(1 + max(red.index(d) for d in along))
+        if not cuts:
+            return None
+        cut = max(cuts)
+        return Nest(tuple(red[:cut]), tuple(red[cut:]))
+
+    def inputs_of(self, names: list[str]) -> list[str]:
+        """The group inputs that the full-size values ``names`` read inside a sweep (per-row
+        values, reductions and gathers are known before the sweep starts)."""
+        found: list[str] = []
+        seen: set[str] = set()
+        stack = list(names)
+        members = set(self.group.nodes)
+        while stack:
+            name = stack.pop()
+            if name in seen:
+                continue
+            seen.add(name)
+            if name in self.group.inputs:
+                found.append(name)
+            elif name in members and self.layout.is_full(name):
+                node = self.graph.node(name)
+                if classify(node) not in ("reduction", "gather"):
+                    stack.extend(node.refs())
+        return found
+
+    def nested_ctx(self, f: Frame, nest: Nest) -> Context:
+        hi = IndexGroup(nest.hi, "red_hi", None, None)
+        lo = IndexGroup(nest.lo, f.red.index, f.red.mask, f.red_axis)
+        return f.nested_context(hi, lo)
+
+    def open_nested(
+        self, f: Frame, em: BodyEmitter, code: Code, nest: Nest, stores: list[str], reverse: bool
+    ) -> int:
+        """Open a scalar loop over the outer reduced dims and, inside it, blocks of
+        ``BLOCK_LO`` over the inner ones; the inputs that vary only along the outer dims are
+        loaded between the two loops. Returns the loops opened."""
+        n_hi = " * ".join(em.dim_size(d) for d in nest.hi)
+        n_lo = " * ".join(em.dim_size(d) for d in nest.lo)
+        code.add("# the outer reduced dims one step at a time: per-step inputs load once per step")
+        if reverse:
+            code.add(
+                "# backwards: re-read first what the previous sweep read last (still in L2)",
+                f"last = ({n_lo} - 1) // BLOCK_LO * BLOCK_LO",
+                f"for back_hi in range(0, {n_hi}):",
+            )
+            code.indent()
+            code.add(f"red_hi = {n_hi} - 1 - back_hi")
+        else:
+            code.add(f"for red_hi in range(0, {n_hi}):")
+            code.indent()
+        ctx = self.nested_ctx(f, nest)
+        for name in self.inputs_of(stores):
+            if not self.layout.varies(name) & set(nest.lo):
+                lines: list[str] = []
+                em.value(name, ctx, lines)
+                code.extend(lines)
+        if reverse:
+            code.add(f"for back in range(0, {n_lo}, BLOCK_LO):")
+            code.indent()
+            code.add("start = last - back")
+        else:
+            code.add(f"for start in range(0, {n_lo}, BLOCK_LO):")
+            code.indent()
+        self.red_block(f, code, "start", "BLOCK_LO", n_lo)
+        return 2
 
     def pass_label(self, reds: list[str], stores: list[str]) -> str:
         parts = []
@@ -333,6 +471,7 @@ class ReductionWriter(SplitStages):
         head: Code,
         body: Code,
         split: bool = False,
+        blocks: list[str] | None = None,
     ) -> str:
         self.helpers.update(em.helpers)
         sizes = [(f.n_par, f.n_par), (f.n_red, f.n_red)]
@@ -343,4 +482,4 @@ class ReductionWriter(SplitStages):
                 if self.op(r) in ("argmax", "argmin"):
                     args.pointer(f"ws_{safe_name(r)}_val")
         args.scalars[:0] = [s for s in sizes if all(s[0] != x for x, _ in args.scalars)]
-        return assemble(kname, args, [f.block_par, f.block_red], head, em, body)
+        return assemble(kname, args, [f.block_par, f.block_red, *(blocks or [])], head, em, body)

@@ -39,8 +39,8 @@ COLUMN_DEFAULTS = {
     "TILE": 4096,
     "COLS": 128,
     "WARPS": 4,
-    "LOOP_BLOCK": 64,
-    "LOOP_COLS": 64,
+    "LOOP_BLOCK": 8,
+    "LOOP_COLS": 512,
     "LOOP_WARPS": 4,
     "SPLIT_PROGRAMS": 1024,
 }
@@ -171,26 +171,23 @@ def _looped_launch(
             f"BLOCK_M = min({p['LOOP_ROWS']}, triton.next_power_of_2(n_rows))",
             "grid = (triton.cdiv(n_rows, BLOCK_M),)",
         )
-        launch(
-            kname,
-            "grid",
-            args,
-            {"BLOCK_M": "BLOCK_M", "BLOCK_N": "BLOCK_N", "num_warps": p["LOOP_WARPS"]},
-            code,
-        )
+        consts: dict[str, Any] = {"BLOCK_M": "BLOCK_M", "BLOCK_N": "BLOCK_N"}
     else:
         code.add(
             f"BLOCK_R = min({p['LOOP_BLOCK']}, triton.next_power_of_2(n_red))",
             f"BLOCK_P = min({p['LOOP_COLS']}, triton.next_power_of_2(n_inner))",
             "grid = (triton.cdiv(n_inner, BLOCK_P) * n_outer,)",
         )
-        launch(
-            kname,
-            "grid",
-            args,
-            {"BLOCK_P": "BLOCK_P", "BLOCK_R": "BLOCK_R", "num_warps": p["LOOP_WARPS"]},
-            code,
+        consts = {"BLOCK_P": "BLOCK_P", "BLOCK_R": "BLOCK_R"}
+    if w.nested is not None:
+        block = "BLOCK_N" if w.schedule == "row" else "BLOCK_R"
+        inner = " * ".join(f"dim{d}" for d in w.nested.lo)
+        code.add(
+            "# the nested write sweep's blocks span only the inner reduced dims",
+            f"BLOCK_LO = min({block}, triton.next_power_of_2({inner}))",
         )
+        consts["BLOCK_LO"] = "BLOCK_LO"
+    launch(kname, "grid", args, {**consts, "num_warps": p["LOOP_WARPS"]}, code)
 
 
 def _split_launch(

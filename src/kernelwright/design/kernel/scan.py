@@ -4,14 +4,26 @@ row      the scanned dimension is innermost: a program owns BLOCK_M rows and wal
          blocks of BLOCK_N, carrying each row's running total from block to block
 column   contiguous dimensions follow the scanned one (a scan over time of (B, T, D)): a
          program owns BLOCK_P contiguous positions and walks the scanned axis in blocks of
-         BLOCK_S, so every load stays contiguous
-reverse  the same walk from the end (``tl.cumsum(..., reverse=True)``): a suffix sum
-         without the two flips PyTorch code pays for
+         BLOCK_S, so every load stays contiguous; with BLOCK_P = 128 per warp each thread holds
+         whole columns of the block (4 adjacent positions), so the scan is sequential adds in
+         registers, without shuffles or barriers
+reverse  the same walk from the end: a suffix sum without the two flips PyTorch code pays for.
+         ``tl.cumsum(..., reverse=True)`` reverses lanes with five shuffles per element, so a
+         reverse column walk reads its block's rows in descending order (each row is still one
+         contiguous load) and scans forward, and a reverse row sum reads the block as 4-element
+         vectors counted from its end: suffix sums inside each vector are three adds, the vectors'
+         totals are scanned forward (their order is already the suffix order); a reverse row
+         product keeps ``reverse=True`` (its exclusive prefix cannot come from a division)
+
+The block loop is software-pipelined (``tl.range(..., num_stages=STAGES)``: the next blocks'
+loads are in flight, through shared memory, while this block is scanned), so a program keeps
+several blocks of loads outstanding although each block depends on the previous one's carry.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from kernelwright.design.fusion import Group
@@ -35,10 +47,34 @@ from kernelwright.design.kernel.emitter import (
 )
 from kernelwright.design.ops import classify, scan_info
 
-ROW_DEFAULTS = {"BLOCK_N": 1024, "ROWS": 1, "WARPS": 4}
-COLUMN_DEFAULTS = {"BLOCK_S": 32, "COLS": 64, "WARPS": 4}
+ROW_DEFAULTS = {"BLOCK_N": 2048, "ROWS": 1, "WARPS": 8, "STAGES": 3}
+COLUMN_DEFAULTS = {"BLOCK_S": 16, "COLS": 128, "WARPS": 1, "STAGES": 4}
 
 PROD_COMBINE = "_prod_combine"
+
+
+@dataclass(frozen=True, slots=True)
+class ScanPlan:
+    """The schedule of one scan group.
+
+    Attributes:
+        row: the scanned dimension is innermost (else a column walk).
+        kind: ``sum`` or ``prod``.
+        reverse: a suffix scan.
+        chunked: a reverse row sum read as 4-element vectors counted from the block's end.
+        acc: the Triton dtype of the running values.
+    """
+
+    row: bool
+    kind: str
+    reverse: bool
+    chunked: bool
+    acc: str
+
+    @property
+    def neutral(self) -> str:
+        one, zero = ("1.0", "0.0") if self.acc == "tl.float32" else ("1", "0")
+        return one if self.kind == "prod" else zero
 
 
 def render_scan(
@@ -56,127 +92,203 @@ def render_scan(
     assert isinstance(src, Ref)
     _, kind, reverse = scan_info(node, graph.meta(src.name).rank)
     (sd,) = layout.reduce
-    n = len(layout.hint)
-    row = sd == n - 1
-    outer = tuple(range(sd))
-    inner = tuple(range(sd + 1, n))
+    row = sd == len(layout.hint) - 1
+    acc = "tl.float32" if graph.meta(s).is_float else "tl.int64"
+    plan = ScanPlan(row, kind, reverse, row and reverse and kind == "sum", acc)
+    p = {**(ROW_DEFAULTS if row else COLUMN_DEFAULTS), **params}
     args = KernelArgs()
     em = BodyEmitter(graph, group.nodes, layout, args, group.inputs)
     head, code = Code(), Code()
     head.indent()
     code.indent()
+    outer, inner = tuple(range(sd)), tuple(range(sd + 1, len(layout.hint)))
     if row:
-        p = {**ROW_DEFAULTS, **params}
-        par = IndexGroup(outer, "rows", "row_mask", 0, hoist=True)
-        red = IndexGroup((sd,), "cols", "col_mask", 1)
-        ax, block, shape = 1, "BLOCK_N", "[BLOCK_M, 1]"
-        head.add(
-            "pid = tl.program_id(0)",
-            "rows = pid * BLOCK_M + tl.arange(0, BLOCK_M)[:, None]  # [BLOCK_M, 1] rows",
-            "row_mask = rows < n_rows",
-        )
-        ctx = Context((par, red))
-        consts = ["BLOCK_M", "BLOCK_N"]
-        args.scalar("n_rows", "n_rows")
-        idx, mask = "cols", "col_mask"
+        ctx, consts = _row_setup(plan, outer, sd, head, args)
     else:
-        p = {**COLUMN_DEFAULTS, **params}
-        out_g = IndexGroup(outer, "pid_outer", None, None, hoist=True) if outer else None
-        par = IndexGroup(inner, "cols", "col_mask", 1, hoist=True)
-        red = IndexGroup((sd,), "rs", "r_mask", 0)
-        ax, block, shape = 0, "BLOCK_S", "[1, BLOCK_P]"
-        head.add(
-            "pid = tl.program_id(0)",
-            "n_inner_blocks = tl.cdiv(n_inner, BLOCK_P)",
-        )
-        if out_g is not None:
-            head.add("pid_outer = pid // n_inner_blocks  # flat index of the dims before the scan")
-        head.add(
-            "# the BLOCK_P contiguous positions of this program, as a [1, BLOCK_P] row",
-            "cols = (pid % n_inner_blocks) * BLOCK_P + tl.arange(0, BLOCK_P)[None, :]",
-            "col_mask = cols < n_inner",
-        )
-        ctx = Context(tuple(g for g in (out_g, par, red) if g is not None))
-        consts = ["BLOCK_P", "BLOCK_S"]
-        args.scalar("n_inner", "n_inner")
-        idx, mask = "rs", "r_mask"
+        ctx, consts = _column_setup(outer, inner, sd, head, args)
     args.scalar("n_scan", "n_scan")
-    acc_dtype = "tl.float32" if graph.meta(s).is_float else "tl.int64"
-    one = "1.0" if acc_dtype == "tl.float32" else "1"
-    zero = "0.0" if acc_dtype == "tl.float32" else "0"
-    neutral = one if kind == "prod" else zero
-    code.add(
-        f"carry = tl.full({shape}, {neutral}, {acc_dtype})  # total of the blocks walked so far"
-    )
-    code.add(f"for start in range(0, n_scan, {block}):")
-    code.indent()
-    arange = f"tl.arange(0, {block})" + ("[None, :]" if row else "[:, None]")
-    if reverse:
-        code.add(f"{idx} = n_scan - {block} - start + {arange}  # walk from the end: a suffix scan")
-        code.add(f"{mask} = ({idx} >= 0) & ({idx} < n_scan)")
-    else:
-        code.add(f"{idx} = start + {arange}")
-        code.add(f"{mask} = {idx} < n_scan")
-    lines: list[str] = []
-    v = em.value(src.name, ctx, lines)
-    code.extend(lines)
-    vm = em.mask_for(src.name, ctx) or "True"
-    cast = f".to({acc_dtype})"
-    code.add(f"v = tl.where({vm}, {v}{cast}, {neutral})  # masked lanes hold the neutral element")
-    rev = ", reverse=True" if reverse else ""
-    if kind == "sum":
-        code.add(
-            f"{safe_name(s)} = tl.cumsum(v, axis={ax}{rev}) + carry",
-            f"carry = carry + tl.sum(v, axis={ax}, keep_dims=True)",
-        )
-    else:
-        code.add(
-            f"{safe_name(s)} = tl.cumprod(v, axis={ax}{rev}) * carry",
-            f"carry = carry * tl.reduce(v, {ax}, {PROD_COMBINE}, keep_dims=True)",
-        )
-        em.helpers.add(PROD_COMBINE)
-    em.done[em.key(s, ctx)] = safe_name(s)
+    _walk(plan, em, ctx, src.name, s, code)
     for out in group.outputs:
-        lines = []
+        lines: list[str] = []
         em.store(out, safe_name(out), ctx, lines, contiguous=True)
         code.extend(lines)
     kname = f"{name}_kernel"
     kernel = "\n".join(
-        signature(kname, args, consts)
+        signature(kname, args, [*consts, "STAGES"])
         + head.lines
         + ["    " + ln for ln in em.prelude]
         + code.lines
     )
+    wrapper = _wrapper(graph, group, plan, p, name, kname, args, sd, outer, inner)
+    return RenderedKernel(
+        (kernel,),
+        wrapper,
+        name,
+        tuple(wrapper_params(graph, group)),
+        tuple(group.outputs),
+        tuple(sorted(em.helpers)),
+    )
 
+
+def _row_setup(
+    plan: ScanPlan, outer: tuple[int, ...], sd: int, head: Code, args: KernelArgs
+) -> tuple[Context, list[str]]:
+    """BLOCK_M rows per program; a chunked walk indexes [rows, vectors, 4] tiles."""
+    lead = "[:, None, None]" if plan.chunked else "[:, None]"
+    head.add(
+        "pid = tl.program_id(0)",
+        f"rows = pid * BLOCK_M + tl.arange(0, BLOCK_M){lead}  # this program's rows",
+        "row_mask = rows < n_rows",
+    )
+    if plan.chunked:
+        head.add(
+            "vec = tl.arange(0, BLOCK_N // 4)[None, :, None]  # 4-element vectors from the end",
+            "lane = tl.arange(0, 4)[None, None, :]",
+        )
+    args.scalar("n_rows", "n_rows")
+    par = IndexGroup(outer, "rows", "row_mask", 0, hoist=True)
+    red = IndexGroup((sd,), "cols", "col_mask", 1)
+    return Context((par, red)), ["BLOCK_M", "BLOCK_N"]
+
+
+def _column_setup(
+    outer: tuple[int, ...],
+    inner: tuple[int, ...],
+    sd: int,
+    head: Code,
+    args: KernelArgs,
+) -> tuple[Context, list[str]]:
+    """BLOCK_P contiguous positions per program (and one index of the dims before the scan)."""
+    out_g = IndexGroup(outer, "pid_outer", None, None, hoist=True) if outer else None
+    par = IndexGroup(inner, "cols", "col_mask", 1, hoist=True)
+    red = IndexGroup((sd,), "rs", "r_mask", 0)
+    head.add("pid = tl.program_id(0)", "n_inner_blocks = tl.cdiv(n_inner, BLOCK_P)")
+    if out_g is not None:
+        head.add("pid_outer = pid // n_inner_blocks  # flat index of the dims before the scan")
+    head.add(
+        "# the BLOCK_P contiguous positions of this program, as a [1, BLOCK_P] row",
+        "cols = (pid % n_inner_blocks) * BLOCK_P + tl.arange(0, BLOCK_P)[None, :]",
+        "col_mask = cols < n_inner",
+    )
+    args.scalar("n_inner", "n_inner")
+    return Context(tuple(g for g in (out_g, par, red) if g is not None)), ["BLOCK_P", "BLOCK_S"]
+
+
+def _walk(plan: ScanPlan, em: BodyEmitter, ctx: Context, src: str, scan: str, code: Code) -> None:
+    """The pipelined block loop: indices, the scanned values, the scan and the carry."""
+    carry_shape = "[BLOCK_M, 1]" if plan.row else "[1, BLOCK_P]"
+    block = "BLOCK_N" if plan.row else "BLOCK_S"
+    code.add(
+        f"carry = tl.full({carry_shape}, {plan.neutral}, {plan.acc})  # the blocks walked so far",
+        f"for start in tl.range(0, n_scan, {block}, num_stages=STAGES):",
+    )
+    code.indent()
+    code.add(*_indices(plan))
+    lines: list[str] = []
+    v = em.value(src, ctx, lines)
+    code.extend(lines)
+    vm = em.mask_for(src, ctx) or "True"
+    code.add(
+        f"v = tl.where({vm}, {v}.to({plan.acc}), {plan.neutral})  # masked lanes: neutral element"
+    )
+    ax = 1 if plan.row else 0
+    # a reverse column walk reads its rows downwards: the forward scan is the suffix scan
+    rev = ", reverse=True" if plan.reverse and plan.row else ""
+    if plan.chunked:
+        _chunked_suffix_sum(safe_name(scan), code)
+    elif plan.kind == "sum":
+        code.add(
+            f"{safe_name(scan)} = tl.cumsum(v, axis={ax}{rev}) + carry",
+            f"carry = carry + tl.sum(v, axis={ax}, keep_dims=True)",
+        )
+    else:
+        code.add(
+            f"{safe_name(scan)} = tl.cumprod(v, axis={ax}{rev}) * carry",
+            f"carry = carry * tl.reduce(v, {ax}, {PROD_COMBINE}, keep_dims=True)",
+        )
+        em.helpers.add(PROD_COMBINE)
+    em.done[em.key(scan, ctx)] = safe_name(scan)
+
+
+def _indices(plan: ScanPlan) -> list[str]:
+    """The block's indices along the scanned axis and their mask."""
+    if plan.chunked:
+        return [
+            "cols = n_scan - start - 4 * (vec + 1) + lane  # vectors counted from the block's end",
+            "col_mask = cols >= 0",
+        ]
+    if plan.row:
+        if plan.reverse:
+            return [
+                "cols = n_scan - BLOCK_N - start + tl.arange(0, BLOCK_N)[None, :]  # from the end",
+                "col_mask = (cols >= 0) & (cols < n_scan)",
+            ]
+        return ["cols = start + tl.arange(0, BLOCK_N)[None, :]", "col_mask = cols < n_scan"]
+    if plan.reverse:
+        return [
+            "rs = n_scan - 1 - start - tl.arange(0, BLOCK_S)[:, None]  # rows in descending order",
+            "r_mask = rs >= 0",
+        ]
+    return ["rs = start + tl.arange(0, BLOCK_S)[:, None]", "r_mask = rs < n_scan"]
+
+
+def _chunked_suffix_sum(out: str, code: Code) -> None:
+    """Suffix sums of a [BLOCK_M, BLOCK_N // 4, 4] block whose vectors run from the end: three
+    adds inside each vector (registers), a forward scan of the vectors' totals across lanes.
+    ``suffix - total`` is the sum of the vectors after this one: one rounding of a value at most
+    four elements larger than it, not a cancellation."""
+    code.add(
+        "va, vb = tl.split(tl.reshape(v, [BLOCK_M, BLOCK_N // 4, 2, 2]))",
+        "e0, e2 = tl.split(va)",
+        "e1, e3 = tl.split(vb)",
+        "s2 = e2 + e3",
+        "s1 = e1 + s2",
+        "s0 = e0 + s1  # the vector's total",
+        "after = carry + tl.cumsum(s0, axis=1) - s0  # everything after this vector",
+        f"{out} = tl.reshape(tl.join(tl.join(s0, s2), tl.join(s1, e3)), "
+        "[BLOCK_M, BLOCK_N // 4, 4]) + after[:, :, None]",
+        "carry = carry + tl.sum(s0, axis=1, keep_dims=True)",
+    )
+
+
+def _wrapper(
+    graph: OpGraph,
+    group: Group,
+    plan: ScanPlan,
+    p: Mapping[str, Any],
+    name: str,
+    kname: str,
+    args: KernelArgs,
+    sd: int,
+    outer: tuple[int, ...],
+    inner: tuple[int, ...],
+) -> str:
+    assert group.layout is not None
     w = Code()
     wparams = wrapper_params(graph, group)
     w.add(f"def {name}({', '.join(wparams)}):")
     w.indent()
-    what = f"cumulative {'sum' if kind == 'sum' else 'product'}" + (
-        " from the end" if reverse else ""
+    what = f"cumulative {'sum' if plan.kind == 'sum' else 'product'}" + (
+        " from the end" if plan.reverse else ""
     )
-    w.add(f'"""Fused {what} along dim {sd} ({"row" if row else "column"} walk with a carry)."""')
+    walk = "row" if plan.row else "column"
+    w.add(f'"""Fused {what} along dim {sd} ({walk} walk with a carry)."""')
     w.add("# sizes come from the runtime tensors, so any input shape works")
-    sources = dim_sources(graph, group, layout)
+    sources = dim_sources(graph, group, group.layout)
     for d in sorted(sources):
         w.add(f"dim{d} = {sources[d]}")
-    allocate(graph, group, layout, w, safe_name(group.inputs[0]))
+    allocate(graph, group, group.layout, w, safe_name(group.inputs[0]))
     prod = lambda ds: " * ".join(f"dim{d}" for d in ds) or "1"  # noqa: E731
     w.add(f"n_scan = dim{sd}")
-    if row:
+    if plan.row:
+        smallest = 4 if plan.chunked else 1  # a chunked block holds whole vectors
         w.add(
             f"n_rows = {prod(outer)}",
-            f"BLOCK_N = min({p['BLOCK_N']}, triton.next_power_of_2(n_scan))",
+            f"BLOCK_N = max({smallest}, min({p['BLOCK_N']}, triton.next_power_of_2(n_scan)))",
             f"BLOCK_M = min({p['ROWS']}, triton.next_power_of_2(n_rows))",
             "grid = (triton.cdiv(n_rows, BLOCK_M),)",
         )
-        launch(
-            kname,
-            "grid",
-            args,
-            {"BLOCK_M": "BLOCK_M", "BLOCK_N": "BLOCK_N", "num_warps": p["WARPS"]},
-            w,
-        )
+        consts = {"BLOCK_M": "BLOCK_M", "BLOCK_N": "BLOCK_N"}
     else:
         w.add(
             f"n_outer = {prod(outer)}",
@@ -185,15 +297,9 @@ def render_scan(
             f"BLOCK_P = min({p['COLS']}, triton.next_power_of_2(n_inner))",
             "grid = (triton.cdiv(n_inner, BLOCK_P) * n_outer,)",
         )
-        launch(
-            kname,
-            "grid",
-            args,
-            {"BLOCK_P": "BLOCK_P", "BLOCK_S": "BLOCK_S", "num_warps": p["WARPS"]},
-            w,
-        )
+        consts = {"BLOCK_P": "BLOCK_P", "BLOCK_S": "BLOCK_S"}
+    consts.update({"STAGES": p["STAGES"], "num_warps": p["WARPS"]})
+    launch(kname, "grid", args, consts, w)
     outs = ", ".join(safe_name(o) for o in group.outputs)
     w.add(f"return {outs}" + ("," if len(group.outputs) == 1 else ""))
-    return RenderedKernel(
-        (kernel,), w.text(), name, tuple(wparams), tuple(group.outputs), tuple(sorted(em.helpers))
-    )
+    return w.text()
