@@ -60,10 +60,17 @@ def main() -> None:
                 family = line.split('"family"')[1].split('"')[1]
                 break
         try:
-            proc = subprocess.run([sys.executable, "-c", CHILD, str(path)], capture_output=True,
-                                  text=True, timeout=120)
-            data = json.loads(proc.stdout.strip().splitlines()[-1]) if proc.returncode == 0 \
+            proc = subprocess.run(
+                [sys.executable, "-c", CHILD, str(path)],
+                capture_output=True,
+                text=True,
+                timeout=120,
+            )
+            data = (
+                json.loads(proc.stdout.strip().splitlines()[-1])
+                if proc.returncode == 0
                 else {"error": proc.stderr.strip().splitlines()[-1][:200] if proc.stderr else "?"}
+            )
         except Exception as exc:  # a hang or unparsable output: record, go on
             data = {"error": f"{type(exc).__name__}: {exc}"[:200]}
         data |= {"task": path.stem, "family": family}
@@ -78,8 +85,10 @@ def main() -> None:
             print(f"{name:40s} {family:14s} {error}")
             continue
         gbps = data["bytes"] / (data["median_ms"] * 1e-3) / 1e9
-        print(f"{name:40s} {family:14s} {data['median_ms']:9.3f} {data['bytes'] / 1e6:8.0f} "
-              f"{gbps:7.0f}")
+        print(
+            f"{name:40s} {family:14s} {data['median_ms']:9.3f} {data['bytes'] / 1e6:8.0f} "
+            f"{gbps:7.0f}"
+        )
 
 
 if __name__ == "__main__":

@@ -43,8 +43,14 @@ def main() -> None:
                 times[guard].append(time.monotonic() - start)
                 assert verdict.correct, verdict.message
     on, off = statistics.median(times[True]), statistics.median(times[False])
-    result = {"task": args.task, "on_s": times[True], "off_s": times[False],
-              "median_on_s": on, "median_off_s": off, "overhead": (on - off) / off}
+    result = {
+        "task": args.task,
+        "on_s": times[True],
+        "off_s": times[False],
+        "median_on_s": on,
+        "median_off_s": off,
+        "overhead": (on - off) / off,
+    }
     print(json.dumps(result))
     if os.environ.get("OUT"):
         (Path(os.environ["OUT"]) / "guard_overhead.json").write_text(json.dumps(result))

@@ -30,12 +30,27 @@ def run(tmp_path_factory):
             if name.startswith(("TRITON_", "KERNELWRIGHT_")):
                 mp.delenv(name)
         mp.setenv("KERNELWRIGHT_HOME", str(out / "home"))
-        result = CliRunner().invoke(app, [
-            "bench", str(MINI / "tasks"), "--solutions", str(MINI / "solutions"),
-            "--device", "cpu", "--trials", "2", "--timeout", "120",
-            "--json", str(out / "bench.json"), "--report", str(out / "report"),
-            "--archive", str(out / "archive.sqlite"),
-        ])
+        result = CliRunner().invoke(
+            app,
+            [
+                "bench",
+                str(MINI / "tasks"),
+                "--solutions",
+                str(MINI / "solutions"),
+                "--device",
+                "cpu",
+                "--trials",
+                "2",
+                "--timeout",
+                "120",
+                "--json",
+                str(out / "bench.json"),
+                "--report",
+                str(out / "report"),
+                "--archive",
+                str(out / "archive.sqlite"),
+            ],
+        )
     assert result.exit_code == 0, result.output
     return out, result, json.loads((out / "bench.json").read_text())
 
@@ -62,14 +77,18 @@ def test_fast_0_and_geomeans_are_exact(run):
     assert s["fast_1"] == sum(x > 1 for x in speedups) / 4
     # failures count 1.0: (s1 * s2 * 1 * 1) ** (1/4); correct only: (s1 * s2) ** (1/2)
     assert s["geomean_speedup"] == pytest.approx(math.prod(speedups) ** 0.25, rel=1e-12)
-    assert s["geomean_speedup_correct_only"] == pytest.approx(math.sqrt(math.prod(speedups)),
-                                                              rel=1e-12)
+    assert s["geomean_speedup_correct_only"] == pytest.approx(
+        math.sqrt(math.prod(speedups)), rel=1e-12
+    )
     assert s["fast_1_vs_compile"] is None and s["geomean_speedup_vs_compile"] is None
     fractions = [t["sol_fraction"] for t in doc["tasks"] if t["correct"]]
     assert s["median_sol_fraction"] == pytest.approx(statistics.median(fractions))
     fam = doc["families"]
-    assert (fam["elementwise"]["fast_0"], fam["softmax"]["fast_0"], fam["reduction"]["fast_0"]) \
-        == (0.5, 1.0, 0.0)
+    assert (fam["elementwise"]["fast_0"], fam["softmax"]["fast_0"], fam["reduction"]["fast_0"]) == (
+        0.5,
+        1.0,
+        0.0,
+    )
 
 
 def test_output_journal_archive_and_report(run):
@@ -94,11 +113,25 @@ def test_resume_evaluates_nothing_again(run, monkeypatch):
         raise AssertionError("a finished task was evaluated again")
 
     monkeypatch.setattr(harness, "evaluate", must_not_run)
-    result = CliRunner().invoke(app, [
-        "bench", str(MINI / "tasks"), "--solutions", str(MINI / "solutions"),
-        "--device", "cpu", "--trials", "2", "--timeout", "120",
-        "--json", str(out / "bench.json"), "--resume", "--no-archive",
-    ])
+    result = CliRunner().invoke(
+        app,
+        [
+            "bench",
+            str(MINI / "tasks"),
+            "--solutions",
+            str(MINI / "solutions"),
+            "--device",
+            "cpu",
+            "--trials",
+            "2",
+            "--timeout",
+            "120",
+            "--json",
+            str(out / "bench.json"),
+            "--resume",
+            "--no-archive",
+        ],
+    )
     assert result.exit_code == 0, result.output
     assert "4 task(s) taken from the journal" in result.output
     again = json.loads((out / "bench.json").read_text())

@@ -28,13 +28,30 @@ def test_two_tasks_one_crashing(tmp_path):
     suite = tmp_path / "suite" / "level1"
     suite.mkdir(parents=True)
     (suite / "01_softmax.py").write_text(
-        (ROOT / "tests" / "fixtures" / "bench" / "tasks" / "softmax_rows.py").read_text())
+        (ROOT / "tests" / "fixtures" / "bench" / "tasks" / "softmax_rows.py").read_text()
+    )
     (suite / "02_crash.py").write_text(BROKEN)
     env = {k: v for k, v in os.environ.items() if not k.startswith(("TRITON_", "OUT"))}
-    cmd = [sys.executable, str(ROOT / "scripts" / "gpu_baselines.py"), "--root",
-           str(tmp_path / "suite"), "--device", "cpu", "--size", "small", "--no-compile",
-           "--precisions", "fp32", "--state", str(tmp_path / "state"), "--out",
-           str(tmp_path / "out"), "--deadline", "120", "--markdown"]
+    cmd = [
+        sys.executable,
+        str(ROOT / "scripts" / "gpu_baselines.py"),
+        "--root",
+        str(tmp_path / "suite"),
+        "--device",
+        "cpu",
+        "--size",
+        "small",
+        "--no-compile",
+        "--precisions",
+        "fp32",
+        "--state",
+        str(tmp_path / "state"),
+        "--out",
+        str(tmp_path / "out"),
+        "--deadline",
+        "120",
+        "--markdown",
+    ]
     done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stdout + done.stderr
     lines = (tmp_path / "out" / "gpu_baselines.jsonl").read_text().splitlines()

@@ -56,8 +56,9 @@ def result(
     family: str = "f",
 ) -> BenchResult:
     """A judged result, or a ``missing`` / ``error`` one when ``status`` says so."""
-    base = dict(task_id=task_id, family=family, group="g", task_path=f"/t/{task_id}.py",
-                solution_path=None)
+    base = dict(
+        task_id=task_id, family=family, group="g", task_path=f"/t/{task_id}.py", solution_path=None
+    )
     if status in ("missing", "error"):
         return BenchResult(outcome=Outcome(status), error=f"{status} on purpose", **base)
     v = verdict(Status(status), eager, compile, sol)

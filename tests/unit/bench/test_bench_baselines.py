@@ -8,10 +8,22 @@ from kernelwright.bench.baselines import schedule, table, worker
 
 
 def rec(task, precision, eager, compiled, status="ok", group="level1", nbytes=4.3e9, **kw):
-    return {"kind": "measure", "task": task, "precision": precision, "group": group,
-            "family": "f", "status": status, "eager_ms": eager, "compile_ms": compiled,
-            "bytes": nbytes, "flops": 0, "size": "full", "device_kind": "cuda",
-            "compiled": True, **kw}
+    return {
+        "kind": "measure",
+        "task": task,
+        "precision": precision,
+        "group": group,
+        "family": "f",
+        "status": status,
+        "eager_ms": eager,
+        "compile_ms": compiled,
+        "bytes": nbytes,
+        "flops": 0,
+        "size": "full",
+        "device_kind": "cuda",
+        "compiled": True,
+        **kw,
+    }
 
 
 RECORDS = [
@@ -25,8 +37,9 @@ RECORDS = [
 
 
 def test_rows_take_the_latest_measurement():
-    rows = table.rows(RECORDS + [rec("a", "fp32", 8.0, 2.0), rec("a", "bf16", 0, 0,
-                                                                  status="not_run")])
+    rows = table.rows(
+        RECORDS + [rec("a", "fp32", 8.0, 2.0), rec("a", "bf16", 0, 0, status="not_run")]
+    )
     assert [r.task for r in rows] == ["a", "b", "c"]
     a = rows[0]
     assert a.speedup("fp32") == 4.0  # the later fp32 record wins
@@ -37,8 +50,9 @@ def test_rows_take_the_latest_measurement():
 
 def test_geomeans_overall_and_per_group():
     got = table.geomeans(table.rows(RECORDS), ["fp32", "bf16"])
-    assert ("all", "fp32", 2, pytest.approx(1.0)) in [(s, p, n, pytest.approx(g))
-                                                      for s, p, n, g in got]
+    assert ("all", "fp32", 2, pytest.approx(1.0)) in [
+        (s, p, n, pytest.approx(g)) for s, p, n, g in got
+    ]
     by = {(s, p): (n, g) for s, p, n, g in got}
     assert by[("all", "fp32")] == (2, pytest.approx(1.0))  # sqrt(2.0 * 0.5)
     assert by[("all", "bf16")] == (1, pytest.approx(2.0))
@@ -62,8 +76,17 @@ def test_finished_items_are_skipped_on_the_next_call():
     assert done == {("a", "fp32"), ("a", "bf16"), ("b", "fp32"), ("b", "bf16")}  # c: not_run
     other = schedule.Config(items=(), device="cuda", size="small", compile=True)
     assert schedule.finished_before(RECORDS, other) == set()
-    warm = [{"kind": "warm", "task": "a", "precision": "fp32", "status": "ok", "size": "full",
-             "device_kind": "cuda", "compiled": True}]
+    warm = [
+        {
+            "kind": "warm",
+            "task": "a",
+            "precision": "fp32",
+            "status": "ok",
+            "size": "full",
+            "device_kind": "cuda",
+            "compiled": True,
+        }
+    ]
     assert schedule.finished_before(warm, config, "warm") == {("a", "fp32")}
 
 

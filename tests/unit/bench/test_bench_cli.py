@@ -37,8 +37,17 @@ def calls(monkeypatch, make_verdict):
 
 
 def bench(mini, tmp_path, *extra):
-    args = ["bench", str(mini / "tasks"), "--solutions", str(mini / "solutions"),
-            "--device", "cpu", "--archive", str(tmp_path / "a.sqlite"), *extra]
+    args = [
+        "bench",
+        str(mini / "tasks"),
+        "--solutions",
+        str(mini / "solutions"),
+        "--device",
+        "cpu",
+        "--archive",
+        str(tmp_path / "a.sqlite"),
+        *extra,
+    ]
     return CliRunner().invoke(app, args)
 
 
@@ -46,8 +55,14 @@ def test_table_summary_and_json(mini, tmp_path, calls):
     result = bench(mini, tmp_path, "--json", str(tmp_path / "out.json"))
     assert result.exit_code == 0, result.output
     assert sorted(calls) == ["row_sum", "scale_bias", "softmax_rows"]
-    for text in ("softmax_rows", "missing", "incorrect", "fast_1 vs eager (fp32)", "4.00x",
-                 "speedups under the fp32 precision policy"):
+    for text in (
+        "softmax_rows",
+        "missing",
+        "incorrect",
+        "fast_1 vs eager (fp32)",
+        "4.00x",
+        "speedups under the fp32 precision policy",
+    ):
         assert text in result.output
     doc = json.loads((tmp_path / "out.json").read_text())
     assert doc["summary"]["fast_1"] == 0.5
@@ -63,8 +78,10 @@ def test_json_to_stdout_is_parseable(mini, tmp_path, calls):
 
 
 def test_resume_skips_what_is_done(mini, tmp_path, calls):
-    assert bench(mini, tmp_path, "--json", str(tmp_path / "o.json"),
-                 "--only", "scale_bias").exit_code == 0
+    assert (
+        bench(mini, tmp_path, "--json", str(tmp_path / "o.json"), "--only", "scale_bias").exit_code
+        == 0
+    )
     assert calls == ["scale_bias"]
     result = bench(mini, tmp_path, "--json", str(tmp_path / "o.json"), "--resume")
     assert result.exit_code == 0, result.output
@@ -91,15 +108,18 @@ def test_bad_input_exits_2(mini, tmp_path, calls):
 
 
 def test_report_and_bench_report(mini, tmp_path, calls):
-    result = bench(mini, tmp_path, "--json", str(tmp_path / "b.json"), "--report",
-                   str(tmp_path / "rep"))
+    result = bench(
+        mini, tmp_path, "--json", str(tmp_path / "b.json"), "--report", str(tmp_path / "rep")
+    )
     assert result.exit_code == 0, result.output
     assert (tmp_path / "rep" / "report.html").exists()
-    again = CliRunner().invoke(app, ["bench-report", str(tmp_path / "b.json"), "--out",
-                                     str(tmp_path / "rep2")])
+    again = CliRunner().invoke(
+        app, ["bench-report", str(tmp_path / "b.json"), "--out", str(tmp_path / "rep2")]
+    )
     assert again.exit_code == 0, again.output
     assert (tmp_path / "rep2" / "report.md").read_text() == (
-        tmp_path / "rep" / "report.md").read_text()
+        tmp_path / "rep" / "report.md"
+    ).read_text()
     missing = CliRunner().invoke(app, ["bench-report", str(tmp_path / "nope.json")])
     assert missing.exit_code == 2
 
@@ -119,9 +139,21 @@ def test_optimize_drives_the_optimizer(mini, tmp_path, monkeypatch, make_verdict
         return types.SimpleNamespace(best=best, trials=[best], search=None)
 
     monkeypatch.setattr(optimize, "optimize_task", fake)
-    result = CliRunner().invoke(app, ["bench", str(mini / "tasks"), "--optimize", "--device",
-                                      "cpu", "--budget-candidates", "3", "--no-archive",
-                                      "--json", str(tmp_path / "o.json")])
+    result = CliRunner().invoke(
+        app,
+        [
+            "bench",
+            str(mini / "tasks"),
+            "--optimize",
+            "--device",
+            "cpu",
+            "--budget-candidates",
+            "3",
+            "--no-archive",
+            "--json",
+            str(tmp_path / "o.json"),
+        ],
+    )
     assert result.exit_code == 0, result.output
     assert budgets == [3, 3, 3, 3]
     doc = json.loads((tmp_path / "o.json").read_text())

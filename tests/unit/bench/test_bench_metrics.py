@@ -23,10 +23,17 @@ def suite(make_result):
 def test_summary_has_exactly_the_issue_keys(suite):
     assert tuple(summarise(suite)) == SUMMARY_KEYS
     assert SUMMARY_KEYS == (
-        "n_tasks", "fast_0", "fast_1", "fast_2",
-        "fast_0_vs_compile", "fast_1_vs_compile", "fast_2_vs_compile",
-        "geomean_speedup", "geomean_speedup_correct_only",
-        "geomean_speedup_vs_compile", "geomean_speedup_correct_only_vs_compile",
+        "n_tasks",
+        "fast_0",
+        "fast_1",
+        "fast_2",
+        "fast_0_vs_compile",
+        "fast_1_vs_compile",
+        "fast_2_vs_compile",
+        "geomean_speedup",
+        "geomean_speedup_correct_only",
+        "geomean_speedup_vs_compile",
+        "geomean_speedup_correct_only_vs_compile",
         "median_sol_fraction",
     )
 
@@ -46,7 +53,7 @@ def test_geomeans_count_failures_as_one_or_leave_them_out(suite):
     s = summarise(suite)
     assert s["geomean_speedup"] == pytest.approx(2 ** (1 / 3), rel=1e-12)  # (2*4*0.5*1*1*1)^(1/6)
     assert s["geomean_speedup_correct_only"] == pytest.approx(4 ** (1 / 3), rel=1e-12)
-    assert s["geomean_speedup_vs_compile"] == pytest.approx(2 ** -0.5, rel=1e-12)
+    assert s["geomean_speedup_vs_compile"] == pytest.approx(2**-0.5, rel=1e-12)
     assert s["geomean_speedup_correct_only_vs_compile"] == pytest.approx(0.5, rel=1e-12)
 
 

@@ -72,7 +72,7 @@ def test_every_task_gets_a_result_and_missing_ones_are_not_evaluated(mini, make_
     ]
     s = run.summary()
     assert s["fast_0"] == 0.5 and s["fast_1"] == 0.5 and s["fast_2"] == 0.0
-    assert s["geomean_speedup"] == pytest.approx(2 ** 0.5)
+    assert s["geomean_speedup"] == pytest.approx(2**0.5)
     assert s["fast_1_vs_compile"] is None  # not measured on the CPU by default
     assert run.baselines == ("eager",) and not run.representative
 
@@ -144,12 +144,14 @@ def test_a_bug_is_recorded_and_config_errors_stop_the_run(mini, make_verdict):
 
 def test_verdicts_go_into_the_archive_under_the_run_id(mini, tmp_path, make_verdict):
     with Archive(tmp_path / "a.sqlite") as archive:
-        run = run_bench(items(mini), OPTS, step=EvaluateStep(FakeHarness(make_verdict)),
-                        archive=archive)
+        run = run_bench(
+            items(mini), OPTS, step=EvaluateStep(FakeHarness(make_verdict)), archive=archive
+        )
         records = archive.history(run_id=run.run_id)
         assert sorted(r.task_name for r in records) == ["row_sum", "scale_bias", "softmax_rows"]
-        row = archive.conn.execute("SELECT kind, status FROM runs WHERE id = ?",
-                                   (run.run_id,)).fetchone()
+        row = archive.conn.execute(
+            "SELECT kind, status FROM runs WHERE id = ?", (run.run_id,)
+        ).fetchone()
         assert tuple(row) == ("bench", "finished")
         fake = FakeHarness(make_verdict, interrupt_at="row_sum")
         with pytest.raises(KeyboardInterrupt):
@@ -160,8 +162,12 @@ def test_verdicts_go_into_the_archive_under_the_run_id(mini, tmp_path, make_verd
 
 def test_progress_events(mini, make_verdict):
     events = []
-    run_bench(items(mini, ["relu", "scale_bias"]), OPTS,
-              step=EvaluateStep(FakeHarness(make_verdict)), on_event=events.append)
+    run_bench(
+        items(mini, ["relu", "scale_bias"]),
+        OPTS,
+        step=EvaluateStep(FakeHarness(make_verdict)),
+        on_event=events.append,
+    )
     assert [(e.kind, e.index, e.total, e.task_id) for e in events] == [
         ("start", 1, 2, "relu"),
         ("done", 1, 2, "relu"),
@@ -184,11 +190,16 @@ class FakeOptimizer:
     def __call__(self, task, options, budget, out_dir, archive, *, on_event=None, on_phase=None):
         self.calls.append((task.name, options, budget, out_dir))
         on_phase("capturing the graph")
-        good = Trial(1, Candidate(f"# best for {task.name}", "template"),
-                     self.make_verdict(eager=3.0))
+        good = Trial(
+            1, Candidate(f"# best for {task.name}", "template"), self.make_verdict(eager=3.0)
+        )
         bad = Trial(2, Candidate("# wrong", "template"), self.make_verdict(Status.INCORRECT))
-        search = SearchResult("opt-run", trials=[good, bad] if self.best else [bad],
-                              best=good if self.best else None, stopped="budget")
+        search = SearchResult(
+            "opt-run",
+            trials=[good, bad] if self.best else [bad],
+            best=good if self.best else None,
+            stopped="budget",
+        )
         if task.name == "relu":  # nothing applies: no trial at all
             search = SearchResult("opt-run", stopped="no template applies")
         return types.SimpleNamespace(search=search, best=search.best, trials=search.trials)
@@ -198,8 +209,9 @@ def test_optimize_step_reports_the_optimizers_best(mini, tmp_path, make_verdict)
     fake = FakeOptimizer(make_verdict)
     events = []
     with Archive(":memory:") as archive:
-        step = OptimizeStep(archive, budget_candidates=5, out_dir=tmp_path / "opt",
-                            optimize_fn=fake)
+        step = OptimizeStep(
+            archive, budget_candidates=5, out_dir=tmp_path / "opt", optimize_fn=fake
+        )
         run = run_bench(items(mini), OPTS, step=step, archive=archive, on_event=events.append)
         assert archive.history(run_id=run.run_id) == []  # the optimizer archives its own runs
     assert [c[0] for c in fake.calls] == ["relu", "row_sum", "scale_bias", "softmax_rows"]

@@ -64,15 +64,15 @@ def pool_facts(*out: int) -> GroupFacts:
 
 
 def test_pool_defaults_for_the_suite_shapes() -> None:
-    # 23 avg_pool1d: rows are planes, 4K outputs per program
+    # 23 avg_pool1d: rows are planes, one 512-output row per program and one warp
     d = defaults_for("pool", pool_facts(96, 128, 1, 8192))
-    assert (d["BLOCK_W"], d["ROWS"], d["STEPS"]) == (512, 8, 1)
+    assert (d["BLOCK_W"], d["ROWS"], d["WARPS"]) == (512, 1, 1)
     # 24/25: whole 112/128-wide rows, 8 unrolled output rows
     d = defaults_for("pool", pool_facts(80, 64, 112, 112))
     assert (d["BLOCK_W"], d["ROWS"], d["STEPS"]) == (128, 4, 8)
-    # 26 max_pool3d: 64-wide rows, 8 output rows of 4 unrolled output slices
+    # 26 max_pool3d: 64-wide rows, 4 output rows of 8 unrolled output slices
     d = defaults_for("pool", pool_facts(16, 32, 32, 64, 64))
-    assert (d["BLOCK_W"], d["ROWS"], d["STEPS"]) == (64, 8, 4)
+    assert (d["BLOCK_W"], d["ROWS"], d["STEPS"]) == (64, 4, 8)
 
 
 def test_scan_defaults_pipeline_the_walk() -> None:

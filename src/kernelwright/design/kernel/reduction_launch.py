@@ -173,11 +173,7 @@ def _looped_launch(
         )
         consts: dict[str, Any] = {"BLOCK_M": "BLOCK_M", "BLOCK_N": "BLOCK_N"}
     else:
-        code.add(
-            f"BLOCK_R = min({p['LOOP_BLOCK']}, triton.next_power_of_2(n_red))",
-            f"BLOCK_P = min({p['LOOP_COLS']}, triton.next_power_of_2(n_inner))",
-            "grid = (triton.cdiv(n_inner, BLOCK_P) * n_outer,)",
-        )
+        code.add(*_column_tile(p), "grid = (triton.cdiv(n_inner, BLOCK_P) * n_outer,)")
         consts = {"BLOCK_P": "BLOCK_P", "BLOCK_R": "BLOCK_R"}
     if w.nested is not None:
         block = "BLOCK_N" if w.schedule == "row" else "BLOCK_R"
@@ -188,6 +184,22 @@ def _looped_launch(
         )
         consts["BLOCK_LO"] = "BLOCK_LO"
     launch(kname, "grid", args, {**consts, "num_warps": p["LOOP_WARPS"]}, code)
+
+
+# Elements of one column tile (reduced rows x positions): per-lane accumulators and the loaded
+# tile live in registers, so a bigger tile fails to compile (out of resources). 64 x 512 was the
+# fastest column-split tile measured on the H200 (a 262144 x 4096 column mean).
+COLUMN_TILE_MAX = 32768
+
+
+def _column_tile(p: Mapping[str, Any]) -> tuple[str, str]:
+    """BLOCK_P positions, then BLOCK_R reduced rows clipped so the tile fits in registers: a
+    tuned LOOP_BLOCK meant for rows (up to 4096) must not make a column kernel fail."""
+    return (
+        f"BLOCK_P = min({p['LOOP_COLS']}, triton.next_power_of_2(n_inner))",
+        f"BLOCK_R = min({p['LOOP_BLOCK']}, triton.next_power_of_2(n_red), "
+        f"max(1, {COLUMN_TILE_MAX} // BLOCK_P))",
+    )
 
 
 def _split_launch(
@@ -209,8 +221,7 @@ def _split_launch(
         grid1 = "(par_programs, n_split)"
     else:
         code.add(
-            f"BLOCK_R = min({p['LOOP_BLOCK']}, triton.next_power_of_2(n_red))",
-            f"BLOCK_P = min({p['LOOP_COLS']}, triton.next_power_of_2(n_inner))",
+            *_column_tile(p),
             "n_par = n_outer * n_inner",
             "par_programs = triton.cdiv(n_inner, BLOCK_P) * n_outer",
             "block_red, n_red_total = BLOCK_R, n_red",

@@ -1,0 +1,54 @@
+"""A tuned configuration must not make a column kernel fail to compile.
+
+On the H200, stage-2 tuning gave the column split of ``16_mean_columns`` LOOP_BLOCK=4096 (a
+value meant for row sweeps) with LOOP_COLS=512: a 2M-element register tile, a compile_error.
+The wrapper now clips the reduced rows of a column tile so it fits; this compiles that exact
+configuration for sm_90 at full size (``compile_check`` in a child, without the interpreter).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+TASK = ROOT / "benchmarks" / "level1" / "16_mean_columns.py"
+
+
+@pytest.mark.slow
+def test_column_split_with_a_row_sized_block_still_compiles() -> None:
+    pytest.importorskip("triton")
+    script = textwrap.dedent(
+        f"""
+        import json
+        from kernelwright.design.plan import plan_task
+        from kernelwright.design.compile_check import compile_check
+        from kernelwright.design.choices import Design
+        from kernelwright.task import load_task
+        plan = plan_task(load_task({str(TASK)!r}, "full"), "cuda", "full", isolate=False)
+        (base,) = [d for d in plan.designs if "split" in d.structure_key()]
+        params = {{**base.choices[0].params, "LOOP_BLOCK": 4096, "LOOP_COLS": 512}}
+        design = Design((base.choices[0].with_params(params),), stage="tuning")
+        source = plan.render(design)
+        rows = [[r.kernel, r.ok, r.error[:300]]
+                for r in compile_check(source, {str(TASK)!r}, "full")]
+        print(json.dumps({{"clipped": "32768 // BLOCK_P" in source, "rows": rows}}))
+        """
+    )
+    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
+    env["PYTHONPATH"] = str(ROOT / "src")
+    proc = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=600
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    found = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert found["clipped"]
+    assert found["rows"], "no kernel was compiled"
+    for kernel, ok, error in found["rows"]:
+        assert ok, (kernel, error)
