@@ -50,7 +50,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 sys.path.insert(0, str(ROOT / "scripts"))
 
-from gpu_optimize_suite import discover  # noqa: E402
+from gpu_optimize_suite import discover, fmt  # noqa: E402
 
 
 def variants_for(plan: Any, designs: int, configs: int, full: bool, seed: str) -> list[Any]:
@@ -384,10 +384,6 @@ def write_spaces(task_id: str, rows: list[dict[str, Any]], folder: Path) -> None
                         "ok" if timed else r["status"],
                     ]
                 )
-
-
-def fmt(v: Any, spec: str) -> str:
-    return format(v, spec) if isinstance(v, int | float) else "-"
 
 
 def print_table(rows: list[dict[str, Any]]) -> None:
