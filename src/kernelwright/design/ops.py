@@ -23,7 +23,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 
-from kernelwright.design.graph import Arg, DType, Node
+from kernelwright.design.graph import Arg, DType, Node, OpGraph, Ref
 
 REDUCTIONS = {
     "aten.sum.dim_IntList": "sum",
@@ -334,6 +334,13 @@ def _tanh(x):
     t = tl.exp(-2.0 * tl.abs(x))
     y = (1.0 - t) / (1.0 + t)
     return tl.where(x < 0, -y, y)""",
+    "_tanh_softplus": """@triton.jit
+def _tanh_softplus(x):
+    # tanh(log(1 + e^x)) = n(n + 2) / (n(n + 2) + 2) with n = e^x: one exp and one division
+    # instead of exp, log and tanh's exp (mish's inner factor); past x = 20 it is 1 in fp32
+    n = tl.exp(tl.minimum(x, 20.0))
+    p = n * (n + 2.0)
+    return tl.where(x > 20.0, 1.0, p / (p + 2.0))""",
     "_log1p": """@triton.jit
 def _log1p(x):
     # log(1 + x) accurate for tiny x: correct the rounding of 1 + x
@@ -351,6 +358,57 @@ def _pow(x, y):
     odd = (tl.floor(y * 0.5) * 2.0) != y
     return tl.where((x < 0) & odd, -r, tl.where(x == 0, tl.where(y == 0, 1.0, 0.0), r))""",
 }
+
+
+def tanh_of_softplus(node: Node, graph: OpGraph) -> Arg | None:
+    """``x`` when ``node`` is ``tanh(softplus(x))`` with beta 1 and a threshold of at least 10
+    (mish), as one node or decomposed (``where(x > t, x, log1p(exp(x)))``); else None.
+
+    Past the threshold the exact value is tanh(x), which rounds to 1.0 in fp32 from x = 9.01 on,
+    so ``_tanh_softplus`` (which is 1.0 there too) agrees on both branches.
+    """
+    if node.target != "aten.tanh.default" or not isinstance(node.args[0], Ref):
+        return None
+    inner = _producer(graph, node.args[0])
+    if inner is None:
+        return None
+    if inner.target == "aten.softplus.default":
+        beta = inner.args[1] if len(inner.args) > 1 else 1.0
+        thr = inner.args[2] if len(inner.args) > 2 else 20.0
+        ok = beta == 1 and isinstance(thr, int | float) and thr >= 10
+        return inner.args[0] if ok else None
+    if inner.target != "aten.where.self" or len(inner.args) != 3:
+        return None
+    cond, x, other = (_producer(graph, inner.args[0]), inner.args[1], inner.args[2])
+    log1p = _producer(graph, _unit(graph, other))
+    exp = _producer(graph, log1p.args[0]) if log1p is not None else None
+    if not (isinstance(x, Ref) and cond is not None and log1p is not None and exp is not None):
+        return None
+    thr = cond.args[1] if len(cond.args) > 1 else None
+    if (
+        cond.target != "aten.gt.Scalar"
+        or _unit(graph, cond.args[0]) != x
+        or not isinstance(thr, int | float)
+        or thr < 10
+        or log1p.target != "aten.log1p.default"
+        or exp.target != "aten.exp.default"
+        or _unit(graph, exp.args[0]) != x
+    ):
+        return None
+    return x
+
+
+def _producer(graph: OpGraph, a: Arg) -> Node | None:
+    return graph.node(a.name) if isinstance(a, Ref) and graph.has_node(a.name) else None
+
+
+def _unit(graph: OpGraph, a: Arg) -> Arg:
+    """``a`` with a multiplication or division by 1 removed (softplus's beta = 1)."""
+    p = _producer(graph, a)
+    unit = ("aten.mul.Tensor", "aten.mul.Scalar", "aten.div.Tensor", "aten.div.Scalar")
+    if p is not None and p.target in unit and len(p.args) == 2 and p.args[1] == 1:
+        return p.args[0]
+    return a
 
 
 def classify(node: Node) -> str:

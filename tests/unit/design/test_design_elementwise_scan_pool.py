@@ -274,3 +274,25 @@ def get_init_inputs():
 """
     (src,) = check(body)
     assert "torch.ops.aten.cat" not in src and "pieces of the concatenation" in src
+
+
+@pytest.mark.parametrize("expr", ["F.mish(x)", "x * torch.tanh(F.softplus(x, threshold=12.0))"])
+def test_mish_prints_one_exp_and_one_division(check, expr: str) -> None:
+    """tanh(softplus(x)) becomes n(n+2)/(n(n+2)+2) with n = e^x (no log, no second exp), and
+    still matches PyTorch from -100 to 100, across the threshold and at 0, inf and nan."""
+    extremes = (
+        "[[torch.cat([torch.tensor([-100.0, -30.0, -20.0, -1e-6, 0.0, 1e-6, 8.9, 9.1, 11.9, "
+        "12.1, 19.9, 20.1, 40.0, 100.0, float('inf'), float('-inf'), float('nan')]), "
+        "torch.randn(111) * 8.0]).reshape(2, 4, 16)]]"
+    )
+    (src,) = check(unary_task(expr), skills=("elementwise-flat",), inputs=extremes)
+    kernel = src.split("def elementwise_0_kernel")[1].split("def elementwise_0(")[0]
+    assert "_tanh_softplus(" in kernel and "_log1p(" not in kernel and "tl.exp" not in kernel
+
+
+def test_softplus_with_a_low_threshold_keeps_its_chain(check) -> None:
+    """Past a threshold of 2, softplus is x and tanh(x) is not 1: no rewrite there."""
+    (src,) = check(
+        unary_task("torch.tanh(F.softplus(x, threshold=2.0))"), skills=("elementwise-flat",)
+    )
+    assert "_tanh_softplus(" not in src

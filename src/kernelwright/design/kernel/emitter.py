@@ -27,6 +27,7 @@ from kernelwright.design.ops import (
     classify,
     compute_dtype,
     literal,
+    tanh_of_softplus,
 )
 
 RESERVED = frozenset(
@@ -185,9 +186,8 @@ class BodyEmitter:
             assert isinstance(src, Ref)
             return self.value(src.name, ctx, out)
         if kind == "pointwise":
-            fmt = POINTWISE[node.target]
-            operands = [self.operand(a, ctx, out) for a in node.args]
-            expr = fmt(operands, node)
+            operands = [self.operand(a, ctx, out) for a in self.pointwise_args(node)]
+            expr = self.pointwise_expr(node, operands)
             for helper in HELPERS:
                 if f"{helper}(" in expr:
                     self.helpers.add(helper)
@@ -197,6 +197,17 @@ class BodyEmitter:
             out.append(f"{name} = {expr}")
             return name
         raise NotImplementedError(f"{node.name}: {node.target} is computed by the schedule")
+
+    def pointwise_args(self, node: Node) -> tuple[Arg, ...]:
+        """The operands to compute: mish's tanh(softplus(x)) needs only x (the softplus chain
+        is then never printed unless something else reads it)."""
+        x = tanh_of_softplus(node, self.graph)
+        return (x,) if x is not None else node.args
+
+    def pointwise_expr(self, node: Node, operands: list[str]) -> str:
+        if tanh_of_softplus(node, self.graph) is not None:
+            return f"_tanh_softplus({operands[0]})"
+        return POINTWISE[node.target](operands, node)
 
     def operand(self, a: Arg, ctx: Context, out: list[str]) -> str:
         if isinstance(a, Ref):
