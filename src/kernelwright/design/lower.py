@@ -90,26 +90,32 @@ def _used_outputs(node: Node, getitems: dict[str, list[Node]]) -> set[int]:
 
 
 def _softmax(b: Builder, n: Node, _: dict[str, list[Node]]) -> dict[int, Arg] | None:
-    x, dim = n.args[0], int(n.args[1])  # type: ignore[arg-type]
-    if not b.meta(x).is_float:
+    found = _shifted_exp_sum(b, n)
+    if found is None:
         return None
-    m = b.reduce(f"{n.name}_max", "amax", x, [dim])
-    shifted = b.binary(f"{n.name}_shifted", "sub", x, m)
-    e = b.unary(f"{n.name}_exp", "exp", shifted)
-    s = b.reduce(f"{n.name}_sum", "sum", e, [dim])
+    _shifted, e, s = found
     return {0: b.binary(n.name, "div", e, s)}
 
 
 def _log_softmax(b: Builder, n: Node, _: dict[str, list[Node]]) -> dict[int, Arg] | None:
+    found = _shifted_exp_sum(b, n)
+    if found is None:
+        return None
+    shifted, _e, s = found
+    log_s = b.unary(f"{n.name}_log_sum", "log", s)
+    return {0: b.binary(n.name, "sub", shifted, log_s)}
+
+
+def _shifted_exp_sum(b: Builder, n: Node) -> tuple[Ref, Ref, Ref] | None:
+    """``x - max(x)``, its exp and their sum along ``dim`` (the softmax family's common part);
+    None for integer inputs."""
     x, dim = n.args[0], int(n.args[1])  # type: ignore[arg-type]
     if not b.meta(x).is_float:
         return None
     m = b.reduce(f"{n.name}_max", "amax", x, [dim])
     shifted = b.binary(f"{n.name}_shifted", "sub", x, m)
     e = b.unary(f"{n.name}_exp", "exp", shifted)
-    s = b.reduce(f"{n.name}_sum", "sum", e, [dim])
-    log_s = b.unary(f"{n.name}_log_sum", "log", s)
-    return {0: b.binary(n.name, "sub", shifted, log_s)}
+    return shifted, e, b.reduce(f"{n.name}_sum", "sum", e, [dim])
 
 
 def _normalise(
