@@ -42,6 +42,7 @@ class GroupFacts:
         window: pooling window elements (kernel volume); 0 otherwise.
         has_gather: the group gathers along the reduced dimension.
         k: elements a selection (top-k) keeps per row; 0 otherwise.
+        indexed: a reduction keeps an index with its value (argmax, argmin).
     """
 
     kind: str
@@ -63,6 +64,7 @@ class GroupFacts:
     window: int = 0
     has_gather: bool = False
     k: int = 0
+    indexed: bool = False
 
     @property
     def numel(self) -> int:

@@ -74,6 +74,16 @@ def test_column_and_elementwise_conditions() -> None:
     assert ids == {"elementwise-rows": True, "elementwise-flat": False}
 
 
+def test_a_column_softmax_takes_narrow_tiles_in_few_warps() -> None:
+    """Log-softmax over 150 channels (H200: 256 x 16 in 4 warps 0.355 ms, 256 x 32 in 16 warps
+    0.420 ms); an L2 norm over 256 channels keeps the wide tile it measured fastest."""
+    col = facts(schedule="column", inner_length=65536, parallel_length=16 * 65536)
+    soft = defaults_for("column_onepass", replace(col, reduced_length=150, online_pattern=True))
+    assert (soft["TILE"] // 256, soft["WARPS"]) == (16, 4)
+    norm = defaults_for("column_onepass", replace(col, reduced_length=256))
+    assert (norm["TILE"] // 256, norm["WARPS"]) == (32, 16)
+
+
 def test_defaults_grow_warps_with_the_row() -> None:
     assert [warps_for(b) for b in (1024, 4096, 16384, 65536)] == [4, 8, 16, 32]
     d = defaults_for("row_onepass", facts(reduced_length=100))
@@ -91,11 +101,15 @@ def test_short_rows_never_span_two_warps() -> None:
 
 
 def test_column_sweeps_use_few_reduced_rows_of_wide_contiguous_tiles() -> None:
-    """Argmax over 171 classes of 64 x 65536 pixels: 8 classes x 512 pixels per step, 4 warps
-    (each thread holds every class of the tile: the reduction stays in registers)."""
-    argmax = facts(schedule="column", reduced_length=171, parallel_length=64 * 65536)
-    d = defaults_for("column_looped", replace(argmax, inner_length=65536))
+    """A sum over 171 rows of 64 x 65536 positions: 8 rows x 512 positions per step, 4 warps
+    (each thread holds every row of the tile: the reduction stays in registers). Argmax keeps
+    an index beside each value, so its tile holds half the rows in half the warps (H200: 0.665
+    ms against 0.82 ms)."""
+    column = facts(schedule="column", reduced_length=171, parallel_length=64 * 65536)
+    d = defaults_for("column_looped", replace(column, inner_length=65536))
     assert (d["LOOP_BLOCK"], d["LOOP_COLS"], d["LOOP_WARPS"]) == (8, 512, 4)
+    d = defaults_for("column_looped", replace(column, inner_length=65536, indexed=True))
+    assert (d["LOOP_BLOCK"], d["LOOP_COLS"], d["LOOP_WARPS"]) == (4, 512, 2)
     # few positions: narrower tiles (more programs), more reduced rows per step (still 16 KB)
     few = defaults_for(
         "column_looped", facts(schedule="column", inner_length=4096, parallel_length=4096)
