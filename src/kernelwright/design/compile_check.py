@@ -8,6 +8,7 @@ the wrapper chose (block sizes, warps, the integer specialisations Triton would 
 spills, is caught here, before any GPU time is spent.
 
     reports = compile_check(source, task_path, size="full")      # one KernelReport per launch
+    global_loads(report.ptx)   # with keep_ptx=True: {"ld.global.v4.b32": 12, ...}
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ class KernelReport:
     spill_bytes: int | None = None
     shared_bytes: int | None = None
     error: str = ""
+    ptx: str = ""  # with compile_check(..., keep_ptx=True)
 
 
 @contextmanager
@@ -49,9 +51,10 @@ def _interpreter_off() -> Iterator[None]:
 
 
 def compile_check(
-    source: str, task_path: str | Path, size: str = "full", arch: int = 90
+    source: str, task_path: str | Path, size: str = "full", arch: int = 90, keep_ptx: bool = False
 ) -> list[KernelReport]:
-    """Compile every kernel the file launches for one forward at ``size`` (see module doc)."""
+    """Compile every kernel the file launches for one forward at ``size`` (see module doc);
+    ``keep_ptx``: each report carries its kernel's PTX."""
     import torch
     from triton.backends.compiler import GPUTarget
     from triton.compiler import ASTSource, compile, make_backend
@@ -81,7 +84,14 @@ def compile_check(
             regs, spills = _ptxas_usage(kernel.asm["ptx"], arch)
             reports.append(
                 KernelReport(
-                    self.__name__, cname, opts.num_warps, True, regs, spills, kernel.metadata.shared
+                    self.__name__,
+                    cname,
+                    opts.num_warps,
+                    True,
+                    regs,
+                    spills,
+                    kernel.metadata.shared,
+                    ptx=kernel.asm["ptx"] if keep_ptx else "",
                 )
             )
         except Exception as exc:  # a compile failure is the finding, not a crash
@@ -119,6 +129,18 @@ def compile_source(source: str) -> types.CodeType:
     path = Path(tempfile.gettempdir()) / "kernelwright_compile_check.py"
     path.write_text(source)
     return compile(source, str(path), "exec")
+
+
+def global_loads(ptx: str) -> dict[str, int]:
+    """How many global loads of each form the PTX holds (``ld.global.v4.b32``: 16-byte vector
+    loads of 32-bit lanes; ``ld.global.b32``: scalar ones), cache modifiers left out."""
+    counts: dict[str, int] = {}
+    for m in re.finditer(r"\bld\.global((?:\.[\w:]+)*)", ptx):
+        parts = [p for p in m.group(1).split(".") if p]
+        kept = [p for p in parts if re.fullmatch(r"v\d|[bfsu]\d+", p)]
+        form = ".".join(["ld.global", *kept])
+        counts[form] = counts.get(form, 0) + 1
+    return counts
 
 
 def _ptxas_usage(ptx: str, arch: int) -> tuple[int | None, int | None]:

@@ -20,7 +20,7 @@ from collections.abc import Mapping
 from kernelwright.design.choices import Design, GroupChoice
 from kernelwright.design.fusion import Group, Partition
 from kernelwright.design.graph import Arg, DType, Node, Opaque, OpGraph, Ref
-from kernelwright.design.kernel.common import DesignError, RenderedKernel
+from kernelwright.design.kernel.common import ALIGN_HELPER, DesignError, RenderedKernel
 from kernelwright.design.kernel.emitter import safe_name
 from kernelwright.design.kernel.pointwise import render_pointwise
 from kernelwright.design.kernel.pool import POOL_OUT_SIZE, render_pool
@@ -36,7 +36,7 @@ BASE_IMPORTS = (
     "import triton",
     "import triton.language as tl",
 )
-PY_HELPERS = {"_pool_out_size": POOL_OUT_SIZE}
+PY_HELPERS = {"_pool_out_size": POOL_OUT_SIZE, "_align": ALIGN_HELPER}
 KIND_NAMES = {
     "pointwise": "elementwise",
     "reduction": "reduce",
@@ -100,7 +100,8 @@ def emit(
         raise DesignError("no group of this task has a template: nothing to emit")
     helpers: list[str] = []
     for r in rendered.values():
-        for h in r.helpers:
+        called = [h for h in PY_HELPERS if f"{h}(" in r.wrapper]  # _align: hinted launches
+        for h in [*r.helpers, *called]:
             if h not in helpers:
                 helpers.append(h)
     parts: list[str] = [_header(partition, design, rendered, task_name, size, notes or {})]

@@ -57,7 +57,8 @@ def get_init_inputs():
     return [5]
 """
     (src,) = check(body, skills=("elementwise-rows",))
-    assert "rows_1 = " in src and "//" not in src.split("def elementwise_0(")[0].split("cols =")[1]
+    kernel = src.split("def elementwise_0(")[0]
+    assert "rows_1 = " in src and "//" not in kernel.split("\n    cols =")[1]  # no per-element //
 
 
 def test_sliced_halves_and_trailing_broadcast(check) -> None:

@@ -15,7 +15,7 @@ from typing import Any
 from kernelwright.design.axes import Layout
 from kernelwright.design.fusion import Group
 from kernelwright.design.graph import OpGraph, Ref
-from kernelwright.design.kernel.emitter import KernelArgs, safe_name
+from kernelwright.design.kernel.emitter import ALIGN_MAX, KernelArgs, safe_name
 from kernelwright.errors import KernelwrightError
 
 TORCH_DTYPES = {
@@ -148,11 +148,25 @@ def wrapper_params(graph: OpGraph, group: Group) -> list[str]:
     return params
 
 
+# The wrapper's helper for hinted scalars (KernelArgs.hint); the emitted file includes it when a
+# wrapper calls it.
+ALIGN_HELPER = f'''def _align(n):
+    """The largest power of two dividing n, at most {ALIGN_MAX} (a kernel's *_ALIGN constexpr)."""
+    return min(n & -n, {ALIGN_MAX}) if n else {ALIGN_MAX}'''
+
+
+def align_name(scalar: str) -> str:
+    """The constexpr carrying a hinted scalar's alignment: ``n_cols`` -> ``N_COLS_ALIGN``."""
+    return f"{scalar.upper()}_ALIGN"
+
+
 def launch(
     kernel: str, grid: str, args: KernelArgs, constexprs: Mapping[str, Any], code: Code
 ) -> None:
-    """``kernel[grid](pointers..., scalars..., BLOCK=..., num_warps=...)``."""
+    """``kernel[grid](pointers..., scalars..., X_ALIGN=..., BLOCK=..., num_warps=...)``."""
     items = [v for _, v in args.pointers] + [v for _, v in args.scalars]
+    exprs = dict(args.scalars)
+    items += [f"{align_name(s)}=_align({exprs[s]})" for s in args.hinted]
     items += [f"{k}={v}" for k, v in constexprs.items()]
     code.add(f"{kernel}[{grid}](")
     code.indent()
@@ -170,9 +184,11 @@ def launch(
 
 
 def signature(name: str, args: KernelArgs, constexprs: Sequence[str]) -> list[str]:
-    """The ``def name(...)`` lines of a ``@triton.jit`` kernel."""
+    """The ``def name(...)`` lines of a ``@triton.jit`` kernel, then the statements that apply
+    the alignment hints of its hinted scalars (see :func:`align_hints`)."""
     params = [p for p, _ in args.pointers] + [s for s, _ in args.scalars]
     params += [f"{c}: tl.constexpr" for c in constexprs]
+    params += [f"{align_name(s)}: tl.constexpr" for s in args.hinted]
     lines = ["@triton.jit", f"def {name}("]
     line = "    "
     for p in params:
@@ -183,7 +199,26 @@ def signature(name: str, args: KernelArgs, constexprs: Sequence[str]) -> list[st
         line += piece
     lines.append(line.rstrip())
     lines.append("):")
-    return lines
+    return lines + ["    " + ln for ln in align_hints(args)]
+
+
+def align_hints(args: KernelArgs) -> list[str]:
+    """Restate each hinted scalar as a multiple of its ``*_ALIGN``, so that offsets built from
+    it, and masks bounded by it, keep 16-byte vector loads.
+
+    ``tl.multiple_of`` would be the natural spelling, but on a kernel argument Triton 3.6 drops
+    it (it only annotates values computed in the kernel); ``// A * A`` is exact (the wrapper
+    computed A from the value) and the compiler's alignment analysis reads it as a multiple of A.
+    """
+    if not args.hinted:
+        return []
+    lines = [
+        "# alignment hints: each *_ALIGN is the largest power of two (<= 16) dividing that size",
+        "# or stride (the wrapper's _align). Triton only specialises multiples of 16 and drops",
+        "# tl.multiple_of on arguments; `// A * A` keeps the value and proves it a multiple of A,",
+        "# so rows of e.g. 1000 floats keep 16-byte vector loads",
+    ]
+    return lines + [f"{s} = {s} // {align_name(s)} * {align_name(s)}" for s in args.hinted]
 
 
 def sym_refs(graph: OpGraph, names: Sequence[str]) -> list[str]:

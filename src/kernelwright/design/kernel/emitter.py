@@ -11,6 +11,11 @@ A load's offset is ``index * stride`` for each index group the tensor varies alo
 strides over the group's dimensions are contiguous (checked on the strides seen at capture);
 otherwise each dimension's index is recovered from the flat index by ``//`` and ``%`` and given
 its own stride. Masks are the conjunction of the masks of the groups a value varies along.
+
+Strides and sizes are runtime integers, and Triton only specialises an integer that is 1 or a
+multiple of 16: a row of 1000 floats would give offsets and masks of unknown alignment, hence
+scalar loads. Such scalars are *hinted* (see :meth:`KernelArgs.hint`): the wrapper passes their
+power-of-two divisor as a constexpr and the kernel's first lines restate it to the compiler.
 """
 
 from __future__ import annotations
@@ -29,6 +34,8 @@ from kernelwright.design.ops import (
     literal,
     tanh_of_softplus,
 )
+
+ALIGN_MAX = 16  # Triton's own divisibility specialisation: larger divisors change nothing
 
 RESERVED = frozenset(
     [
@@ -99,6 +106,7 @@ class KernelArgs:
 
     pointers: list[tuple[str, str]] = field(default_factory=list)  # (kernel name, wrapper value)
     scalars: list[tuple[str, str]] = field(default_factory=list)
+    hinted: list[str] = field(default_factory=list)  # scalars given an alignment constexpr
 
     def pointer(self, value: str) -> str:
         name = f"{value}_ptr"
@@ -106,10 +114,20 @@ class KernelArgs:
             self.pointers.append((name, value))
         return name
 
-    def scalar(self, name: str, expr: str) -> str:
+    def scalar(self, name: str, expr: str, seen: int | None = None) -> str:
+        """Add a scalar argument; ``seen``: its value at capture, for :meth:`hint`."""
         if all(s != name for s, _ in self.scalars):
             self.scalars.append((name, expr))
+        if seen is not None:
+            self.hint(name, seen)
         return name
+
+    def hint(self, name: str, seen: int) -> None:
+        """Give scalar ``name`` (a stride, or a size that bounds a contiguous axis) an alignment
+        constexpr when its value at capture is divisible by 2, 4 or 8 but not 16: Triton already
+        specialises 1 and multiples of 16, and an odd value cannot align anything."""
+        if seen and 1 < (seen & -seen) < ALIGN_MAX and name not in self.hinted:
+            self.hinted.append(name)
 
 
 class BodyEmitter:
@@ -274,7 +292,8 @@ class BodyEmitter:
         assert a is not None
         ptr = self.args.pointer(target)
         offset = self.offset(name, ctx, out, tensor=target, contiguous=True)
-        stride = self.args.scalar(f"{target}_stride{dim}", f"{target}.stride({dim})")
+        seen = self._domain_strides(name, None)[a]
+        stride = self.args.scalar(f"{target}_stride{dim}", f"{target}.stride({dim})", seen)
         mask = self.mask_for(name, ctx)
         out.append(f"# the {len(pieces)} pieces of the concatenation, each into its slice")
         for i, p in enumerate(pieces):
@@ -316,13 +335,17 @@ class BodyEmitter:
             if self.mergeable(strides, g.dims):
                 inner = max(dims, key=lambda d: g.dims.index(d))
                 k = axes.index(inner)
-                stride = self.args.scalar(f"{tensor}_stride{k}", f"{tensor}.stride({k})")
+                stride = self.args.scalar(
+                    f"{tensor}_stride{k}", f"{tensor}.stride({k})", strides[inner]
+                )
                 terms.append(f"{g.index} * {stride}")
                 continue
             for d in dims:
                 idx = self.dim_index(g, d, out)
                 k = axes.index(d)
-                stride = self.args.scalar(f"{tensor}_stride{k}", f"{tensor}.stride({k})")
+                stride = self.args.scalar(
+                    f"{tensor}_stride{k}", f"{tensor}.stride({k})", strides[d]
+                )
                 terms.append(f"{idx} * {stride}")
         return " + ".join(terms)
 
@@ -359,17 +382,21 @@ class BodyEmitter:
         pos = g.dims.index(d)
         inner = g.dims[pos + 1 :]
         expr = g.index
+        # along the innermost domain dimension (vector loads) the sizes bound contiguous runs
+        vector = len(self.layout.hint) - 1 in g.dims
         if inner:
-            sizes = " * ".join(self.dim_size(x) for x in inner)
+            sizes = " * ".join(self.dim_size(x, vector) for x in inner)
             expr = f"({expr} // ({sizes}))" if len(inner) > 1 else f"({expr} // {sizes})"
         if pos > 0:
-            expr = f"{expr} % {self.dim_size(d)}"
+            expr = f"{expr} % {self.dim_size(d, vector)}"
         out.append(f"{name} = {expr}  # index along domain dim {d}")
         return name
 
-    def dim_size(self, d: int) -> str:
-        """The kernel argument holding the size of domain dimension ``d``."""
-        return self.args.scalar(f"dim{d}", f"dim{d}")
+    def dim_size(self, d: int, aligned: bool = True) -> str:
+        """The kernel argument holding the size of domain dimension ``d``; ``aligned``: it
+        bounds runs of contiguous elements (a ``%`` of a flat index along the innermost
+        dimension, a block loop's extent), so it gets an alignment hint (KernelArgs.hint)."""
+        return self.args.scalar(f"dim{d}", f"dim{d}", self.layout.hint[d] if aligned else None)
 
     def helper_sources(self) -> list[str]:
         """The @triton.jit helpers used, in a stable order."""

@@ -10,6 +10,7 @@ tiled   some operand broadcasts (a per-channel weight, a per-row mask): the doma
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from typing import Any
 
@@ -91,7 +92,7 @@ def render_pointwise(
         )
         ctx = Context((IndexGroup(dims, "offs", "mask", 0),))
         consts = ["BLOCK"]
-        args.scalar("n_elements", "n_elements")
+        args.scalar("n_elements", "n_elements", math.prod(layout.hint))  # bounds the mask
     else:
         p = {**TILED_DEFAULTS, **params}
         rows = IndexGroup(dims[:split], "rows", "row_mask", 0, hoist=True)
@@ -108,7 +109,7 @@ def render_pointwise(
         ctx = Context((rows, cols))
         consts = ["BLOCK_M", "BLOCK_N"]
         args.scalar("n_rows", "n_rows")
-        args.scalar("n_cols", "n_cols")
+        args.scalar("n_cols", "n_cols", math.prod(layout.hint[split:]))  # bounds the mask
     for out in group.outputs:
         lines: list[str] = []
         if graph.node(out).target == "aten.cat.default":

@@ -21,6 +21,7 @@ Schedules (the skills choose among them):
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -398,7 +399,7 @@ class ReductionWriter(SplitStages):
         """Open a scalar loop over the outer reduced dims and, inside it, blocks of
         ``BLOCK_LO`` over the inner ones; the inputs that vary only along the outer dims are
         loaded between the two loops. Returns the loops opened."""
-        n_hi = " * ".join(em.dim_size(d) for d in nest.hi)
+        n_hi = " * ".join(em.dim_size(d, aligned=False) for d in nest.hi)
         n_lo = " * ".join(em.dim_size(d) for d in nest.lo)
         code.add("# the outer reduced dims one step at a time: per-step inputs load once per step")
         if reverse:
@@ -482,4 +483,8 @@ class ReductionWriter(SplitStages):
                 if self.op(r) in ("argmax", "argmin"):
                     args.pointer(f"ws_{safe_name(r)}_val")
         args.scalars[:0] = [s for s in sizes if all(s[0] != x for x, _ in args.scalars)]
+        # the mask along tile axis 1 (the contiguous one) compares with this size: aligned, it
+        # lets masked loads stay vectors (KernelArgs.hint)
+        bound, dims = (f.n_red, self.red) if f.red_axis == 1 else (f.n_par, self.inner)
+        args.hint(bound, math.prod(self.layout.hint[d] for d in dims))
         return assemble(kname, args, [f.block_par, f.block_red, *(blocks or [])], head, em, body)

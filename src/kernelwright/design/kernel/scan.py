@@ -22,6 +22,7 @@ several blocks of loads outstanding although each block depends on the previous 
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -106,7 +107,9 @@ def render_scan(
         ctx, consts = _row_setup(plan, outer, sd, head, args)
     else:
         ctx, consts = _column_setup(outer, inner, sd, head, args)
-    args.scalar("n_scan", "n_scan")
+        args.hint("n_inner", math.prod(layout.hint[d] for d in inner))  # bounds the mask
+    # a row walk's mask (and a reverse walk's first column) along tile axis 1 depends on n_scan
+    args.scalar("n_scan", "n_scan", layout.hint[sd] if row else None)
     _walk(plan, em, ctx, src.name, s, code)
     for out in group.outputs:
         lines: list[str] = []
