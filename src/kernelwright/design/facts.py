@@ -7,6 +7,7 @@ from kernelwright.design.graph import Ref
 from kernelwright.design.kernel.passes import plan_passes
 from kernelwright.design.kernel.pointwise import contiguous_suffix
 from kernelwright.design.kernel.reduction import schedule_of, splittable
+from kernelwright.design.kernel.relay import relay_applies
 from kernelwright.design.ops import REDUCTIONS, classify, scan_info
 from kernelwright.skills.conditions import GroupFacts
 
@@ -109,9 +110,7 @@ def group_facts(
     plain = plan_passes(*args, online=False, welford=False)
     folded = plan_passes(*args, online=True, welford=True)
     gather = any(classify(graph.node(n)) == "gather" for n in group.nodes)
-    indexed = any(
-        REDUCTIONS.get(graph.node(n).target) in ("argmax", "argmin") for n in group.nodes
-    )
+    indexed = any(REDUCTIONS.get(graph.node(n).target) in ("argmax", "argmin") for n in group.nodes)
     return GroupFacts(
         "reduction",
         schedule,
@@ -129,4 +128,5 @@ def group_facts(
         sm_count=sm_count,
         has_gather=gather,
         indexed=indexed,
+        stats_then_write=not relay_applies(graph, group, folded),
     )

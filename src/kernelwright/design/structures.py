@@ -123,8 +123,9 @@ def option_cost(
 
 
 def sweeps(partition: Partition, group: Group, choice: GroupChoice) -> int:
-    """How many times the kernel reads the reduced extent: once in registers (one pass, or a
-    split whose slices are read once), else once per pass of the looped kernel."""
+    """How many times the kernel reads the reduced extent from HBM: once in registers (one
+    pass, or a split whose slices are read once) or relayed (the write sweep re-reads from
+    L2), else once per pass of the looped kernel."""
     if choice.variant != "looped":
         return 1
     assert group.layout is not None
@@ -146,6 +147,8 @@ def programs(facts: GroupFacts, choice: GroupChoice) -> int:
     p = {**(ROW_DEFAULTS if row else COLUMN_DEFAULTS), **choice.params}
     if choice.variant == "split":
         return int(p["SPLIT_PROGRAMS"])
+    if choice.variant == "relay":
+        return facts.parallel_length * -(-facts.reduced_length // max(1, int(p["SLICE"])))
     block = 1
     while block < facts.reduced_length:
         block *= 2

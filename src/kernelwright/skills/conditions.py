@@ -43,6 +43,8 @@ class GroupFacts:
         has_gather: the group gathers along the reduced dimension.
         k: elements a selection (top-k) keeps per row; 0 otherwise.
         indexed: a reduction keeps an index with its value (argmax, argmin).
+        stats_then_write: with the folds, one sweep computes every statistic and a second
+            writes the full-size outputs (a normalisation), so the sweeps can be relayed.
     """
 
     kind: str
@@ -65,6 +67,7 @@ class GroupFacts:
     has_gather: bool = False
     k: int = 0
     indexed: bool = False
+    stats_then_write: bool = False
 
     @property
     def numel(self) -> int:
@@ -174,6 +177,13 @@ def rereads_extent(f: GroupFacts) -> Outcome:
         "a single sweep reads each element once in any schedule: the looped kernel's small "
         "tiles reduce per lane without padding the reduced extent to a power of two"
     )
+
+
+@condition("stats_then_write")
+def stats_then_write(f: GroupFacts) -> Outcome:
+    if f.stats_then_write:
+        return Ok("one sweep of statistics, then one write sweep: slices can share the statistics")
+    return Fail("not a statistics sweep followed by a write sweep")
 
 
 @condition("selected_at_most")

@@ -163,6 +163,14 @@ def column_tile(f: GroupFacts, narrow: bool) -> dict[str, int]:
     }
 
 
+@heuristic("relay")
+def relay(f: GroupFacts) -> dict[str, int]:
+    """Slices of 16K elements (64 KB of fp32) swept in blocks of 4096 by 8 warps: a row of 64K
+    elements is a team of 4 programs, and the slice the next team re-reads was loaded a few
+    microseconds before, well inside L2."""
+    return {"SLICE": 16384, "LOOP_BLOCK": 4096, "LOOP_WARPS": 8}
+
+
 @heuristic("split")
 def split(f: GroupFacts) -> dict[str, int]:
     if f.schedule == "row":

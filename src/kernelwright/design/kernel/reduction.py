@@ -17,6 +17,9 @@ Schedules (the skills choose among them):
              scalar loop over them (``Nest``)
     split    (reduction-only groups) SPLIT programs each reduce a slice of a long reduction
              into a workspace; a second kernel combines the partials and runs the epilogue
+    relay    (normalisations of long rows) a team of programs shares a row's statistics; each
+             program then writes its slice of the previous team's row, read a moment ago, from
+             L2 (see ``relay``)
 """
 
 from __future__ import annotations
@@ -41,6 +44,7 @@ from kernelwright.design.kernel.emitter import (
     safe_name,
 )
 from kernelwright.design.kernel.passes import PassPlan, plan_passes
+from kernelwright.design.kernel.relay import RelayStages, relay_applies
 from kernelwright.design.kernel.split import SplitStages, assemble
 from kernelwright.design.ops import classify
 
@@ -115,7 +119,7 @@ def check_reduction(layout: Layout) -> None:
         raise DesignError(f"reduced dimensions {red} are not contiguous")
 
 
-class ReductionWriter(SplitStages):
+class ReductionWriter(SplitStages, RelayStages):
     """Renders one reduction group under a structure (``schedule``, ``variant``) and params."""
 
     def __init__(
@@ -153,6 +157,12 @@ class ReductionWriter(SplitStages):
             raise DesignError(
                 "split reductions need every reduction in one pass and no full outputs"
             )
+        if variant == "relay":
+            if self.schedule != "row":
+                raise DesignError("the relay splits rows (reduced dimensions innermost)")
+            why = relay_applies(graph, group, self.plan)
+            if why:
+                raise DesignError(why)
 
     # -- frames --------------------------------------------------------------------------------
 

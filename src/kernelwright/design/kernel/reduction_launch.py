@@ -4,6 +4,7 @@ onepass   the whole reduced extent in one block when it fits (``ONEPASS_MAX``), 
           rows per program; otherwise the looped kernel
 looped    blocks of ``LOOP_BLOCK`` along the reduced extent
 split     about ``SPLIT_PROGRAMS`` programs share the reduced extent; a combine kernel follows
+relay     each row in slices of about ``SLICE`` elements, one program each (see ``relay``)
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ ROW_DEFAULTS = {
     "LOOP_ROWS": 1,
     "LOOP_WARPS": 8,
     "SPLIT_PROGRAMS": 1024,
+    "SLICE": 16384,
 }
 COLUMN_DEFAULTS = {
     "ONEPASS_MAX": 1024,
@@ -85,6 +87,8 @@ def render_reduction(
     looped_name = f"{name}_looped_kernel"
     if variant == "split":
         _split_launch(w, p, name, code, kernels)
+    elif variant == "relay":
+        _relay_launch(w, p, name, code, kernels)
     else:
         looped_src = w.looped_kernel(looped_args, looped_name)
         if variant == "onepass":
@@ -114,6 +118,7 @@ def _describe(w: ReductionWriter, variant: str) -> str:
         "onepass": "one pass in registers",
         "looped": "blocked sweeps",
         "split": "split across programs",
+        "relay": "a team of programs per row, each writing the previous team's row",
     }
     return f"Fused {w.schedule} reduction ({ops}): {how[variant]}."
 
@@ -260,3 +265,46 @@ def _split_launch(
         "grid = (triton.cdiv(n_par, BLOCK_P2),)",
     )
     launch(k2, "grid", stage2, {"BLOCK_S": "BLOCK_S", "BLOCK_P": "BLOCK_P2", "num_warps": 4}, code)
+
+
+def _relay_launch(
+    w: ReductionWriter, p: Mapping[str, Any], name: str, code: Code, kernels: list[str]
+) -> None:
+    args = KernelArgs()
+    kname = f"{name}_relay_kernel"
+    kernels.append(w.relay_kernel(args, kname))
+    first = safe_name(w.group.inputs[0])
+    code.add(f"BLOCK_N = min({p['LOOP_BLOCK']}, triton.next_power_of_2(n_cols))")
+    consts: dict[str, Any] = {"BLOCK_M": 1, "BLOCK_N": "BLOCK_N"}
+    if w.nested is not None:
+        inner = " * ".join(f"dim{d}" for d in w.nested.lo)
+        code.add(
+            f"n_lo = {inner}  # a slice holds whole steps of the outer reduced dims",
+            "BLOCK_LO = min(BLOCK_N, triton.next_power_of_2(n_lo))",
+            f"chunk = max(1, {p['SLICE']} // n_lo) * n_lo",
+        )
+        consts["BLOCK_LO"] = "BLOCK_LO"
+    else:
+        code.add(
+            f"chunk = triton.cdiv(min({p['SLICE']}, n_cols), BLOCK_N) * BLOCK_N"
+            "  # whole blocks per slice"
+        )
+    code.add(
+        "n_split = triton.cdiv(n_cols, chunk)  # programs per row (a team)",
+        "# arrival counts per row, then the ticket counter; zeroed on every call",
+        f"count = torch.zeros(n_rows + 2, device={first}.device, dtype=torch.int32)",
+    )
+    for ws, _ in w.partials():
+        code.add(
+            f"{ws} = torch.empty(max(1, n_rows) * n_split, device={first}.device, "
+            "dtype=torch.float32)"
+        )
+    code.add("grid = (n_split * (n_rows + 1),)  # one team more than rows: it writes the last")
+    consts.update(
+        {
+            "BLOCK_S": "triton.next_power_of_2(n_split)",
+            "CHUNK": "chunk",
+            "num_warps": p["LOOP_WARPS"],
+        }
+    )
+    launch(kname, "grid", args, consts, code)

@@ -1,0 +1,240 @@
+"""Relay reductions: a row's statistics split across a team of programs, its write sweep done by
+the next team, so a normalisation reads each element from HBM once.
+
+A looped normalisation (group norm, instance norm: rows of 256-512 KB) sweeps each row twice,
+statistics then write, and the second sweep mostly misses L2: a program's row is read long
+before it is re-read. Here each row is cut into ``n_split`` slices of ``CHUNK`` elements, one per
+program, and the programs of row ``t`` (a *team*) each run two phases:
+
+    phase 1   the statistics of slice ``slot`` of row ``t`` (per-lane accumulators, merged into
+              one partial: Welford's (mean, M2, n), online softmax's (max, sum), a sum...),
+              stored in a workspace; then the row's arrival count is incremented (release)
+    phase 2   wait until every slice of row ``t - 1`` has arrived (acquire), combine its
+              partials, and write slice ``slot`` of row ``t - 1``: the previous team read it a
+              moment ago, so the re-read comes from L2
+
+A program waits only for programs that started before it: its team comes from a ticket taken
+with an atomic increment when it starts (not from its program id, whose launch order the
+hardware does not promise), and the team before it took its tickets earlier and increments
+the count before it waits on anything. No program can wait on one that has not started, so the
+relay cannot deadlock however many programs are resident; under the interpreter, which runs
+programs one after another, the count is always complete when it is read. One team past the
+last row writes that row; the first team's phase 2 writes nothing (its rows are masked).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from kernelwright.design.fusion import Group
+from kernelwright.design.graph import OpGraph
+from kernelwright.design.kernel.accumulate import NEG_INF, POS_INF, Accumulators
+from kernelwright.design.kernel.common import Code, DesignError
+from kernelwright.design.kernel.emitter import BodyEmitter, IndexGroup, KernelArgs, safe_name
+from kernelwright.design.kernel.passes import PassPlan
+from kernelwright.design.ops import classify
+
+
+def relay_applies(graph: OpGraph, group: Group, plan: PassPlan) -> str:
+    """Why the relay cannot render this group ('' when it can): one statistics sweep (every
+    reduction in the first pass, after the folds), one write sweep, only full-size outputs."""
+    if plan.n_passes != 2:
+        return f"{plan.n_passes} sweeps of each row: the relay needs statistics, then a write"
+    if any(p != 0 for p in plan.pass_of.values()):
+        return "a reduction needs another's result: the statistics take more than one sweep"
+    if any(classify(graph.node(n)) == "gather" for n in group.nodes):
+        return "a gather along the row needs the whole row's values"
+    if any(o not in plan.stores for o in group.outputs):
+        return "a per-row output (the statistics themselves) is not written by the relay"
+    return ""
+
+
+class RelayStages(Accumulators):
+    """Mixin of :class:`~kernelwright.design.kernel.reduction.ReductionWriter` (row schedule)."""
+
+    group: Group
+    red: tuple[int, ...]
+    par: tuple[int, ...]
+
+    def partials(self) -> list[tuple[str, str]]:
+        """(workspace name, value name in phase 1) of every partial a slice stores."""
+        found: list[tuple[str, str]] = []
+        for r in self.plan.reductions:
+            if r in self.plan.welford:
+                continue  # the variance travels as its mean's M2
+            s = safe_name(r)
+            if r in self.plan.welford.values():
+                var = next(v for v, m in self.plan.welford.items() if m == r)
+                found += [(f"ws_{s}", s), (f"ws_{s}_m2", f"{safe_name(var)}_m2")]
+                found.append((f"ws_{s}_n", f"{s}_n"))
+            elif self.op(r) in ("argmax", "argmin"):
+                raise DesignError("the relay combines statistics, not indices")
+            else:
+                found.append((f"ws_{s}", s))
+        return found
+
+    def relay_kernel(self, args: KernelArgs, kname: str) -> str:
+        from kernelwright.design.kernel.split import assemble
+
+        if self.schedule != "row":  # type: ignore[attr-defined]
+            raise DesignError("the relay splits rows (reduced dimensions innermost)")
+        why = relay_applies(self.graph, self.group, self.plan)
+        if why:
+            raise DesignError(why)
+        f = self.frame()  # type: ignore[attr-defined]
+        # phase 1 indexes the team's own row, phase 2 the row before it: two index groups
+        mine = replace(f, par=IndexGroup(self.par, "rows_s", "row_mask_s", 0, hoist=True))
+        stats = replace(mine, n_red="slice_len")  # a slice's lanes count blocks of the slice
+        em1 = self.emitter(args)  # type: ignore[attr-defined]
+        em2 = self.emitter(args)  # type: ignore[attr-defined]
+        head, code = Code(), Code()
+        head.indent()
+        code.indent()
+        head.add(
+            "# a ticket, not the program id: programs wait only for teams that started earlier",
+            "ticket = tl.atomic_add(count_ptr + n_rows + 1, 1)",
+            "team = ticket // n_split  # phase 1: row `team`; phase 2: row `team - 1`",
+            "slot = ticket % n_split  # which slice of those rows",
+            "lo = slot * CHUNK",
+            "slice_end = tl.minimum(lo + CHUNK, n_cols)",
+            "slice_len = slice_end - lo",
+            "rows_s = team + tl.arange(0, BLOCK_M)[:, None]",
+            "row_mask_s = rows_s < n_rows  # the team past the last row only writes",
+            "rows = team - 1 + tl.arange(0, BLOCK_M)[:, None]",
+            "row_mask = (rows >= 0) & (rows < n_rows)  # the first team has no row to write",
+        )
+        ctx1 = mine.context()
+        code.add("", "# ---- phase 1: this slice's statistics of row `team`")
+        for r in self.plan.reductions:
+            self.acc_init(f, r, code)
+        code.add(f"for start in range(0, slice_len, {f.block_red}):")
+        code.indent()
+        code.add(
+            f"cols = lo + start + tl.arange(0, {f.block_red})[None, :]",
+            "col_mask = cols < slice_end",
+        )
+        for r in self.plan.reductions:
+            self.acc_update(em1, stats, ctx1, r, code)
+        code.dedent()
+        for r in self.plan.reductions:
+            em1.done[em1.key(r, ctx1)] = self.acc_finish(em1, stats, ctx1, r, code, True)
+        for ws, value in self.partials():
+            args.pointer(ws)
+            code.add(f"tl.store({ws}_ptr + rows_s * n_split + slot, {value}, mask=row_mask_s)")
+        code.add(
+            "# release: the partials above are visible to whoever sees the new count",
+            'tl.atomic_add(count_ptr + team, 1, sem="release")',
+            "",
+            "# ---- phase 2: wait for every slice of row `team - 1`, then write this slice of it",
+            "need = (team > 0).to(tl.int32) * n_split",
+            'seen = tl.atomic_add(count_ptr + tl.maximum(team - 1, 0), 0, sem="acquire")',
+            "while seen < need:",
+            '    seen = tl.atomic_add(count_ptr + team - 1, 0, sem="acquire")',
+        )
+        ctx2 = f.context()
+        self.combine_partials(em2, ctx2, code)
+        self.row_level(em2, ctx2, code, avail=1)  # type: ignore[attr-defined]
+        stores = list(self.plan.stores)
+        nest = self.nest_for(stores)  # type: ignore[attr-defined]
+        if nest is None:
+            code.add(f"for start in range(0, slice_len, {f.block_red}):")
+            code.indent()
+            code.add(
+                f"cols = lo + start + tl.arange(0, {f.block_red})[None, :]",
+                "col_mask = cols < slice_end",
+            )
+            body_ctx, depth = ctx2, 1
+        else:
+            self.nested = nest
+            n_lo = " * ".join(em2.dim_size(d) for d in nest.lo)
+            code.add(
+                "# slices hold whole steps of the outer reduced dims (CHUNK is a multiple of",
+                "# their inner extent): per-step inputs load once per step",
+                f"for red_hi in range(lo // ({n_lo}), slice_end // ({n_lo})):",
+            )
+            code.indent()
+            body_ctx = self.nested_ctx(f, nest)  # type: ignore[attr-defined]
+            for name in self.inputs_of(stores):  # type: ignore[attr-defined]
+                if not self.layout.varies(name) & set(nest.lo):
+                    lines: list[str] = []
+                    em2.value(name, body_ctx, lines)
+                    code.extend(lines)
+            code.add(f"for start in range(0, {n_lo}, BLOCK_LO):")
+            code.indent()
+            self.red_block(f, code, "start", "BLOCK_LO", n_lo)  # type: ignore[attr-defined]
+            depth = 2
+        for o in stores:
+            lines = []
+            em2.store(o, safe_name(o), body_ctx, lines, contiguous=True)
+            code.extend(lines)
+        for _ in range(depth):
+            code.dedent()
+        clash = _assigned(em1.prelude) & _assigned(em2.prelude)
+        if clash:
+            raise DesignError(f"both phases hoist {sorted(clash)}: the relay cannot share them")
+        self.helpers.update(em1.helpers | em2.helpers)
+        merged = BodyEmitter(self.graph, self.group.nodes, self.layout, args, self.group.inputs)
+        merged.prelude = em1.prelude + em2.prelude
+        sizes = [("n_rows", "n_rows"), ("n_cols", "n_cols"), ("n_split", "n_split")]
+        args.pointer("count")
+        args.scalars[:0] = [s for s in sizes if all(s[0] != x for x, _ in args.scalars)]
+        consts = ["BLOCK_M", "BLOCK_N", "BLOCK_S", "CHUNK", *(["BLOCK_LO"] if nest else [])]
+        return assemble(kname, args, consts, head, merged, code)
+
+    def combine_partials(self, em: BodyEmitter, ctx: object, code: Code) -> None:
+        """Load row ``team - 1``'s partials (from L2: ``.cg`` skips a stale L1 line) and merge
+        them into the row's statistics."""
+        code.add(
+            "slots = tl.arange(0, BLOCK_S)[None, :]  # one partial per slice",
+            "s_mask = row_mask & (slots < n_split)",
+            "at = rows * n_split + slots",
+        )
+
+        def load(ws: str, other: str) -> str:
+            return f'tl.load({ws}_ptr + at, mask=s_mask, other={other}, cache_modifier=".cg")'
+
+        for r in self.plan.reductions:
+            s, out = safe_name(r), em.var(r, ctx)  # type: ignore[arg-type]
+            if r in self.plan.welford:
+                m = self.plan.welford[r]
+                code.add(f"{out} = {safe_name(m)}_m2 / tl.maximum({safe_name(m)}_n, 1.0)")
+            elif r in self.plan.welford.values():
+                self.helpers.add("_welford_combine")
+                code.add(
+                    f"{out}, {s}_m2, {s}_n = tl.reduce(({load(f'ws_{s}', '0.0')}, "
+                    f"{load(f'ws_{s}_m2', '0.0')}, {load(f'ws_{s}_n', '0.0')}), 1, "
+                    "_welford_combine, keep_dims=True)"
+                )
+            elif r in self.plan.online.values():
+                code.add(
+                    f"{s}_parts = {load(f'ws_{s}', NEG_INF)}",
+                    f"{out} = tl.max({s}_parts, axis=1, keep_dims=True)",
+                )
+            elif r in self.plan.online:
+                m = safe_name(self.plan.online[r])
+                code.add(
+                    f"o_safe = tl.where({em.var(self.plan.online[r], ctx)} == {NEG_INF}, 0.0, "  # type: ignore[arg-type]
+                    f"{em.var(self.plan.online[r], ctx)})",  # type: ignore[arg-type]
+                    f"{out} = tl.sum({load(f'ws_{s}', '0.0')} * tl.exp({m}_parts - o_safe), "
+                    "axis=1, keep_dims=True)",
+                )
+            else:
+                op = self.op(r)
+                if op in ("sum", "mean"):
+                    zero = "0" if self.is_int(self.src(r)) else "0.0"
+                    expr = f"tl.sum({load(f'ws_{s}', zero)}, axis=1, keep_dims=True)"
+                    expr += " / n_cols" if op == "mean" else ""
+                elif op in ("max", "min"):
+                    fill = NEG_INF if op == "max" else POS_INF
+                    expr = f"tl.{op}({load(f'ws_{s}', fill)}, axis=1, keep_dims=True)"
+                elif op == "prod":
+                    self.helpers.add("_prod_combine")
+                    expr = f"tl.reduce({load(f'ws_{s}', '1.0')}, 1, _prod_combine, keep_dims=True)"
+                else:
+                    raise DesignError(f"the relay has no combine for {op}")
+                code.add(f"{out} = {expr}")
+            em.done[em.key(r, ctx)] = out  # type: ignore[arg-type]
+
+
+def _assigned(lines: list[str]) -> set[str]:
+    return {ln.split("=", 1)[0].strip() for ln in lines if "=" in ln.split("(", 1)[0]}

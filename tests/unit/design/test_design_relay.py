@@ -1,0 +1,70 @@
+"""The relay: a row's statistics shared by a team of programs, its write done by the next team
+(design/kernel/relay.py), checked against PyTorch under the interpreter."""
+
+from __future__ import annotations
+
+import pytest
+
+INSTANCE = """
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.norm = nn.InstanceNorm2d(3, affine=True)
+        with torch.no_grad():
+            self.norm.weight.uniform_(0.5, 1.5)
+            self.norm.bias.normal_(0.0, 0.1)
+    def forward(self, x):
+        return self.norm(x)
+def get_inputs():
+    return [torch.randn(2, 3, 128, 131)]
+def get_input_variants():
+    return [[torch.randn(1, 3, 130, 127) * 3.0 + 1000.0]]
+def get_init_inputs():
+    return []
+"""
+
+GROUP = """
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.norm = nn.GroupNorm(2, 6)
+        with torch.no_grad():
+            self.norm.weight.uniform_(0.5, 1.5)
+            self.norm.bias.normal_(0.0, 0.1)
+    def forward(self, x):
+        return self.norm(x)
+def get_inputs():
+    return [torch.randn(2, 6, 67, 91)]
+def get_init_inputs():
+    return []
+"""
+
+SOFTMAX = """
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+    def forward(self, x):
+        return torch.softmax(x, dim=-1)
+def get_inputs():
+    return [torch.randn(3, 20000) * 4.0]
+def get_input_variants():
+    return [[torch.full((2, 17000), -float("inf")).index_fill(1, torch.tensor([5]), 0.0)]]
+def get_init_inputs():
+    return []
+"""
+
+# small slices and blocks, so a row is a team of several programs with a masked last block
+SMALL = {"SLICE": 4096, "LOOP_BLOCK": 1024, "LOOP_WARPS": 4}
+
+
+@pytest.mark.parametrize("body", [INSTANCE, GROUP, SOFTMAX], ids=["instance", "group", "softmax"])
+def test_relay_matches_torch(check, body: str) -> None:
+    (src,) = check(body, skills=("row-relay",), params=SMALL)
+    kernel = src.split("_relay_kernel(")[1]
+    assert 'sem="release"' in kernel and 'sem="acquire"' in kernel
+
+
+def test_relay_ranks_first_for_a_long_normalised_row(check) -> None:
+    """Rows of 16K+ elements: the relay reads each once (the looped kernel twice)."""
+    srcs = check(INSTANCE, params=SMALL)  # every ranked design, each checked
+    assert "_relay_kernel" in srcs[0]
