@@ -64,7 +64,14 @@ def test_relay_matches_torch(check, body: str) -> None:
     assert 'sem="release"' in kernel and 'sem="acquire"' in kernel
 
 
-def test_relay_ranks_first_for_a_long_normalised_row(check) -> None:
-    """Rows of 16K+ elements: the relay reads each once (the looped kernel twice)."""
-    srcs = check(INSTANCE, params=SMALL)  # every ranked design, each checked
-    assert "_relay_kernel" in srcs[0]
+def test_relay_ranks_first_for_a_row_too_long_for_registers(check) -> None:
+    """Rows of 36864 elements (past the one-pass kernel's 32768): the relay reads each once
+    from HBM, the looped kernel twice; rows that fit in registers keep the one-pass kernel."""
+    long_rows = INSTANCE.replace("torch.randn(2, 3, 128, 131)", "torch.randn(1, 2, 192, 192)")
+    long_rows = long_rows.replace("InstanceNorm2d(3", "InstanceNorm2d(2").replace(
+        "torch.randn(1, 3, 130, 127)", "torch.randn(1, 2, 130, 127)"
+    )
+    srcs = check(long_rows, params=SMALL)  # every ranked design, each checked
+    assert "_relay_kernel" in srcs[0] and all("_relay_kernel" not in s for s in srcs[1:])
+    (first, *_) = check(INSTANCE, params=SMALL)
+    assert "_relay_kernel" not in first and "one pass in registers" in first

@@ -9,7 +9,8 @@ program, and the programs of row ``t`` (a *team*) each run two phases:
     phase 1   the statistics of slice ``slot`` of row ``t`` (per-lane accumulators, merged into
               one partial: Welford's (mean, M2, n), online softmax's (max, sum), a sum...),
               stored in a workspace; then the row's arrival count is incremented (release)
-    phase 2   wait until every slice of row ``t - 1`` has arrived (acquire), combine its
+    phase 2   wait until every slice of row ``t - 1`` has arrived (volatile loads watch the
+              count, one acquiring atomic reads it before the partials), combine its
               partials, and write slice ``slot`` of row ``t - 1``: the previous team read it a
               moment ago, so the re-read comes from L2
 
@@ -127,9 +128,13 @@ class RelayStages(Accumulators):
             "",
             "# ---- phase 2: wait for every slice of row `team - 1`, then write this slice of it",
             "need = (team > 0).to(tl.int32) * n_split",
-            'seen = tl.atomic_add(count_ptr + tl.maximum(team - 1, 0), 0, sem="acquire")',
+            "# watch the count with plain volatile loads (an atomic per spin would contend with",
+            "# the increments and tickets of every other program), then acquire it once",
+            "watch = count_ptr + tl.maximum(team - 1, 0)",
+            "seen = tl.load(watch, volatile=True)",
             "while seen < need:",
-            '    seen = tl.atomic_add(count_ptr + team - 1, 0, sem="acquire")',
+            "    seen = tl.load(watch, volatile=True)",
+            'tl.atomic_add(watch, 0, sem="acquire")',
         )
         ctx2 = f.context()
         self.combine_partials(em2, ctx2, code)
