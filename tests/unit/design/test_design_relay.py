@@ -64,14 +64,16 @@ def test_relay_matches_torch(check, body: str) -> None:
     assert 'sem="release"' in kernel and 'sem="acquire"' in kernel
 
 
-def test_relay_ranks_first_for_a_row_too_long_for_registers(check) -> None:
-    """Rows of 36864 elements (past the one-pass kernel's 32768): the relay reads each once
-    from HBM, the looped kernel twice; rows that fit in registers keep the one-pass kernel."""
+def test_relay_ranks_after_the_looped_kernel_it_did_not_beat(check) -> None:
+    """Rows of 36864 elements (past the one-pass kernel's 32768): the relay is offered, checked,
+    and ranked after the looped Welford kernel, which it did not beat on the H200; rows that fit
+    in registers keep the one-pass kernel first."""
     long_rows = INSTANCE.replace("torch.randn(2, 3, 128, 131)", "torch.randn(1, 2, 192, 192)")
     long_rows = long_rows.replace("InstanceNorm2d(3", "InstanceNorm2d(2").replace(
         "torch.randn(1, 3, 130, 127)", "torch.randn(1, 2, 130, 127)"
     )
-    srcs = check(long_rows, params=SMALL)  # every ranked design, each checked
-    assert "_relay_kernel" in srcs[0] and all("_relay_kernel" not in s for s in srcs[1:])
+    # every ranked design, each checked (fp32 rounding around an offset of 1000: 2e-4)
+    srcs = check(long_rows, params=SMALL, tol=2e-4)
+    assert "_relay_kernel" in srcs[1] and "Welford" in srcs[0] and "_relay_kernel" not in srcs[0]
     (first, *_) = check(INSTANCE, params=SMALL)
     assert "_relay_kernel" not in first and "one pass in registers" in first

@@ -35,6 +35,7 @@ ROW_DEFAULTS = {
     "LOOP_WARPS": 8,
     "SPLIT_PROGRAMS": 1024,
     "SLICE": 16384,
+    "LAG": 4,
 }
 COLUMN_DEFAULTS = {
     "ONEPASS_MAX": 1024,
@@ -118,7 +119,7 @@ def _describe(w: ReductionWriter, variant: str) -> str:
         "onepass": "one pass in registers",
         "looped": "blocked sweeps",
         "split": "split across programs",
-        "relay": "a team of programs per row, each writing the previous team's row",
+        "relay": "a team of programs per row, each writing an earlier team's row",
     }
     return f"Fused {w.schedule} reduction ({ops}): {how[variant]}."
 
@@ -292,18 +293,21 @@ def _relay_launch(
     code.add(
         "n_split = triton.cdiv(n_cols, chunk)  # programs per row (a team)",
         "# arrival counts per row, then the ticket counter; zeroed on every call",
-        f"count = torch.zeros(n_rows + 2, device={first}.device, dtype=torch.int32)",
+        f"count = torch.zeros(n_rows + {p['LAG']} + 1, device={first}.device, dtype=torch.int32)",
     )
     for ws, _ in w.partials():
         code.add(
             f"{ws} = torch.empty(max(1, n_rows) * n_split, device={first}.device, "
             "dtype=torch.float32)"
         )
-    code.add("grid = (n_split * (n_rows + 1),)  # one team more than rows: it writes the last")
+    code.add(
+        f"grid = (n_split * (n_rows + {p['LAG']}),)  # LAG more teams: they write the last rows"
+    )
     consts.update(
         {
             "BLOCK_S": "triton.next_power_of_2(n_split)",
             "CHUNK": "chunk",
+            "LAG": p["LAG"],
             "num_warps": p["LOOP_WARPS"],
         }
     )

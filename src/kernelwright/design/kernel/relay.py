@@ -1,5 +1,5 @@
 """Relay reductions: a row's statistics split across a team of programs, its write sweep done by
-the next team, so a normalisation reads each element from HBM once.
+a later team, so a normalisation reads each element from HBM once.
 
 A looped normalisation (group norm, instance norm: rows of 256-512 KB) sweeps each row twice,
 statistics then write, and the second sweep mostly misses L2: a program's row is read long
@@ -9,18 +9,27 @@ program, and the programs of row ``t`` (a *team*) each run two phases:
     phase 1   the statistics of slice ``slot`` of row ``t`` (per-lane accumulators, merged into
               one partial: Welford's (mean, M2, n), online softmax's (max, sum), a sum...),
               stored in a workspace; then the row's arrival count is incremented (release)
-    phase 2   wait until every slice of row ``t - 1`` has arrived (volatile loads watch the
+    phase 2   wait until every slice of row ``t - LAG`` has arrived (volatile loads watch the
               count, one acquiring atomic reads it before the partials), combine its
-              partials, and write slice ``slot`` of row ``t - 1``: the previous team read it a
-              moment ago, so the re-read comes from L2
+              partials, and write slice ``slot`` of row ``t - LAG``: that team read it a moment
+              ago, so the re-read comes from L2. A lag of a few teams means the awaited team
+              started well before, so programs rarely wait at all
 
 A program waits only for programs that started before it: its team comes from a ticket taken
 with an atomic increment when it starts (not from its program id, whose launch order the
 hardware does not promise), and the team before it took its tickets earlier and increments
 the count before it waits on anything. No program can wait on one that has not started, so the
 relay cannot deadlock however many programs are resident; under the interpreter, which runs
-programs one after another, the count is always complete when it is read. One team past the
-last row writes that row; the first team's phase 2 writes nothing (its rows are masked).
+programs one after another, the count is always complete when it is read. ``LAG`` teams past
+the last row write the last rows; the first ``LAG`` teams' phase 2 writes nothing (masked).
+
+Measured on the H200 it is no faster than the looped kernel at best (group norm 0.616 vs 0.602
+ms) and much slower with small slices: the skill is costed as two sweeps and ranked after the
+looped kernel, so search and tuning can still try it where it may pay.
+
+Only one thread of a program runs a scalar atomic, so barriers fence each side: every
+thread's partial stores complete before the releasing increment, and the acquiring read
+completes before any thread loads the partials (the pattern of CUTLASS's semaphores).
 """
 
 from __future__ import annotations
@@ -83,7 +92,7 @@ class RelayStages(Accumulators):
         if why:
             raise DesignError(why)
         f = self.frame()  # type: ignore[attr-defined]
-        # phase 1 indexes the team's own row, phase 2 the row before it: two index groups
+        # phase 1 indexes the team's own row, phase 2 an earlier one: two index groups
         mine = replace(f, par=IndexGroup(self.par, "rows_s", "row_mask_s", 0, hoist=True))
         stats = replace(mine, n_red="slice_len")  # a slice's lanes count blocks of the slice
         em1 = self.emitter(args)  # type: ignore[attr-defined]
@@ -93,16 +102,16 @@ class RelayStages(Accumulators):
         code.indent()
         head.add(
             "# a ticket, not the program id: programs wait only for teams that started earlier",
-            "ticket = tl.atomic_add(count_ptr + n_rows + 1, 1)",
-            "team = ticket // n_split  # phase 1: row `team`; phase 2: row `team - 1`",
+            "ticket = tl.atomic_add(count_ptr + n_rows + LAG, 1)  # after the rows' counts",
+            "team = ticket // n_split  # phase 1: row `team`; phase 2: row `team - LAG`",
             "slot = ticket % n_split  # which slice of those rows",
             "lo = slot * CHUNK",
             "slice_end = tl.minimum(lo + CHUNK, n_cols)",
             "slice_len = slice_end - lo",
             "rows_s = team + tl.arange(0, BLOCK_M)[:, None]",
             "row_mask_s = rows_s < n_rows  # the team past the last row only writes",
-            "rows = team - 1 + tl.arange(0, BLOCK_M)[:, None]",
-            "row_mask = (rows >= 0) & (rows < n_rows)  # the first team has no row to write",
+            "rows = team - LAG + tl.arange(0, BLOCK_M)[:, None]",
+            "row_mask = (rows >= 0) & (rows < n_rows)  # the first teams have no row to write",
         )
         ctx1 = mine.context()
         code.add("", "# ---- phase 1: this slice's statistics of row `team`")
@@ -123,18 +132,20 @@ class RelayStages(Accumulators):
             args.pointer(ws)
             code.add(f"tl.store({ws}_ptr + rows_s * n_split + slot, {value}, mask=row_mask_s)")
         code.add(
-            "# release: the partials above are visible to whoever sees the new count",
+            "# release: every thread's partials are visible to whoever sees the new count",
+            "tl.debug_barrier()",
             'tl.atomic_add(count_ptr + team, 1, sem="release")',
             "",
-            "# ---- phase 2: wait for every slice of row `team - 1`, then write this slice of it",
-            "need = (team > 0).to(tl.int32) * n_split",
+            "# ---- phase 2: wait for every slice of row `team - LAG`, then write this slice",
+            "need = (team >= LAG).to(tl.int32) * n_split",
             "# watch the count with plain volatile loads (an atomic per spin would contend with",
             "# the increments and tickets of every other program), then acquire it once",
-            "watch = count_ptr + tl.maximum(team - 1, 0)",
+            "watch = count_ptr + tl.maximum(team - LAG, 0)",
             "seen = tl.load(watch, volatile=True)",
             "while seen < need:",
             "    seen = tl.load(watch, volatile=True)",
             'tl.atomic_add(watch, 0, sem="acquire")',
+            "tl.debug_barrier()  # no thread reads the partials before the acquire",
         )
         ctx2 = f.context()
         self.combine_partials(em2, ctx2, code)
@@ -183,11 +194,11 @@ class RelayStages(Accumulators):
         sizes = [("n_rows", "n_rows"), ("n_cols", "n_cols"), ("n_split", "n_split")]
         args.pointer("count")
         args.scalars[:0] = [s for s in sizes if all(s[0] != x for x, _ in args.scalars)]
-        consts = ["BLOCK_M", "BLOCK_N", "BLOCK_S", "CHUNK", *(["BLOCK_LO"] if nest else [])]
+        consts = ["BLOCK_M", "BLOCK_N", "BLOCK_S", "CHUNK", "LAG", *(["BLOCK_LO"] if nest else [])]
         return assemble(kname, args, consts, head, merged, code)
 
     def combine_partials(self, em: BodyEmitter, ctx: object, code: Code) -> None:
-        """Load row ``team - 1``'s partials (from L2: ``.cg`` skips a stale L1 line) and merge
+        """Load row ``team - LAG``'s partials (from L2: ``.cg`` skips a stale L1 line) and merge
         them into the row's statistics."""
         code.add(
             "slots = tl.arange(0, BLOCK_S)[None, :]  # one partial per slice",
