@@ -8,14 +8,10 @@ configuration for sm_90 at full size (``compile_check`` in a child, without the 
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
-import textwrap
 from pathlib import Path
 
 import pytest
+from compile_child import run_compile_script
 
 ROOT = Path(__file__).resolve().parents[2]
 TASK = ROOT / "benchmarks" / "level1" / "16_mean_columns.py"
@@ -24,8 +20,7 @@ TASK = ROOT / "benchmarks" / "level1" / "16_mean_columns.py"
 @pytest.mark.slow
 def test_column_split_with_a_row_sized_block_still_compiles() -> None:
     pytest.importorskip("triton")
-    script = textwrap.dedent(
-        f"""
+    script = f"""
         import json
         from kernelwright.design.plan import plan_task
         from kernelwright.design.compile_check import compile_check
@@ -40,14 +35,7 @@ def test_column_split_with_a_row_sized_block_still_compiles() -> None:
                 for r in compile_check(source, {str(TASK)!r}, "full")]
         print(json.dumps({{"clipped": "32768 // BLOCK_P" in source, "rows": rows}}))
         """
-    )
-    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
-    env["PYTHONPATH"] = str(ROOT / "src")
-    proc = subprocess.run(
-        [sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=600
-    )
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    found = json.loads(proc.stdout.strip().splitlines()[-1])
+    found = run_compile_script(script, timeout=600)
     assert found["clipped"]
     assert found["rows"], "no kernel was compiled"
     for kernel, ok, error in found["rows"]:

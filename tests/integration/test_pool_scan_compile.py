@@ -7,14 +7,10 @@ their pipeline stages. Runs ``compile_check`` in a child without the interpreter
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
-import textwrap
 from pathlib import Path
 
 import pytest
+from compile_child import run_compile_script
 
 ROOT = Path(__file__).resolve().parents[2]
 TASKS = [
@@ -31,8 +27,7 @@ TASKS = [
 def test_pool_and_scan_kernels_compile_without_spills() -> None:
     pytest.importorskip("triton")
     paths = [str(ROOT / "benchmarks" / "level1" / f"{t}.py") for t in TASKS]
-    script = textwrap.dedent(
-        f"""
+    script = f"""
         import json
         from kernelwright.design.plan import plan_task
         from kernelwright.design.compile_check import compile_check
@@ -44,14 +39,7 @@ def test_pool_and_scan_kernels_compile_without_spills() -> None:
                 rows.append([path, r.kernel, r.ok, r.spill_bytes, r.shared_bytes, r.error[:300]])
         print(json.dumps(rows))
         """
-    )
-    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
-    env["PYTHONPATH"] = str(ROOT / "src")
-    proc = subprocess.run(
-        [sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=600
-    )
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    rows = json.loads(proc.stdout.strip().splitlines()[-1])
+    rows = run_compile_script(script, timeout=600)
     assert len(rows) == len(TASKS), rows
     for path, kernel, ok, spill, shared, error in rows:
         assert ok, (path, kernel, error)

@@ -11,14 +11,10 @@ without the interpreter) and asserts ``ld.global.v4.b32`` loads and no spills.
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
-import textwrap
 from pathlib import Path
 
 import pytest
+from compile_child import run_compile_script
 
 ROOT = Path(__file__).resolve().parents[2]
 TASK = ROOT / "benchmarks" / "level1" / "28_cross_entropy_smoothed.py"
@@ -27,8 +23,7 @@ TASK = ROOT / "benchmarks" / "level1" / "28_cross_entropy_smoothed.py"
 @pytest.mark.slow
 def test_cross_entropy_rows_of_1000_floats_load_as_vectors() -> None:
     pytest.importorskip("triton")
-    script = textwrap.dedent(
-        f"""
+    script = f"""
         import json
         from kernelwright.design.plan import plan_task
         from kernelwright.design.compile_check import compile_check, global_loads
@@ -47,14 +42,7 @@ def test_cross_entropy_rows_of_1000_floats_load_as_vectors() -> None:
                                  global_loads(r.ptx), r.error[:300]])
         print(json.dumps(rows))
         """
-    )
-    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
-    env["PYTHONPATH"] = str(ROOT / "src")
-    proc = subprocess.run(
-        [sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=900
-    )
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    rows = json.loads(proc.stdout.strip().splitlines()[-1])
+    rows = run_compile_script(script, timeout=900)
     assert rows, "no row kernel was compiled"
     if all(not ok and "ptxas" in error.lower() for *_, ok, _, _, error in rows):
         pytest.skip("no ptxas for sm_90 in this triton install")
