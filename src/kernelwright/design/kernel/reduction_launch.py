@@ -24,6 +24,7 @@ from kernelwright.design.kernel.common import (
 )
 from kernelwright.design.kernel.emitter import KernelArgs, safe_name
 from kernelwright.design.kernel.reduction import ReductionWriter
+from kernelwright.design.kernel.relay import COUNT_STRIDE
 
 ROW_DEFAULTS = {
     "ONEPASS_MAX": 16384,
@@ -292,8 +293,10 @@ def _relay_launch(
         )
     code.add(
         "n_split = triton.cdiv(n_cols, chunk)  # programs per row (a team)",
-        "# arrival counts per row, then the ticket counter; zeroed on every call",
-        f"count = torch.zeros(n_rows + {p['LAG']} + 1, device={first}.device, dtype=torch.int32)",
+        "# arrival counts per row, then the ticket counter, one per 128-byte line; zeroed on",
+        "# every call",
+        f"count = torch.zeros((n_rows + {p['LAG']} + 1) * {COUNT_STRIDE}, device={first}.device, "
+        "dtype=torch.int32)",
     )
     for ws, _ in w.partials():
         code.add(
@@ -308,6 +311,7 @@ def _relay_launch(
             "BLOCK_S": "triton.next_power_of_2(n_split)",
             "CHUNK": "chunk",
             "LAG": p["LAG"],
+            "COUNT_STRIDE": COUNT_STRIDE,
             "num_warps": p["LOOP_WARPS"],
         }
     )

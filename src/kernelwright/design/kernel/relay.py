@@ -44,6 +44,10 @@ from kernelwright.design.kernel.emitter import BodyEmitter, IndexGroup, KernelAr
 from kernelwright.design.kernel.passes import PassPlan
 from kernelwright.design.ops import classify
 
+# Each row's arrival count sits alone in a 128-byte line: waiting programs poll one count while
+# others increment theirs, and counts sharing a line would serialise all of it in one L2 slice.
+COUNT_STRIDE = 32
+
 
 def relay_applies(graph: OpGraph, group: Group, plan: PassPlan) -> str:
     """Why the relay cannot render this group ('' when it can): one statistics sweep (every
@@ -101,8 +105,9 @@ class RelayStages(Accumulators):
         head.indent()
         code.indent()
         head.add(
-            "# a ticket, not the program id: programs wait only for teams that started earlier",
-            "ticket = tl.atomic_add(count_ptr + n_rows + LAG, 1)  # after the rows' counts",
+            "# a ticket (past the counts), not the program id: a program waits only for teams",
+            "# that started earlier",
+            "ticket = tl.atomic_add(count_ptr + (n_rows + LAG) * COUNT_STRIDE, 1)",
             "team = ticket // n_split  # phase 1: row `team`; phase 2: row `team - LAG`",
             "slot = ticket % n_split  # which slice of those rows",
             "lo = slot * CHUNK",
@@ -134,13 +139,13 @@ class RelayStages(Accumulators):
         code.add(
             "# release: every thread's partials are visible to whoever sees the new count",
             "tl.debug_barrier()",
-            'tl.atomic_add(count_ptr + team, 1, sem="release")',
+            'tl.atomic_add(count_ptr + team * COUNT_STRIDE, 1, sem="release")',
             "",
             "# ---- phase 2: wait for every slice of row `team - LAG`, then write this slice",
             "need = (team >= LAG).to(tl.int32) * n_split",
             "# watch the count with plain volatile loads (an atomic per spin would contend with",
             "# the increments and tickets of every other program), then acquire it once",
-            "watch = count_ptr + tl.maximum(team - LAG, 0)",
+            "watch = count_ptr + tl.maximum(team - LAG, 0) * COUNT_STRIDE",
             "seen = tl.load(watch, volatile=True)",
             "while seen < need:",
             "    seen = tl.load(watch, volatile=True)",
@@ -194,7 +199,8 @@ class RelayStages(Accumulators):
         sizes = [("n_rows", "n_rows"), ("n_cols", "n_cols"), ("n_split", "n_split")]
         args.pointer("count")
         args.scalars[:0] = [s for s in sizes if all(s[0] != x for x, _ in args.scalars)]
-        consts = ["BLOCK_M", "BLOCK_N", "BLOCK_S", "CHUNK", "LAG", *(["BLOCK_LO"] if nest else [])]
+        consts = ["BLOCK_M", "BLOCK_N", "BLOCK_S", "CHUNK", "LAG", "COUNT_STRIDE"]
+        consts += ["BLOCK_LO"] if nest else []
         return assemble(kname, args, consts, head, merged, code)
 
     def combine_partials(self, em: BodyEmitter, ctx: object, code: Code) -> None:
