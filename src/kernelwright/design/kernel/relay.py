@@ -40,7 +40,13 @@ from kernelwright.design.fusion import Group
 from kernelwright.design.graph import OpGraph
 from kernelwright.design.kernel.accumulate import NEG_INF, POS_INF, Accumulators
 from kernelwright.design.kernel.common import Code, DesignError
-from kernelwright.design.kernel.emitter import BodyEmitter, IndexGroup, KernelArgs, safe_name
+from kernelwright.design.kernel.emitter import (
+    BodyEmitter,
+    Context,
+    IndexGroup,
+    KernelArgs,
+    safe_name,
+)
 from kernelwright.design.kernel.passes import PassPlan
 from kernelwright.design.ops import classify
 
@@ -69,6 +75,7 @@ class RelayStages(Accumulators):
     group: Group
     red: tuple[int, ...]
     par: tuple[int, ...]
+    schedule: str
 
     def partials(self) -> list[tuple[str, str]]:
         """(workspace name, value name in phase 1) of every partial a slice stores."""
@@ -77,6 +84,8 @@ class RelayStages(Accumulators):
             if r in self.plan.welford:
                 continue  # the variance travels as its mean's M2
             s = safe_name(r)
+            if self.is_int(self.src(r)):
+                raise DesignError("the relay's workspace holds fp32 partials, not integer sums")
             if r in self.plan.welford.values():
                 var = next(v for v, m in self.plan.welford.items() if m == r)
                 found += [(f"ws_{s}", s), (f"ws_{s}_m2", f"{safe_name(var)}_m2")]
@@ -90,7 +99,7 @@ class RelayStages(Accumulators):
     def relay_kernel(self, args: KernelArgs, kname: str) -> str:
         from kernelwright.design.kernel.split import assemble
 
-        if self.schedule != "row":  # type: ignore[attr-defined]
+        if self.schedule != "row":
             raise DesignError("the relay splits rows (reduced dimensions innermost)")
         why = relay_applies(self.graph, self.group, self.plan)
         if why:
@@ -203,7 +212,7 @@ class RelayStages(Accumulators):
         consts += ["BLOCK_LO"] if nest else []
         return assemble(kname, args, consts, head, merged, code)
 
-    def combine_partials(self, em: BodyEmitter, ctx: object, code: Code) -> None:
+    def combine_partials(self, em: BodyEmitter, ctx: Context, code: Code) -> None:
         """Load row ``team - LAG``'s partials (from L2: ``.cg`` skips a stale L1 line) and merge
         them into the row's statistics."""
         code.add(
@@ -216,7 +225,7 @@ class RelayStages(Accumulators):
             return f'tl.load({ws}_ptr + at, mask=s_mask, other={other}, cache_modifier=".cg")'
 
         for r in self.plan.reductions:
-            s, out = safe_name(r), em.var(r, ctx)  # type: ignore[arg-type]
+            s, out = safe_name(r), em.var(r, ctx)
             if r in self.plan.welford:
                 m = self.plan.welford[r]
                 code.add(f"{out} = {safe_name(m)}_m2 / tl.maximum({safe_name(m)}_n, 1.0)")
@@ -233,10 +242,9 @@ class RelayStages(Accumulators):
                     f"{out} = tl.max({s}_parts, axis=1, keep_dims=True)",
                 )
             elif r in self.plan.online:
-                m = safe_name(self.plan.online[r])
+                m, m_row = safe_name(self.plan.online[r]), em.var(self.plan.online[r], ctx)
                 code.add(
-                    f"o_safe = tl.where({em.var(self.plan.online[r], ctx)} == {NEG_INF}, 0.0, "  # type: ignore[arg-type]
-                    f"{em.var(self.plan.online[r], ctx)})",  # type: ignore[arg-type]
+                    f"o_safe = tl.where({m_row} == {NEG_INF}, 0.0, {m_row})",
                     f"{out} = tl.sum({load(f'ws_{s}', '0.0')} * tl.exp({m}_parts - o_safe), "
                     "axis=1, keep_dims=True)",
                 )
@@ -255,7 +263,7 @@ class RelayStages(Accumulators):
                 else:
                     raise DesignError(f"the relay has no combine for {op}")
                 code.add(f"{out} = {expr}")
-            em.done[em.key(r, ctx)] = out  # type: ignore[arg-type]
+            em.done[em.key(r, ctx)] = out
 
 
 def _assigned(lines: list[str]) -> set[str]:
