@@ -3,7 +3,10 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
+from design_checks import designs_for, write_task
 
 INSTANCE = """
 class Model(nn.Module):
@@ -62,18 +65,22 @@ def test_relay_matches_torch(check, body: str) -> None:
     (src,) = check(body, skills=("row-relay",), params=SMALL)
     kernel = src.split("_relay_kernel(")[1]
     assert 'sem="release"' in kernel and 'sem="acquire"' in kernel
+    # The interpreter runs programs one after another, so it cannot catch a missing fence: on
+    # the H200, without these two barriers (one thread runs a scalar atomic), 98 of 114 relay
+    # variants were wrong. Their place is checked here instead.
+    release = kernel.index('sem="release"')
+    assert kernel.rindex("tl.debug_barrier()", 0, release) > kernel.index("tl.store(ws_")
+    acquire = kernel.index('sem="acquire"')
+    assert acquire < kernel.index("tl.debug_barrier()", acquire) < kernel.index(".cg")
 
 
-def test_relay_ranks_after_the_looped_kernel_it_did_not_beat(check) -> None:
-    """Rows of 36864 elements (past the one-pass kernel's 32768): the relay is offered, checked,
-    and ranked after the looped Welford kernel, which it did not beat on the H200; rows that fit
-    in registers keep the one-pass kernel first."""
-    long_rows = INSTANCE.replace("torch.randn(2, 3, 128, 131)", "torch.randn(1, 2, 192, 192)")
-    long_rows = long_rows.replace("InstanceNorm2d(3", "InstanceNorm2d(2").replace(
-        "torch.randn(1, 3, 130, 127)", "torch.randn(1, 2, 130, 127)"
-    )
-    # every ranked design, each checked (fp32 rounding around an offset of 1000: 2e-4)
-    srcs = check(long_rows, params=SMALL, tol=2e-4)
-    assert "_relay_kernel" in srcs[1] and "Welford" in srcs[0] and "_relay_kernel" not in srcs[0]
-    (first, *_) = check(INSTANCE, params=SMALL)
-    assert "_relay_kernel" not in first and "one pass in registers" in first
+def test_relay_ranks_after_the_looped_kernel_it_did_not_beat(tmp_path: Path) -> None:
+    """Rows of 36864 elements (past the one-pass kernel's 32768): the relay is offered and
+    ranked after the looped Welford kernel, which it did not beat on the H200; rows that fit in
+    registers keep the one-pass kernel first. (Planning only: the numbers are checked above.)"""
+    long_rows = INSTANCE.replace("torch.randn(2, 3, 128, 131)", "torch.randn(1, 3, 192, 192)")
+    _, designs = designs_for(write_task(tmp_path, long_rows, "long"))
+    assert [d.skills for d in designs[:2]] == [["row-looped", "welford"], ["row-relay", "welford"]]
+    _, designs = designs_for(write_task(tmp_path, INSTANCE, "short"))
+    assert designs[0].skills == ["row-onepass", "welford"]
+    assert ["row-relay", "welford"] in [d.skills for d in designs]
