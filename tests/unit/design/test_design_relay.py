@@ -8,39 +8,36 @@ from pathlib import Path
 import pytest
 from design_checks import designs_for, write_task
 
-INSTANCE = """
+
+def norm_task(norm: str, shape: str, variants: str = "[]") -> str:
+    """A task applying ``nn.<norm>`` (weight in [0.5, 1.5], bias near 0) to x of ``shape``."""
+    return f"""
 class Model(nn.Module):
     def __init__(self):
         super().__init__()
-        self.norm = nn.InstanceNorm2d(3, affine=True)
+        self.norm = nn.{norm}
         with torch.no_grad():
             self.norm.weight.uniform_(0.5, 1.5)
             self.norm.bias.normal_(0.0, 0.1)
     def forward(self, x):
         return self.norm(x)
 def get_inputs():
-    return [torch.randn(2, 3, 128, 131)]
+    return [torch.randn{shape}]
 def get_input_variants():
-    return [[torch.randn(1, 3, 130, 127) * 3.0 + 1000.0]]
+    return {variants}
 def get_init_inputs():
     return []
 """
 
-GROUP = """
-class Model(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.norm = nn.GroupNorm(2, 6)
-        with torch.no_grad():
-            self.norm.weight.uniform_(0.5, 1.5)
-            self.norm.bias.normal_(0.0, 0.1)
-    def forward(self, x):
-        return self.norm(x)
-def get_inputs():
-    return [torch.randn(2, 6, 67, 91)]
-def get_init_inputs():
-    return []
-"""
+
+# rows of 16768 (instance) and 18291 (group: 3 channels x 67 x 91) elements, past the 16384
+# where the relay applies
+INSTANCE = norm_task(
+    "InstanceNorm2d(3, affine=True)",
+    "(2, 3, 128, 131)",
+    "[[torch.randn(1, 3, 130, 127) * 3.0 + 1000.0]]",
+)
+GROUP = norm_task("GroupNorm(2, 6)", "(2, 6, 67, 91)")
 
 SOFTMAX = """
 class Model(nn.Module):
@@ -78,7 +75,7 @@ def test_relay_ranks_after_the_looped_kernel_it_did_not_beat(tmp_path: Path) -> 
     """Rows of 36864 elements (past the one-pass kernel's 32768): the relay is offered and
     ranked after the looped Welford kernel, which it did not beat on the H200; rows that fit in
     registers keep the one-pass kernel first. (Planning only: the numbers are checked above.)"""
-    long_rows = INSTANCE.replace("torch.randn(2, 3, 128, 131)", "torch.randn(1, 3, 192, 192)")
+    long_rows = norm_task("InstanceNorm2d(3, affine=True)", "(1, 3, 192, 192)")
     _, designs = designs_for(write_task(tmp_path, long_rows, "long"))
     assert [d.skills for d in designs[:2]] == [["row-looped", "welford"], ["row-relay", "welford"]]
     _, designs = designs_for(write_task(tmp_path, INSTANCE, "short"))
