@@ -35,7 +35,7 @@ ROW_DEFAULTS = {
     "LOOP_ROWS": 1,
     "LOOP_WARPS": 8,
     "SPLIT_PROGRAMS": 1024,
-    "SLICE": 16384,
+    "SLICE": 65536,
     "LAG": 4,
 }
 COLUMN_DEFAULTS = {
