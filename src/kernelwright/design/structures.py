@@ -154,6 +154,8 @@ def programs(facts: GroupFacts, choice: GroupChoice) -> int:
         return int(p["SPLIT_PROGRAMS"])
     if choice.variant == "relay":
         return facts.parallel_length * -(-facts.reduced_length // max(1, int(p["SLICE"])))
+    if choice.variant == "team":
+        return facts.parallel_length * -(-facts.reduced_length // max(1, int(p["TEAM_SLICE"])))
     block = 1
     while block < facts.reduced_length:
         block *= 2

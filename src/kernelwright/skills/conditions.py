@@ -186,6 +186,21 @@ def stats_then_write(f: GroupFacts) -> Outcome:
     return Fail("not a statistics sweep followed by a write sweep")
 
 
+@condition("team_resident")
+def team_resident(f: GroupFacts, slice_max: int) -> Outcome:
+    """A team waits for all of its programs: it must fit on the GPU at once (one per SM)."""
+    limit = slice_max * f.sm_count
+    if f.reduced_length <= limit:
+        return Ok(
+            f"reduced extent {f.reduced_length} <= {f.sm_count} SMs x {slice_max}: a team of "
+            "slices is resident at once"
+        )
+    return Fail(
+        f"reduced extent {f.reduced_length} > {f.sm_count} SMs x {slice_max}: a team would "
+        "wait for programs that cannot start"
+    )
+
+
 @condition("selected_at_most")
 def selected_at_most(f: GroupFacts, limit: int) -> Outcome:
     if f.k <= limit:

@@ -178,6 +178,14 @@ def relay(f: GroupFacts) -> dict[str, int]:
     return {"SLICE": 65536, "LOOP_BLOCK": 2048, "LOOP_WARPS": 8, "LAG": 4}
 
 
+@heuristic("team")
+def team(f: GroupFacts) -> dict[str, int]:
+    """Slices of 4096 elements (16 KB of fp32, 32 registers a thread) in 4 warps: small
+    programs, many resident per SM, so a team's wait overlaps other teams' loads.
+    Not yet measured on the H200."""
+    return {"TEAM_SLICE": 4096, "TEAM_WARPS": 4}
+
+
 @heuristic("split")
 def split(f: GroupFacts) -> dict[str, int]:
     if f.schedule == "row":

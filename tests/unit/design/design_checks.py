@@ -32,6 +32,27 @@ def write_task(folder: Path, body: str, name: str = "task") -> Path:
     return path
 
 
+def norm_task(norm: str, shape: str, variants: str = "[]") -> str:
+    """A task applying ``nn.<norm>`` (weight in [0.5, 1.5], bias near 0) to x of ``shape``."""
+    return f"""
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.norm = nn.{norm}
+        with torch.no_grad():
+            self.norm.weight.uniform_(0.5, 1.5)
+            self.norm.bias.normal_(0.0, 0.1)
+    def forward(self, x):
+        return self.norm(x)
+def get_inputs():
+    return [torch.randn{shape}]
+def get_input_variants():
+    return {variants}
+def get_init_inputs():
+    return []
+"""
+
+
 def designs_for(path: Path) -> tuple[Any, list[Any]]:
     """(partition, ranked designs) of a task at its small size, captured in this process."""
     from kernelwright.design.capture import capture_path

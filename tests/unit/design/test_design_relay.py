@@ -6,29 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from design_checks import designs_for, write_task
-
-
-def norm_task(norm: str, shape: str, variants: str = "[]") -> str:
-    """A task applying ``nn.<norm>`` (weight in [0.5, 1.5], bias near 0) to x of ``shape``."""
-    return f"""
-class Model(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.norm = nn.{norm}
-        with torch.no_grad():
-            self.norm.weight.uniform_(0.5, 1.5)
-            self.norm.bias.normal_(0.0, 0.1)
-    def forward(self, x):
-        return self.norm(x)
-def get_inputs():
-    return [torch.randn{shape}]
-def get_input_variants():
-    return {variants}
-def get_init_inputs():
-    return []
-"""
-
+from design_checks import designs_for, norm_task, write_task
 
 # rows of 16768 (instance) and 18291 (group: 3 channels x 67 x 91) elements, past the 16384
 # where the relay applies
@@ -73,11 +51,12 @@ def test_relay_matches_torch(check, body: str) -> None:
 
 def test_relay_ranks_after_the_looped_kernel_it_did_not_beat(tmp_path: Path) -> None:
     """Rows of 36864 elements (past the one-pass kernel's 32768): the relay is offered and
-    ranked after the looped Welford kernel, which it did not beat on the H200; rows that fit in
-    registers keep the one-pass kernel first. (Planning only: the numbers are checked above.)"""
+    ranked after the looped Welford kernel, which it did not beat on the H200. (Planning only:
+    the numbers are checked above.)"""
     long_rows = norm_task("InstanceNorm2d(3, affine=True)", "(1, 3, 192, 192)")
     _, designs = designs_for(write_task(tmp_path, long_rows, "long"))
-    assert [d.skills for d in designs[:2]] == [["row-looped", "welford"], ["row-relay", "welford"]]
+    order = [d.skills for d in designs]
+    assert order.index(["row-looped", "welford"]) < order.index(["row-relay", "welford"])
     _, designs = designs_for(write_task(tmp_path, INSTANCE, "short"))
-    assert designs[0].skills == ["row-onepass", "welford"]
-    assert ["row-relay", "welford"] in [d.skills for d in designs]
+    order = [d.skills for d in designs]
+    assert order.index(["row-onepass", "welford"]) < order.index(["row-relay", "welford"])

@@ -20,6 +20,9 @@ Schedules (the skills choose among them):
     relay    (normalisations of long rows) a team of programs shares a row's statistics; each
              program then writes its slice of the previous team's row, read a moment ago, from
              L2 (see ``relay``)
+    team     (normalisations of long rows) a team of resident programs holds a row in
+             registers, one slice each, shares its statistics through L2 and writes each slice
+             from registers: one read, one write (see ``team``)
 """
 
 from __future__ import annotations
@@ -44,8 +47,9 @@ from kernelwright.design.kernel.emitter import (
     safe_name,
 )
 from kernelwright.design.kernel.passes import PassPlan, plan_passes
-from kernelwright.design.kernel.relay import RelayStages, relay_applies
+from kernelwright.design.kernel.relay import relay_applies
 from kernelwright.design.kernel.split import SplitStages, assemble
+from kernelwright.design.kernel.team import TeamStages
 from kernelwright.design.ops import classify
 
 
@@ -119,7 +123,7 @@ def check_reduction(layout: Layout) -> None:
         raise DesignError(f"reduced dimensions {red} are not contiguous")
 
 
-class ReductionWriter(SplitStages, RelayStages):
+class ReductionWriter(SplitStages, TeamStages):
     """Renders one reduction group under a structure (``schedule``, ``variant``) and params."""
 
     def __init__(
@@ -157,9 +161,9 @@ class ReductionWriter(SplitStages, RelayStages):
             raise DesignError(
                 "split reductions need every reduction in one pass and no full outputs"
             )
-        if variant == "relay":
+        if variant in ("relay", "team"):
             if self.schedule != "row":
-                raise DesignError("the relay splits rows (reduced dimensions innermost)")
+                raise DesignError(f"the {variant} splits rows (reduced dimensions innermost)")
             why = relay_applies(graph, group, self.plan)
             if why:
                 raise DesignError(why)

@@ -5,6 +5,8 @@ onepass   the whole reduced extent in one block when it fits (``ONEPASS_MAX``), 
 looped    blocks of ``LOOP_BLOCK`` along the reduced extent
 split     about ``SPLIT_PROGRAMS`` programs share the reduced extent; a combine kernel follows
 relay     each row in slices of about ``SLICE`` elements, one program each (see ``relay``)
+team      each row in slices of ``TEAM_SLICE`` elements held in registers, one program each,
+          when the team fits on the GPU at once; otherwise the looped kernel (see ``team``)
 """
 
 from __future__ import annotations
@@ -37,6 +39,8 @@ ROW_DEFAULTS = {
     "SPLIT_PROGRAMS": 1024,
     "SLICE": 65536,
     "LAG": 4,
+    "TEAM_SLICE": 4096,
+    "TEAM_WARPS": 4,
 }
 COLUMN_DEFAULTS = {
     "ONEPASS_MAX": 1024,
@@ -91,6 +95,8 @@ def render_reduction(
         _split_launch(w, p, name, code, kernels)
     elif variant == "relay":
         _relay_launch(w, p, name, code, kernels)
+    elif variant == "team":
+        _team_launch(w, p, name, code, kernels)
     else:
         looped_src = w.looped_kernel(looped_args, looped_name)
         if variant == "onepass":
@@ -121,6 +127,7 @@ def _describe(w: ReductionWriter, variant: str) -> str:
         "looped": "blocked sweeps",
         "split": "split across programs",
         "relay": "a team of programs per row, each writing an earlier team's row",
+        "team": "a team of programs holds each row in registers and shares its statistics",
     }
     return f"Fused {w.schedule} reduction ({ops}): {how[variant]}."
 
@@ -316,3 +323,52 @@ def _relay_launch(
         }
     )
     launch(kname, "grid", args, consts, code)
+
+
+def _team_launch(
+    w: ReductionWriter, p: Mapping[str, Any], name: str, code: Code, kernels: list[str]
+) -> None:
+    args = KernelArgs()
+    kname = f"{name}_team_kernel"
+    kernels.append(w.team_kernel(args, kname))
+    first = safe_name(w.group.inputs[0])
+    code.add(
+        f"BLOCK_N = min({p['TEAM_SLICE']}, triton.next_power_of_2(n_cols))  # one slice",
+        "n_split = triton.cdiv(n_cols, BLOCK_N)  # programs per row (a team)",
+        "# a team waits for all of its programs, so all must be resident at once: at most one",
+        "# per SM (every SM holds one); the interpreter runs programs one after another",
+        f'if {first}.device.type == "cuda":',
+        f"    resident = torch.cuda.get_device_properties({first}.device).multi_processor_count",
+        "else:",
+        "    resident = 1",
+        "if n_split <= resident:",
+    )
+    code.indent()
+    code.add(
+        "# arrival counts per row, then the ticket counter, one per 128-byte line; zeroed on",
+        "# every call",
+        f"count = torch.zeros((n_rows + 1) * {COUNT_STRIDE}, device={first}.device, "
+        "dtype=torch.int32)",
+    )
+    for ws, _ in w.partials():
+        code.add(
+            f"{ws} = torch.empty(max(1, n_rows) * n_split, device={first}.device, "
+            "dtype=torch.float32)"
+        )
+    consts: dict[str, Any] = {
+        "BLOCK_M": 1,
+        "BLOCK_N": "BLOCK_N",
+        "BLOCK_S": "triton.next_power_of_2(n_split)",
+        "COUNT_STRIDE": COUNT_STRIDE,
+        "num_warps": p["TEAM_WARPS"],
+    }
+    launch(kname, "(n_split * n_rows,)", args, consts, code)
+    code.dedent()
+    code.add("else:")
+    code.indent()
+    code.add("# a team larger than the GPU holds at once: sweep each row in blocks")
+    looped_args = KernelArgs()
+    looped_name = f"{name}_looped_kernel"
+    kernels.append(w.looped_kernel(looped_args, looped_name))
+    _looped_launch(w, p, looped_name, looped_args, code)
+    code.dedent()

@@ -1,0 +1,151 @@
+"""Team reductions: a row too long for one program's registers is held by a team of programs,
+one slice each, which share the row's statistics through L2 and normalise their own slice from
+the registers it was loaded into, so every element is read from HBM once and written once.
+
+    phase 1   take a ticket; load slice ``slot`` of row ``team`` (one block, kept in registers);
+              reduce it to partial statistics (Welford's (mean, M2, n) from two sweeps of the
+              registers, online softmax's (max, sum), a sum, a max...); store them in a
+              workspace and increment the row's arrival count (release)
+    phase 2   wait until the whole team has arrived (volatile loads watch the count, one
+              acquiring atomic reads it), combine the partials into the row's statistics, and
+              write the slice from the values still in registers
+
+Every program of a team waits for the others, so the whole team must be resident at once. The
+ticket (an atomic increment when a program starts, not its program id) makes teams start in
+order: a program of team ``t + 1`` exists only after every program of team ``t`` has started,
+so the lowest unfinished team is either fully started (and finishes) or alone on the GPU
+(and its missing programs find free slots). That holds while a team is no larger than the
+programs the GPU holds at once; the wrapper keeps ``n_split`` at most the SM count (every SM
+holds at least one program) and falls back to the looped kernel beyond that, and under the
+interpreter (which runs programs one after another) whenever a row needs more than one slice.
+
+Only one thread of a program runs a scalar atomic, so barriers fence each side: every
+thread's partial stores complete before the releasing increment, and the acquiring read
+completes before any thread loads the partials (as in ``relay``).
+"""
+
+from __future__ import annotations
+
+from kernelwright.design.kernel.accumulate import NEG_INF, POS_INF
+from kernelwright.design.kernel.common import Code, DesignError
+from kernelwright.design.kernel.emitter import BodyEmitter, Context, KernelArgs, safe_name
+from kernelwright.design.kernel.relay import RelayStages, relay_applies
+
+
+class TeamStages(RelayStages):
+    """Mixin of :class:`~kernelwright.design.kernel.reduction.ReductionWriter` (row schedule)."""
+
+    def team_kernel(self, args: KernelArgs, kname: str) -> str:
+        from kernelwright.design.kernel.split import assemble
+
+        if self.schedule != "row":
+            raise DesignError("a team splits rows (reduced dimensions innermost)")
+        why = relay_applies(self.graph, self.group, self.plan)
+        if why:
+            raise DesignError(why)
+        f = self.frame()  # type: ignore[attr-defined]
+        ctx = f.context()
+        em = self.emitter(args)  # type: ignore[attr-defined]
+        head, code = Code(), Code()
+        head.indent()
+        code.indent()
+        head.add(
+            "# a ticket (past the counts), not the program id: teams start in ticket order",
+            "ticket = tl.atomic_add(count_ptr + n_rows * COUNT_STRIDE, 1)",
+            "team = ticket // n_split  # the row this program holds a slice of",
+            "slot = ticket % n_split",
+            "rows = team + tl.arange(0, BLOCK_M)[:, None]",
+            "row_mask = rows < n_rows",
+            "# the slice: one block, loaded once and kept in registers until it is written",
+            "cols = slot * BLOCK_N + tl.arange(0, BLOCK_N)[None, :]",
+            "col_mask = cols < n_cols",
+        )
+        code.add("", "# ---- phase 1: this slice's partial statistics, from registers")
+        for r in self.plan.reductions:
+            self.slice_partial(em, ctx, r, code)
+        for ws, value in self.partials():
+            args.pointer(ws)
+            code.add(f"tl.store({ws}_ptr + rows * n_split + slot, {value}, mask=row_mask)")
+        code.add(
+            "# release: every thread's partials are visible to whoever sees the new count",
+            "tl.debug_barrier()",
+            "watch = count_ptr + team * COUNT_STRIDE",
+            'tl.atomic_add(watch, 1, sem="release")',
+            "",
+            "# ---- phase 2: wait for the whole team, combine, write the slice",
+            "# watch the count with plain volatile loads (an atomic per spin would contend with",
+            "# the other programs' increments), then acquire it once",
+            "seen = tl.load(watch, volatile=True)",
+            "while seen < n_split:",
+            "    seen = tl.load(watch, volatile=True)",
+            'tl.atomic_add(watch, 0, sem="acquire")',
+            "tl.debug_barrier()  # no thread reads the partials before the acquire",
+        )
+        self.combine_partials(em, ctx, code)
+        self.row_level(em, ctx, code, avail=1)  # type: ignore[attr-defined]
+        code.add("# ---- write the slice from the registers it was loaded into")
+        for o in self.plan.stores:
+            lines: list[str] = []
+            em.store(o, safe_name(o), ctx, lines, contiguous=True)
+            code.extend(lines)
+        self.helpers.update(em.helpers)
+        sizes = [("n_rows", "n_rows"), ("n_cols", "n_cols"), ("n_split", "n_split")]
+        args.pointer("count")
+        args.scalars[:0] = [s for s in sizes if all(s[0] != x for x, _ in args.scalars)]
+        consts = ["BLOCK_M", "BLOCK_N", "BLOCK_S", "COUNT_STRIDE"]
+        return assemble(kname, args, consts, head, em, code)
+
+    def slice_partial(self, em: BodyEmitter, ctx: Context, r: str, code: Code) -> None:
+        """Reduce the slice in registers to the partial ``combine_partials`` merges: the names
+        are those of :meth:`partials`. Two sweeps of the registers where a fold would need one
+        sweep of memory (a slice's mean, then its M2 about that mean: no per-element division)."""
+        s = safe_name(r)
+        if r in self.plan.welford:
+            return  # the variance travels as its mean's M2
+        if r in self.plan.welford.values():
+            var = next(v for v, m in self.plan.welford.items() if m == r)
+            e_name = self.src(r)
+            e = self._val(em, e_name, ctx, code)
+            mask = em.mask_for(e_name, ctx) or "True"
+            code.add(
+                "slice_len = tl.minimum(n_cols - slot * BLOCK_N, BLOCK_N)",
+                f"{s}_n = tl.zeros([BLOCK_M, 1], tl.float32) + slice_len",
+                f"{s} = tl.sum(tl.where({mask}, {e}, 0.0), axis=1, keep_dims=True) / {s}_n",
+                f"w_delta = tl.where({mask}, {e} - {s}, 0.0)",
+                f"{safe_name(var)}_m2 = tl.sum(w_delta * w_delta, axis=1, keep_dims=True)",
+            )
+            return
+        if r in self.plan.online.values():
+            e_name = self.src(r)
+            e = self._val(em, e_name, ctx, code)
+            mask = em.mask_for(e_name, ctx) or "True"
+            code.add(f"{s} = tl.max(tl.where({mask}, {e}, {NEG_INF}), axis=1, keep_dims=True)")
+            return
+        if r in self.plan.online:
+            m = self.plan.online[r]
+            e_name = self.src(m)
+            e = self._val(em, e_name, ctx, code)
+            mask = em.mask_for(e_name, ctx) or "True"
+            code.add(
+                f"o_safe = tl.where({safe_name(m)} == {NEG_INF}, 0.0, {safe_name(m)})",
+                f"{s} = tl.sum(tl.where({mask}, tl.exp({e} - o_safe), 0.0), axis=1, "
+                "keep_dims=True)",
+            )
+            return
+        op, src = self.op(r), self.src(r)
+        if self.is_int(src):
+            raise DesignError("the team's workspace holds fp32 partials, not integer sums")
+        v = self._val(em, src, ctx, code)
+        mask = em.mask_for(src, ctx) or "True"
+        if op in ("sum", "mean"):  # a mean's partial is its sum: the combine divides by n_cols
+            code.add(f"{s} = tl.sum(tl.where({mask}, {v}, 0.0), axis=1, keep_dims=True)")
+        elif op in ("max", "min"):
+            fill = NEG_INF if op == "max" else POS_INF
+            code.add(f"{s} = tl.{op}(tl.where({mask}, {v}, {fill}), axis=1, keep_dims=True)")
+        elif op == "prod":
+            self.helpers.add("_prod_combine")
+            code.add(
+                f"{s} = tl.reduce(tl.where({mask}, {v}, 1.0), 1, _prod_combine, keep_dims=True)"
+            )
+        else:
+            raise DesignError(f"a team combines statistics, not {op}")
