@@ -317,6 +317,15 @@ BOOL_RESULT = frozenset(
 
 # Helpers emitted (as @triton.jit functions) when an expression uses them.
 HELPERS = {
+    "_sleep_then": """@triton.jit
+def _sleep_then(seen):
+    # a pause between two polls of a count (about 100 ns): every warp of a waiting program
+    # issues one load per poll, and thousands of programs polling without a pause flood L2
+    # with requests that the programs still loading their data then queue behind
+    return tl.inline_asm_elementwise(
+        "nanosleep.u32 100;\\n\\tmov.b32 $0, $1;", "=r,r", [seen], dtype=tl.int32,
+        is_pure=False, pack=1,
+    )""",
     "_prod_combine": """@triton.jit
 def _prod_combine(a, b):
     # the combine function of a product reduction or scan

@@ -332,15 +332,27 @@ def _team_launch(
     kname = f"{name}_team_kernel"
     kernels.append(w.team_kernel(args, kname))
     first = safe_name(w.group.inputs[0])
+    if w.nested is None:
+        code.add(
+            f"BLOCK_N = min({p['TEAM_SLICE']}, triton.next_power_of_2(n_cols))  # one slice",
+            "n_split = triton.cdiv(n_cols, BLOCK_N)  # programs per row (a team)",
+        )
+    else:
+        inner = " * ".join(f"dim{d}" for d in w.nested.lo)
+        code.add(
+            f"n_lo = {inner}  # a slice lies in one step of the outer reduced dims",
+            f"BLOCK_N = min({p['TEAM_SLICE']}, triton.next_power_of_2(n_lo))",
+            "n_split = n_cols // n_lo * triton.cdiv(n_lo, BLOCK_N)  # programs per row (a team)",
+        )
     code.add(
-        f"BLOCK_N = min({p['TEAM_SLICE']}, triton.next_power_of_2(n_cols))  # one slice",
-        "n_split = triton.cdiv(n_cols, BLOCK_N)  # programs per row (a team)",
         "# a team waits for all of its programs, so all must be resident at once: at most one",
-        "# per SM (every SM holds one); the interpreter runs programs one after another",
+        "# per SM (every SM holds one)",
         f'if {first}.device.type == "cuda":',
         f"    resident = torch.cuda.get_device_properties({first}.device).multi_processor_count",
+        f'elif {first}.device.type == "cpu":',
+        "    resident = 1  # Triton's interpreter runs programs one after another",
         "else:",
-        "    resident = 1",
+        "    resident = n_split  # meta tensors (ahead-of-time compile checks): nothing runs",
         "if n_split <= resident:",
     )
     code.indent()

@@ -152,14 +152,8 @@ class RelayStages(Accumulators):
             "",
             "# ---- phase 2: wait for every slice of row `team - LAG`, then write this slice",
             "need = (team >= LAG).to(tl.int32) * n_split",
-            "# watch the count with plain volatile loads (an atomic per spin would contend with",
-            "# the increments and tickets of every other program), then acquire it once",
             "watch = count_ptr + tl.maximum(team - LAG, 0) * COUNT_STRIDE",
-            "seen = tl.load(watch, volatile=True)",
-            "while seen < need:",
-            "    seen = tl.load(watch, volatile=True)",
-            'tl.atomic_add(watch, 0, sem="acquire")',
-            "tl.debug_barrier()  # no thread reads the partials before the acquire",
+            *self.wait_for_count("watch", "need"),
         )
         ctx2 = f.context()
         self.combine_partials(em2, ctx2, code)
@@ -211,6 +205,20 @@ class RelayStages(Accumulators):
         consts = ["BLOCK_M", "BLOCK_N", "BLOCK_S", "CHUNK", "LAG", "COUNT_STRIDE"]
         consts += ["BLOCK_LO"] if nest else []
         return assemble(kname, args, consts, head, merged, code)
+
+    def wait_for_count(self, watch: str, need: str) -> list[str]:
+        """Lines that wait until the count at ``watch`` reaches ``need``, then acquire it."""
+        self.helpers.add("_sleep_then")
+        return [
+            "# watch the count with plain volatile loads (an atomic per poll would contend with",
+            "# the increments), pausing between polls; then acquire it once",
+            f"seen = tl.load({watch}, volatile=True)",
+            f"while seen < {need}:",
+            "    seen = _sleep_then(seen)",
+            f"    seen = tl.load({watch}, volatile=True)",
+            f'tl.atomic_add({watch}, 0, sem="acquire")',
+            "tl.debug_barrier()  # no thread reads the partials before the acquire",
+        ]
 
     def combine_partials(self, em: BodyEmitter, ctx: Context, code: Code) -> None:
         """Load row ``team - LAG``'s partials (from L2: ``.cg`` skips a stale L1 line) and merge

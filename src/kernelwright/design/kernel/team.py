@@ -44,7 +44,6 @@ class TeamStages(RelayStages):
         if why:
             raise DesignError(why)
         f = self.frame()  # type: ignore[attr-defined]
-        ctx = f.context()
         em = self.emitter(args)  # type: ignore[attr-defined]
         head, code = Code(), Code()
         head.indent()
@@ -56,10 +55,31 @@ class TeamStages(RelayStages):
             "slot = ticket % n_split",
             "rows = team + tl.arange(0, BLOCK_M)[:, None]",
             "row_mask = rows < n_rows",
-            "# the slice: one block, loaded once and kept in registers until it is written",
-            "cols = slot * BLOCK_N + tl.arange(0, BLOCK_N)[None, :]",
-            "col_mask = cols < n_cols",
         )
+        nest = self.nested = self.nest_for(list(self.plan.stores))  # type: ignore[attr-defined]
+        if nest is None:
+            ctx = f.context()
+            head.add(
+                "# the slice: one block, loaded once and kept in registers until it is written",
+                "lo = slot * BLOCK_N",
+                "cols = lo + tl.arange(0, BLOCK_N)[None, :]",
+                "col_mask = cols < n_cols",
+                "slice_len = tl.minimum(n_cols - lo, BLOCK_N)",
+            )
+        else:
+            ctx = self.nested_ctx(f, nest)  # type: ignore[attr-defined]
+            n_lo = " * ".join(em.dim_size(d) for d in nest.lo)
+            head.add(
+                "# the slice: one block of one step of the outer reduced dims (a group norm's",
+                "# channel), loaded once and kept in registers until it is written; values that",
+                "# vary only along the outer dims (the channel's weight) are scalars here",
+                f"n_lo_blocks = tl.cdiv({n_lo}, BLOCK_N)",
+                "red_hi = slot // n_lo_blocks",
+                "lo = (slot % n_lo_blocks) * BLOCK_N",
+                "cols = lo + tl.arange(0, BLOCK_N)[None, :]",
+                f"col_mask = cols < {n_lo}",
+                f"slice_len = tl.minimum({n_lo} - lo, BLOCK_N)",
+            )
         code.add("", "# ---- phase 1: this slice's partial statistics, from registers")
         for r in self.plan.reductions:
             self.slice_partial(em, ctx, r, code)
@@ -73,13 +93,7 @@ class TeamStages(RelayStages):
             'tl.atomic_add(watch, 1, sem="release")',
             "",
             "# ---- phase 2: wait for the whole team, combine, write the slice",
-            "# watch the count with plain volatile loads (an atomic per spin would contend with",
-            "# the other programs' increments), then acquire it once",
-            "seen = tl.load(watch, volatile=True)",
-            "while seen < n_split:",
-            "    seen = tl.load(watch, volatile=True)",
-            'tl.atomic_add(watch, 0, sem="acquire")',
-            "tl.debug_barrier()  # no thread reads the partials before the acquire",
+            *self.wait_for_count("watch", "n_split"),
         )
         self.combine_partials(em, ctx, code)
         self.row_level(em, ctx, code, avail=1)  # type: ignore[attr-defined]
@@ -108,7 +122,6 @@ class TeamStages(RelayStages):
             e = self._val(em, e_name, ctx, code)
             mask = em.mask_for(e_name, ctx) or "True"
             code.add(
-                "slice_len = tl.minimum(n_cols - slot * BLOCK_N, BLOCK_N)",
                 f"{s}_n = tl.zeros([BLOCK_M, 1], tl.float32) + slice_len",
                 f"{s} = tl.sum(tl.where({mask}, {e}, 0.0), axis=1, keep_dims=True) / {s}_n",
                 f"w_delta = tl.where({mask}, {e} - {s}, 0.0)",

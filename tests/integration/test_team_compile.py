@@ -1,0 +1,45 @@
+"""The team kernels of group and instance norm compile for sm_90 at full size without spills,
+and their waits pause between polls (ahead of time, no GPU needed).
+
+Measured on the H200 before the pause: a team kernel's time grew with its warps (0.8 ms with 2
+warps, 6.8 with 4, 27 with 16, group norm), as every warp of every waiting program polled L2.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from compile_child import run_compile_script
+
+ROOT = Path(__file__).resolve().parents[2]
+TASKS = ["10_group_norm", "11_instance_norm"]
+
+
+@pytest.mark.slow
+def test_team_kernels_compile_without_spills_and_pause_between_polls() -> None:
+    pytest.importorskip("triton")
+    paths = [str(ROOT / "benchmarks" / "level1" / f"{t}.py") for t in TASKS]
+    rows = run_compile_script(
+        f"""
+        import json
+        from kernelwright.design.plan import plan_task
+        from kernelwright.design.compile_check import compile_check
+        from kernelwright.task import load_task
+        rows = []
+        for path in {paths!r}:
+            plan = plan_task(load_task(path, "full"), "cuda", "full", isolate=False)
+            (team,) = [d for d in plan.designs if "row-team" in d.structure_key()]
+            for r in compile_check(plan.render(team), path, "full", keep_ptx=True):
+                rows.append([path, r.kernel, r.ok, r.spill_bytes, r.error[:300], r.ptx or ""])
+        print(json.dumps(rows))
+        """
+    )
+    assert len(rows) == len(TASKS), [r[:5] for r in rows]
+    if all(not ok and "ptxas" in error.lower() for _, _, ok, _, error, _ in rows):
+        pytest.skip("no ptxas for sm_90 in this triton install")
+    for path, kernel, ok, spill, error, ptx in rows:
+        assert kernel.endswith("_team_kernel"), (path, kernel)
+        assert ok, (path, kernel, error)
+        assert spill in (0, None), (path, kernel, spill)
+        assert "nanosleep.u32" in ptx, (path, kernel)
