@@ -216,7 +216,8 @@ class RelayStages(Accumulators):
             f"while seen < {need}:",
             "    seen = _sleep_then(seen)",
             f"    seen = tl.load({watch}, volatile=True)",
-            f'tl.atomic_add({watch}, 0, sem="acquire")',
+            "# acquire once; the partials' mask uses its result, so the compiler keeps it",
+            f'seen = tl.atomic_add({watch}, 0, sem="acquire")',
             "tl.debug_barrier()  # no thread reads the partials before the acquire",
         ]
 
@@ -225,7 +226,7 @@ class RelayStages(Accumulators):
         them into the row's statistics."""
         code.add(
             "slots = tl.arange(0, BLOCK_S)[None, :]  # one partial per slice",
-            "s_mask = row_mask & (slots < n_split)",
+            "s_mask = row_mask & (slots < seen)  # seen: the whole team (n_split) by now",
             "at = rows * n_split + slots",
         )
 
