@@ -1,8 +1,9 @@
 """The team kernels of group and instance norm compile for sm_90 at full size without spills,
-and their waits pause between polls (ahead of time, no GPU needed).
+their waits pause between polls, and the row statistics reach the slice without a trip through
+shared memory (ahead of time, no GPU needed).
 
-Measured on the H200 before the pause: a team kernel's time grew with its warps (0.8 ms with 2
-warps, 6.8 with 4, 27 with 16, group norm), as every warp of every waiting program polled L2.
+Measured on the H200 with the statistics converted between layouts (2048 shared stores a
+program): group norm 6.6 ms instead of 0.56, whether or not the programs waited for each other.
 """
 
 from __future__ import annotations
@@ -43,3 +44,5 @@ def test_team_kernels_compile_without_spills_and_pause_between_polls() -> None:
         assert ok, (path, kernel, error)
         assert spill in (0, None), (path, kernel, spill)
         assert "nanosleep.u32" in ptx, (path, kernel)
+        # reductions and the ticket's broadcast use a few; a layout conversion, hundreds
+        assert ptx.count("st.shared") < 64, (path, kernel, ptx.count("st.shared"))
