@@ -94,8 +94,14 @@ def test_a_column_softmax_keeps_its_tile_in_registers(tmp_path) -> None:  # type
 
 
 def test_group_norm_folds_the_variance_into_the_statistics_sweep(tmp_path) -> None:  # type: ignore[no-untyped-def]
-    """Groups of 131072 elements: the looped kernel reads each twice with Welford, three times
-    without; the relay, measured no faster than the first, comes second."""
-    (first, second, third) = ranked(tmp_path, "group_norm", HOSTILE_PRIOR)
-    assert first.skills == ["row-looped", "welford"]
-    assert second.skills == ["row-relay", "welford"] and third.skills == ["row-looped"]
+    """Groups of 131072 elements: a team of programs holds each group in registers and reads
+    it once (with a fold: Welford's partials); the looped kernel reads it twice with Welford,
+    three times without; the relay, measured no faster than the looped kernel, after it.
+    The archive's preference for the looped kernel does not outweigh a whole sweep."""
+    order = [d.skills for d in ranked(tmp_path, "group_norm", HOSTILE_PRIOR)]
+    assert order == [
+        ["row-team", "welford"],
+        ["row-looped", "welford"],
+        ["row-relay", "welford"],
+        ["row-looped"],
+    ]
