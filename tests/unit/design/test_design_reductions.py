@@ -4,6 +4,7 @@ interpreter, on odd sizes and non-power-of-two rows, with variants of other shap
 from __future__ import annotations
 
 import pytest
+from design_checks import norm_task
 
 LOOP = {"LOOP_BLOCK": 16, "LOOP_COLS": 8, "LOOP_ROWS": 2, "SPLIT_PROGRAMS": 16}
 
@@ -161,6 +162,19 @@ def test_per_lane_welford_matches_torch_on_a_masked_tail_and_a_large_offset(
     for src in check(body, inputs=offset, skills=(f"{schedule}-looped", "welford"), params=LOOP):
         looped = src.split("_looped_kernel(")[1]
         assert "_welford_combine" in looped and "blk_" not in looped
+
+
+def test_per_lane_welford_keeps_its_precision_over_many_blocks_at_a_large_offset(check) -> None:
+    """An instance norm over rows of 33123 at 1000 +- 3 in blocks of 1024 (33 updates a lane):
+    lanes whose running means rounded at 1000 put the output 1.5e-4 off (torch: 5e-6 from
+    float64); statistics of x minus each lane's first element, merged about the row's first
+    element, keep it within 1e-5."""
+    body = norm_task("InstanceNorm2d(2, affine=True)", "(1, 2, 181, 183)")
+    shifted = "[[torch.randn(1, 2, 181, 183) * 3.0 + 1000.0], [torch.randn(1, 2, 182, 181) - 40.0]]"
+    (src,) = check(
+        body, inputs=shifted, skills=("row-looped", "welford"), params={"LOOP_BLOCK": 1024}
+    )
+    assert "_pivot" in src.split("_looped_kernel(")[1]
 
 
 NORMS = {

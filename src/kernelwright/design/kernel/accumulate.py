@@ -8,9 +8,10 @@ finished, in one pass (the whole extent in registers) or looped (per-lane accumu
                     the lanes holding the row's extreme (torch's first-index tie rule)
     online softmax  per lane: running maximum and the sum of exp(x - max) rescaled when it grows;
                     lanes merged once after the sweep
-    Welford         per lane: running mean and M2 (every lane of a block has seen the same count,
-                    so the update multiplies by one scalar reciprocal); lanes merged once after
-                    the sweep with Chan's formula (``tl.reduce`` with ``_welford_combine``)
+    Welford         per lane: running mean and M2 of x minus the lane's first element (every
+                    lane of a block has seen the same count, so the update multiplies by one
+                    scalar reciprocal); lanes merged once after the sweep with Chan's formula
+                    (``tl.reduce`` with ``_welford_combine``) about the row's first element
 
 Masked lanes hold the reduction's neutral element, so padding never changes a result. Looped
 accumulators are per lane, so a sweep issues no cross-warp reduction until it ends: the loads of
@@ -154,9 +155,11 @@ class Accumulators:
         if r in self.plan.welford:
             m = self.plan.welford[r]
             code.add(
-                "# Welford per lane: the running mean and M2 of the elements each lane has seen",
+                "# Welford per lane: the running mean and M2 of the elements each lane has seen,",
+                "# about the lane's first element (its pivot)",
                 f"{safe_name(m)}_lane = tl.zeros({shape}, tl.float32)",
                 f"{safe_name(r)}_lane = tl.zeros({shape}, tl.float32)",
+                f"{safe_name(m)}_pivot = tl.zeros({shape}, tl.float32)",
             )
             return
         if r in self.plan.welford.values():
@@ -237,12 +240,17 @@ class Accumulators:
         e = self._val(em, e_name, ctx, code)
         mask = em.mask_for(e_name, ctx) or "True"
         ml, m2 = f"{safe_name(m)}_lane", f"{safe_name(r)}_lane"
+        pivot = f"{safe_name(m)}_pivot"
         code.add(
-            "# Welford per lane: every lane inside the extent has seen one element per block",
+            "# Welford per lane: every lane inside the extent has seen one element per block.",
+            "# Statistics of x - pivot (the lane's first element): the running mean stays near",
+            "# zero, so its updates do not round at the data's offset (x ~ 1000 +- 3 lost 1e-4)",
+            f"{pivot} = tl.where(start == 0, {e}, {pivot})",
             f"w_rcp = 1.0 / (start // {f.block_red} + 1)",
-            f"w_delta = tl.where({mask}, {e} - {ml}, 0.0)",
+            f"w_y = {e} - {pivot}",
+            f"w_delta = tl.where({mask}, w_y - {ml}, 0.0)",
             f"{ml} = {ml} + w_delta * w_rcp",
-            f"{m2} = {m2} + tl.where({mask}, w_delta * ({e} - {ml}), 0.0)",
+            f"{m2} = {m2} + tl.where({mask}, w_delta * (w_y - {ml}), 0.0)",
         )
 
     def online_finish(self, em: BodyEmitter, f: FrameLike, ctx: Context, r: str, code: Code) -> str:
@@ -272,13 +280,19 @@ class Accumulators:
             var = next(v for v, mean in self.plan.welford.items() if mean == r)
             self.helpers.add("_welford_combine")
             lanes = f"tl.arange(0, {f.block_red})" + ("[None, :]" if ax == 1 else "[:, None]")
+            pivot = f"{safe_name(r)}_pivot"
             code.add(
                 f"w_lane = {lanes}",
                 f"w_cnt = tl.where(w_lane < {f.n_red}, ({f.n_red} - 1 - w_lane) // "
                 f"{f.block_red} + 1, 0).to(tl.float32)",
+                "# the lanes' means merge about one pivot for the whole row (lane 0's, its first",
+                "# element: a sum of one nonzero is exact), then the pivot is added back once",
+                f"w_base = tl.sum(tl.where(w_lane == 0, {pivot}, 0.0), axis={ax}, keep_dims=True)",
                 f"{out}, {safe_name(var)}_m2, {safe_name(r)}_n = tl.reduce(("
-                f"{safe_name(r)}_lane, {safe_name(var)}_lane, tl.broadcast_to(w_cnt, "
-                f"{f.acc_shape()})), {ax}, _welford_combine, keep_dims=True)",
+                f"{safe_name(r)}_lane + ({pivot} - w_base), {safe_name(var)}_lane, "
+                f"tl.broadcast_to(w_cnt, {f.acc_shape()})), {ax}, _welford_combine, "
+                "keep_dims=True)",
+                f"{out} = w_base + {out}",
             )
             return out
         m = self.plan.welford[r]
