@@ -311,12 +311,11 @@ def _relay_launch(
             "dtype=torch.float32)"
         )
     code.add(
-        f"grid = (n_split * (n_rows + {p['LAG']}),)  # LAG more teams: they write the last rows",
-        "BLOCK_S = triton.next_power_of_2(n_split)",
+        f"grid = (n_split * (n_rows + {p['LAG']}),)  # LAG more teams: they write the last rows"
     )
     consts.update(
         {
-            "BLOCK_S": "BLOCK_S",
+            "BLOCK_S": "triton.next_power_of_2(n_split)",
             "CHUNK": "chunk",
             "LAG": p["LAG"],
             "COUNT_STRIDE": COUNT_STRIDE,

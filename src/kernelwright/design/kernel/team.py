@@ -6,9 +6,10 @@ the registers it was loaded into, so every element is read from HBM once and wri
               reduce it to partial statistics (Welford's (mean, M2, n) from two sweeps of the
               registers, online softmax's (max, sum), a sum, a max...); store them in a
               workspace and increment the row's arrival count (release)
-    phase 2   wait until the whole team has arrived (volatile loads watch the count, one
-              acquiring atomic reads it), combine the partials into the row's statistics, and
-              write the slice from the values still in registers
+    phase 2   wait until the whole team has arrived (volatile loads watch the count with a
+              pause between polls, one acquiring read), combine the partials into the row's
+              statistics (scalars: see ``combine_partials``), and write the slice from the
+              values still in registers
 
 Every program of a team waits for the others, so the whole team must be resident at once. The
 ticket (an atomic increment when a program starts, not its program id) makes teams start in
