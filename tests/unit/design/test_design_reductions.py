@@ -164,6 +164,17 @@ def test_per_lane_welford_matches_torch_on_a_masked_tail_and_a_large_offset(
         assert "_welford_combine" in looped and "blk_" not in looped
 
 
+def test_per_lane_welford_pivots_ignore_masked_lanes_where_the_value_is_infinite(check) -> None:
+    """The variance of log(x) over rows of 37 in blocks of 16: the masked tail loads 0 and
+    log(0) is -inf there. A lane's pivot comes only from a valid element, so no -inf reaches
+    the lanes' merge (where -inf x a zero weight would make NaN)."""
+    body = rows_task(
+        "((y := x.log()) - y.mean(dim=-1, keepdim=True)).pow(2).mean(dim=-1), y.mean(dim=-1)"
+    )
+    positive = "[[torch.rand(7, 37) + 0.5], [torch.rand(3, 5) * 2.0 + 0.1]]"
+    check(body, inputs=positive, skills=("row-looped", "welford"), params=LOOP)
+
+
 def test_per_lane_welford_keeps_its_precision_over_many_blocks_at_a_large_offset(check) -> None:
     """An instance norm over rows of 33123 at 1000 +- 3 in blocks of 1024 (33 updates a lane):
     lanes whose running means rounded at 1000 put the output 1.5e-4 off (torch: 5e-6 from

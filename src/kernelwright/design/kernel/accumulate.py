@@ -245,7 +245,7 @@ class Accumulators:
             "# Welford per lane: every lane inside the extent has seen one element per block.",
             "# Statistics of x - pivot (the lane's first element): the running mean stays near",
             "# zero, so its updates do not round at the data's offset (x ~ 1000 +- 3 lost 1e-4)",
-            f"{pivot} = tl.where(start == 0, {e}, {pivot})",
+            f"{pivot} = tl.where((start == 0) & {mask}, {e}, {pivot})  # masked lanes keep 0",
             f"w_rcp = 1.0 / (start // {f.block_red} + 1)",
             f"w_y = {e} - {pivot}",
             f"w_delta = tl.where({mask}, w_y - {ml}, 0.0)",
