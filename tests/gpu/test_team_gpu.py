@@ -16,7 +16,13 @@ pytestmark = pytest.mark.gpu
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tests" / "unit" / "design"))
 
-from design_checks import designs_for, norm_task, with_params, write_task  # noqa: E402
+from design_checks import (  # noqa: E402
+    designs_for,
+    norm_task,
+    softmax_rows_task,
+    with_params,
+    write_task,
+)
 
 # rows of 40200 (instance: 200 x 201), 34560 (group: 4 channels x 96 x 90) and 50000 (softmax)
 # elements: 3 to 40 slices a row, the last one masked
@@ -26,20 +32,7 @@ TASKS = {
         (3, 16, 200, 201),
     ),
     "group": (norm_task("GroupNorm(8, 32)", "(6, 32, 96, 90)"), (6, 32, 96, 90)),
-    "softmax": (
-        """
-class Model(nn.Module):
-    def __init__(self):
-        super().__init__()
-    def forward(self, x):
-        return torch.softmax(x, dim=-1)
-def get_inputs():
-    return [torch.randn(300, 50000) * 4.0]
-def get_init_inputs():
-    return []
-""",
-        (300, 50000),
-    ),
+    "softmax": (softmax_rows_task("(300, 50000)"), (300, 50000)),
 }
 
 

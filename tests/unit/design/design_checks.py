@@ -53,6 +53,29 @@ def get_init_inputs():
 """
 
 
+# a softmax row with a single finite entry among -inf (a masked attention row)
+MASKED_ROW_VARIANT = (
+    '[[torch.full((2, 17000), -float("inf")).index_fill(1, torch.tensor([5]), 0.0)]]'
+)
+
+
+def softmax_rows_task(shape: str, variants: str = "[]") -> str:
+    """A task applying ``torch.softmax`` over the last dimension of x of ``shape`` (x 4)."""
+    return f"""
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+    def forward(self, x):
+        return torch.softmax(x, dim=-1)
+def get_inputs():
+    return [torch.randn{shape} * 4.0]
+def get_input_variants():
+    return {variants}
+def get_init_inputs():
+    return []
+"""
+
+
 def designs_for(path: Path) -> tuple[Any, list[Any]]:
     """(partition, ranked designs) of a task at its small size, captured in this process."""
     from kernelwright.design.capture import capture_path

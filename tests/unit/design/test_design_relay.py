@@ -6,7 +6,13 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from design_checks import designs_for, norm_task, write_task
+from design_checks import (
+    MASKED_ROW_VARIANT,
+    designs_for,
+    norm_task,
+    softmax_rows_task,
+    write_task,
+)
 
 # rows of 16768 (instance) and 18291 (group: 3 channels x 67 x 91) elements, past the 16384
 # where the relay applies
@@ -17,19 +23,7 @@ INSTANCE = norm_task(
 )
 GROUP = norm_task("GroupNorm(2, 6)", "(2, 6, 67, 91)")
 
-SOFTMAX = """
-class Model(nn.Module):
-    def __init__(self):
-        super().__init__()
-    def forward(self, x):
-        return torch.softmax(x, dim=-1)
-def get_inputs():
-    return [torch.randn(3, 20000) * 4.0]
-def get_input_variants():
-    return [[torch.full((2, 17000), -float("inf")).index_fill(1, torch.tensor([5]), 0.0)]]
-def get_init_inputs():
-    return []
-"""
+SOFTMAX = softmax_rows_task("(3, 20000)", MASKED_ROW_VARIANT)
 
 # small slices and blocks, so a row is a team of several programs with a masked last block
 SMALL = {"SLICE": 4096, "LOOP_BLOCK": 1024, "LOOP_WARPS": 4}

@@ -12,7 +12,13 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from design_checks import designs_for, norm_task, write_task
+from design_checks import (
+    MASKED_ROW_VARIANT,
+    designs_for,
+    norm_task,
+    softmax_rows_task,
+    write_task,
+)
 
 # rows of 33123 (instance: 181 x 183) and 32883 (group: 3 channels x 97 x 113) elements, past
 # the 32768 where the team applies; the instance norm's variant is shifted far from zero
@@ -24,19 +30,7 @@ INSTANCE = norm_task(
 )
 GROUP = norm_task("GroupNorm(2, 6)", "(1, 6, 97, 113)")
 
-SOFTMAX = """
-class Model(nn.Module):
-    def __init__(self):
-        super().__init__()
-    def forward(self, x):
-        return torch.softmax(x, dim=-1)
-def get_inputs():
-    return [torch.randn(2, 33000) * 4.0]
-def get_input_variants():
-    return [[torch.full((2, 17000), -float("inf")).index_fill(1, torch.tensor([5]), 0.0)]]
-def get_init_inputs():
-    return []
-"""
+SOFTMAX = softmax_rows_task("(2, 33000)", MASKED_ROW_VARIANT)
 
 ONE_SLICE = {"TEAM_SLICE": 65536, "TEAM_WARPS": 4}  # each row is a team of one program
 # teams of 9 programs (instance, softmax) or of 3 channels x 3 slices (group, whose slices lie

@@ -100,22 +100,9 @@ class Accumulators:
         if not full:  # the input is constant along the reduced axis
             code.add(f"{out} = {self._constant_reduce(op, v, f)}")
             return out
-        if op in ("sum", "mean"):
-            zero = "0" if self.is_int(src) else "0.0"
-            cast = ".to(tl.int64)" if self.is_int(src) else ""
-            expr = f"tl.sum(tl.where({mask}, {v}{cast}, {zero}), axis={ax}, keep_dims=True)"
-            if op == "mean":
-                expr = f"{expr} / {f.n_red}"
-            code.add(f"{out} = {expr}")
-        elif op in ("max", "min"):
-            fill = NEG_INF if op == "max" else POS_INF
-            code.add(f"{out} = tl.{op}(tl.where({mask}, {v}, {fill}), axis={ax}, keep_dims=True)")
-        elif op == "prod":
-            self.helpers.add("_prod_combine")
-            code.add(
-                f"{out} = tl.reduce(tl.where({mask}, {v}, 1.0), {ax}, _prod_combine, "
-                "keep_dims=True)"
-            )
+        if op in ("sum", "mean", "max", "min", "prod"):
+            expr = self.block_reduce(op, v, mask, ax, self.is_int(src))
+            code.add(f"{out} = {expr}" + (f" / {f.n_red}" if op == "mean" else ""))
         elif op in ("argmax", "argmin"):
             best, fill = ("max", NEG_INF) if op == "argmax" else ("min", POS_INF)
             code.add(
@@ -129,6 +116,20 @@ class Accumulators:
         else:
             raise DesignError(f"no one-pass form for {op}")
         return out
+
+    def block_reduce(self, op: str, v: str, mask: str, ax: int, is_int: bool = False) -> str:
+        """The expression reducing ``v`` along ``ax`` with masked lanes neutral (a mean: its
+        sum; the caller divides)."""
+        if op in ("sum", "mean"):
+            zero, cast = ("0", ".to(tl.int64)") if is_int else ("0.0", "")
+            return f"tl.sum(tl.where({mask}, {v}{cast}, {zero}), axis={ax}, keep_dims=True)"
+        if op in ("max", "min"):
+            fill = NEG_INF if op == "max" else POS_INF
+            return f"tl.{op}(tl.where({mask}, {v}, {fill}), axis={ax}, keep_dims=True)"
+        if op == "prod":
+            self.helpers.add("_prod_combine")
+            return f"tl.reduce(tl.where({mask}, {v}, 1.0), {ax}, _prod_combine, keep_dims=True)"
+        raise DesignError(f"no block reduction for {op}")
 
     def _constant_reduce(self, op: str, v: str, f: FrameLike) -> str:
         if op == "sum":

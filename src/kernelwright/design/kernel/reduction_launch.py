@@ -276,6 +276,22 @@ def _split_launch(
     launch(k2, "grid", stage2, {"BLOCK_S": "BLOCK_S", "BLOCK_P": "BLOCK_P2", "num_warps": 4}, code)
 
 
+def _counts_and_partials(w: ReductionWriter, first: str, teams: str, code: Code) -> None:
+    """The relay's and the team's workspace: an arrival count per team (``teams`` of them),
+    the ticket counter after them, and each partial per row and slice."""
+    code.add(
+        "# arrival counts per row, then the ticket counter, one per 128-byte line; zeroed on",
+        "# every call",
+        f"count = torch.zeros(({teams} + 1) * {COUNT_STRIDE}, device={first}.device, "
+        "dtype=torch.int32)",
+    )
+    for ws, _ in w.partials():
+        code.add(
+            f"{ws} = torch.empty(max(1, n_rows) * n_split, device={first}.device, "
+            "dtype=torch.float32)"
+        )
+
+
 def _relay_launch(
     w: ReductionWriter, p: Mapping[str, Any], name: str, code: Code, kernels: list[str]
 ) -> None:
@@ -298,18 +314,8 @@ def _relay_launch(
             f"chunk = triton.cdiv(min({p['SLICE']}, n_cols), BLOCK_N) * BLOCK_N"
             "  # whole blocks per slice"
         )
-    code.add(
-        "n_split = triton.cdiv(n_cols, chunk)  # programs per row (a team)",
-        "# arrival counts per row, then the ticket counter, one per 128-byte line; zeroed on",
-        "# every call",
-        f"count = torch.zeros((n_rows + {p['LAG']} + 1) * {COUNT_STRIDE}, device={first}.device, "
-        "dtype=torch.int32)",
-    )
-    for ws, _ in w.partials():
-        code.add(
-            f"{ws} = torch.empty(max(1, n_rows) * n_split, device={first}.device, "
-            "dtype=torch.float32)"
-        )
+    code.add("n_split = triton.cdiv(n_cols, chunk)  # programs per row (a team)")
+    _counts_and_partials(w, first, f"n_rows + {p['LAG']}", code)
     code.add(
         f"grid = (n_split * (n_rows + {p['LAG']}),)  # LAG more teams: they write the last rows"
     )
@@ -356,17 +362,7 @@ def _team_launch(
         "if n_split <= resident:",
     )
     code.indent()
-    code.add(
-        "# arrival counts per row, then the ticket counter, one per 128-byte line; zeroed on",
-        "# every call",
-        f"count = torch.zeros((n_rows + 1) * {COUNT_STRIDE}, device={first}.device, "
-        "dtype=torch.int32)",
-    )
-    for ws, _ in w.partials():
-        code.add(
-            f"{ws} = torch.empty(max(1, n_rows) * n_split, device={first}.device, "
-            "dtype=torch.float32)"
-        )
+    _counts_and_partials(w, first, "n_rows", code)
     consts: dict[str, Any] = {
         "BLOCK_M": 1,
         "BLOCK_N": "BLOCK_N",

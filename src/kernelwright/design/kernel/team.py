@@ -27,7 +27,7 @@ completes before any thread loads the partials (as in ``relay``).
 
 from __future__ import annotations
 
-from kernelwright.design.kernel.accumulate import NEG_INF, POS_INF
+from kernelwright.design.kernel.accumulate import NEG_INF
 from kernelwright.design.kernel.common import Code, DesignError
 from kernelwright.design.kernel.emitter import BodyEmitter, Context, KernelArgs, safe_name
 from kernelwright.design.kernel.relay import RelayStages, relay_applies
@@ -149,17 +149,9 @@ class TeamStages(RelayStages):
         op, src = self.op(r), self.src(r)
         if self.is_int(src):
             raise DesignError("the team's workspace holds fp32 partials, not integer sums")
+        if op not in ("sum", "mean", "max", "min", "prod"):
+            raise DesignError(f"a team combines statistics, not {op}")
         v = self._val(em, src, ctx, code)
         mask = em.mask_for(src, ctx) or "True"
-        if op in ("sum", "mean"):  # a mean's partial is its sum: the combine divides by n_cols
-            code.add(f"{s} = tl.sum(tl.where({mask}, {v}, 0.0), axis=1, keep_dims=True)")
-        elif op in ("max", "min"):
-            fill = NEG_INF if op == "max" else POS_INF
-            code.add(f"{s} = tl.{op}(tl.where({mask}, {v}, {fill}), axis=1, keep_dims=True)")
-        elif op == "prod":
-            self.helpers.add("_prod_combine")
-            code.add(
-                f"{s} = tl.reduce(tl.where({mask}, {v}, 1.0), 1, _prod_combine, keep_dims=True)"
-            )
-        else:
-            raise DesignError(f"a team combines statistics, not {op}")
+        # a mean's partial is its sum: the combine divides by n_cols
+        code.add(f"{s} = {self.block_reduce(op, v, mask, 1)}")
