@@ -319,9 +319,9 @@ BOOL_RESULT = frozenset(
 HELPERS = {
     "_sleep_then": """@triton.jit
 def _sleep_then(seen):
-    # a pause between two polls of a count (about 100 ns): every warp of a waiting program
-    # issues one load per poll, and thousands of programs polling without a pause flood L2
-    # with requests that the programs still loading their data then queue behind
+    # a pause between two polls of a count (about 100 ns), so that waiting programs do not
+    # issue a load per warp back to back. On the H200 (before the team's statistics became
+    # scalars) it changed the team kernel's time by under 3%: the wait was not the cost
     return tl.inline_asm_elementwise(
         "nanosleep.u32 100;\\n\\tmov.b32 $0, $1;", "=r,r", [seen], dtype=tl.int32,
         is_pure=False, pack=1,
