@@ -229,6 +229,14 @@ def scan_column(f: GroupFacts) -> dict[str, int]:
     return {"BLOCK_S": 16, "COLS": cols, "WARPS": max(1, cols // 128), "STAGES": 4}
 
 
+@heuristic("scan_chained")
+def scan_chained(f: GroupFacts) -> dict[str, int]:
+    """Chunks of 64 steps x 128 positions in 4 warps: 64 values a thread held from load to
+    write (the team reductions' best on the H200 also held 64 a thread)."""
+    cols = max(32, min(128, next_pow2(f.inner_length)))
+    return {"BLOCK_S": 64, "COLS": cols, "WARPS": max(1, min(4, cols // 32))}
+
+
 @heuristic("select_rows")
 def select_rows(f: GroupFacts) -> dict[str, int]:
     """Whole rows in registers, several short ones per program: about 2K elements, 16 per

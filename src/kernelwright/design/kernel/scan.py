@@ -7,6 +7,11 @@ column   contiguous dimensions follow the scanned one (a scan over time of (B, T
          BLOCK_S, so every load stays contiguous; with BLOCK_P = 128 per warp each thread holds
          whole columns of the block (4 adjacent positions), so the scan is sequential adds in
          registers, without shuffles or barriers
+chained  a column walk cut into chunks of BLOCK_S steps, one program each, when the positions
+         alone are too few to fill the GPU (a scan over time of a few thousand features):
+         each program holds its chunk in registers, publishes the chunk's total, looks back
+         over the chunks before it for its prefix (decoupled look-back: a chunk that has
+         published its inclusive prefix ends the look-back) and writes the chunk once
 reverse  the same walk from the end: a suffix sum without the two flips PyTorch code pays for.
          ``tl.cumsum(..., reverse=True)`` reverses lanes with five shuffles per element, so a
          reverse column walk reads its block's rows in descending order (each row is still one
@@ -14,6 +19,15 @@ reverse  the same walk from the end: a suffix sum without the two flips PyTorch 
          vectors counted from its end: suffix sums inside each vector are three adds, the vectors'
          totals are scanned forward (their order is already the suffix order); a reverse row
          product keeps ``reverse=True`` (its exclusive prefix cannot come from a division)
+
+The chained scan orders programs by a ticket taken when each starts (not the program id, whose
+launch order the hardware does not promise): chunk ``c`` of every column gets a ticket after
+chunk ``c - 1``'s, so a program only waits for programs that have started and the look-back
+cannot deadlock however few programs are resident. Under the interpreter, which runs programs
+one after another, every earlier chunk has finished when a program looks back. Only one thread
+runs a scalar atomic, so barriers fence each side (as in the team reductions): every thread's
+total is stored before the releasing flag, and the acquiring read of a flag completes before
+any thread loads what it announces.
 
 The block loop is software-pipelined (``tl.range(..., num_stages=STAGES)``: the next blocks'
 loads are in flight, through shared memory, while this block is scanned), so a program keeps
@@ -50,6 +64,7 @@ from kernelwright.design.ops import classify, scan_info
 
 ROW_DEFAULTS = {"BLOCK_N": 2048, "ROWS": 1, "WARPS": 8, "STAGES": 3}
 COLUMN_DEFAULTS = {"BLOCK_S": 16, "COLS": 128, "WARPS": 1, "STAGES": 4}
+CHAINED_DEFAULTS = {"BLOCK_S": 64, "COLS": 128, "WARPS": 4}
 
 PROD_COMBINE = "_prod_combine"
 
@@ -81,7 +96,8 @@ class ScanPlan:
 def render_scan(
     graph: OpGraph, group: Group, name: str, variant: str, params: Mapping[str, Any]
 ) -> RenderedKernel:
-    """Render a scan group (the schedule follows the layout; ``variant`` is informational)."""
+    """Render a scan group: the schedule follows the layout; ``variant`` ``chained`` cuts a
+    column walk into chunks (any other variant is informational)."""
     assert group.layout is not None
     layout = group.layout
     scans = [n for n in group.nodes if classify(graph.node(n)) == "scan"]
@@ -96,7 +112,11 @@ def render_scan(
     row = sd == len(layout.hint) - 1
     acc = "tl.float32" if graph.meta(s).is_float else "tl.int64"
     plan = ScanPlan(row, kind, reverse, row and reverse and kind == "sum", acc)
-    p = {**(ROW_DEFAULTS if row else COLUMN_DEFAULTS), **params}
+    chained = variant == "chained"
+    if chained and row:
+        raise DesignError("a chained scan cuts a column walk; this scan runs along rows")
+    defaults = ROW_DEFAULTS if row else CHAINED_DEFAULTS if chained else COLUMN_DEFAULTS
+    p = {**defaults, **params}
     args = KernelArgs()
     em = BodyEmitter(graph, group.nodes, layout, args, group.inputs)
     head, code = Code(), Code()
@@ -106,23 +126,30 @@ def render_scan(
     if row:
         ctx, consts = _row_setup(plan, outer, sd, head, args)
     else:
+        if chained:
+            _ticket(head, args)
+        else:
+            head.add("pid = tl.program_id(0)")
         ctx, consts = _column_setup(outer, inner, sd, head, args)
         args.hint("n_inner", math.prod(layout.hint[d] for d in inner))  # bounds the mask
     # a row walk's mask (and a reverse walk's first column) along tile axis 1 depends on n_scan
     args.scalar("n_scan", "n_scan", layout.hint[sd] if row else None)
-    _walk(plan, em, ctx, src.name, s, code)
+    if chained:
+        _chunk(plan, em, ctx, src.name, s, code)
+    else:
+        _walk(plan, em, ctx, src.name, s, code)
     for out in group.outputs:
         lines: list[str] = []
         em.store(out, safe_name(out), ctx, lines, contiguous=True)
         code.extend(lines)
     kname = f"{name}_kernel"
     kernel = "\n".join(
-        signature(kname, args, [*consts, "STAGES"])
+        signature(kname, args, consts if chained else [*consts, "STAGES"])
         + head.lines
         + ["    " + ln for ln in em.prelude]
         + code.lines
     )
-    wrapper = _wrapper(graph, group, plan, p, name, kname, args, sd, outer, inner)
+    wrapper = _wrapper(graph, group, plan, p, name, kname, args, sd, outer, inner, chained)
     return RenderedKernel(
         (kernel,),
         wrapper,
@@ -161,11 +188,12 @@ def _column_setup(
     head: Code,
     args: KernelArgs,
 ) -> tuple[Context, list[str]]:
-    """BLOCK_P contiguous positions per program (and one index of the dims before the scan)."""
+    """BLOCK_P contiguous positions per program (and one index of the dims before the scan),
+    from ``pid``: the program id, or a chained scan's column block."""
     out_g = IndexGroup(outer, "pid_outer", None, None, hoist=True) if outer else None
     par = IndexGroup(inner, "cols", "col_mask", 1, hoist=True)
     red = IndexGroup((sd,), "rs", "r_mask", 0)
-    head.add("pid = tl.program_id(0)", "n_inner_blocks = tl.cdiv(n_inner, BLOCK_P)")
+    head.add("n_inner_blocks = tl.cdiv(n_inner, BLOCK_P)")
     if out_g is not None:
         head.add("pid_outer = pid // n_inner_blocks  # flat index of the dims before the scan")
     head.add(
@@ -175,6 +203,79 @@ def _column_setup(
     )
     args.scalar("n_inner", "n_inner")
     return Context(tuple(g for g in (out_g, par, red) if g is not None)), ["BLOCK_P", "BLOCK_S"]
+
+
+def _ticket(head: Code, args: KernelArgs) -> None:
+    """A chained scan's program: its chunk and column block, from a ticket."""
+    args.pointer("flags")
+    args.pointer("ws")
+    args.scalar("n_chains", "n_chains")
+    args.scalar("n_chunks", "n_chunks")
+    head.add(
+        "# a ticket (past the flags), not the program id: chunk c of every column block is",
+        "# handed out after chunk c - 1, so a program waits only for programs that have started",
+        "ticket = tl.atomic_add(flags_ptr + n_chains * n_chunks, 1)",
+        "chunk = ticket // n_chains  # which BLOCK_S steps of the scanned axis",
+        "pid = ticket % n_chains  # which column block (and index of the dims before the scan)",
+    )
+
+
+def _chunk(plan: ScanPlan, em: BodyEmitter, ctx: Context, src: str, scan: str, code: Code) -> None:
+    """One chunk of a chained scan: its values in registers, its total published, the prefix of
+    the chunks before it found by looking back, its inclusive prefix published, the scan."""
+    first = "chunk * BLOCK_S + tl.arange(0, BLOCK_S)[:, None]"
+    if plan.reverse:
+        code.add(f"rs = n_scan - 1 - ({first})  # chunks counted from the end, rows descending")
+        code.add("r_mask = rs >= 0")
+    else:
+        code.add(f"rs = {first}", "r_mask = rs < n_scan")
+    lines: list[str] = []
+    v = em.value(src, ctx, lines)
+    code.extend(lines)
+    vm = em.mask_for(src, ctx) or "True"
+    n, acc = plan.neutral, plan.acc
+    code.add(f"v = tl.where({vm}, {v}.to({acc}), {n})  # masked lanes: neutral element")
+    if plan.kind == "sum":
+        total, combine = "tl.sum(v, axis=0, keep_dims=True)", "+"
+        local = "tl.cumsum(v, axis=0)"
+    else:
+        total, combine = f"tl.reduce(v, 0, {PROD_COMBINE}, keep_dims=True)", "*"
+        local = "tl.cumprod(v, axis=0)"
+        em.helpers.add(PROD_COMBINE)
+    em.helpers.add("_sleep_then")
+    code.add(
+        f"total = {total}  # the chunk's own total, per position",
+        "",
+        "# ---- publish the total (state 1), then look back over the chunks before this one; a",
+        "# chunk in state 2 has published its inclusive prefix, which ends the look-back",
+        "slot = pid * n_chunks + chunk",
+        "lanes = tl.arange(0, BLOCK_P)[None, :]",
+        "tl.store(ws_ptr + slot * BLOCK_P + lanes, total)",
+        "tl.debug_barrier()  # every thread's total is stored before the flag announces it",
+        'tl.atomic_xchg(flags_ptr + slot, 1, sem="release")',
+        f"prefix = tl.full([1, BLOCK_P], {n}, {acc})",
+        "back = chunk - 1",
+        "while back >= 0:",
+        "    flag = flags_ptr + pid * n_chunks + back",
+        "    state = tl.load(flag, volatile=True)",
+        "    while state == 0:",
+        "        state = _sleep_then(state)",
+        "        state = tl.load(flag, volatile=True)",
+        '    state = tl.atomic_add(flag, 0, sem="acquire")  # its result is used: kept',
+        "    tl.debug_barrier()  # no thread reads the workspace before the acquire",
+        "    # state 2: the inclusive prefix, in the workspace's second half; 1: the total",
+        "    at = ((state // 2) * n_chains * n_chunks + pid * n_chunks + back) * BLOCK_P",
+        f'    prefix = prefix {combine} tl.load(ws_ptr + at + lanes, cache_modifier=".cg")',
+        "    back = tl.where(state == 2, -1, back - 1)",
+        "tl.store(ws_ptr + (n_chains * n_chunks + slot) * BLOCK_P + lanes, "
+        f"prefix {combine} total)",
+        "tl.debug_barrier()",
+        'tl.atomic_xchg(flags_ptr + slot, 2, sem="release")',
+        "",
+        "# ---- the chunk's scan from registers, after the prefix of the chunks before it",
+        f"{safe_name(scan)} = {local} {combine} prefix",
+    )
+    em.done[em.key(scan, ctx)] = safe_name(scan)
 
 
 def _walk(plan: ScanPlan, em: BodyEmitter, ctx: Context, src: str, scan: str, code: Code) -> None:
@@ -265,6 +366,7 @@ def _wrapper(
     sd: int,
     outer: tuple[int, ...],
     inner: tuple[int, ...],
+    chained: bool = False,
 ) -> str:
     assert group.layout is not None
     w = Code()
@@ -275,7 +377,8 @@ def _wrapper(
         " from the end" if plan.reverse else ""
     )
     walk = "row" if plan.row else "column"
-    w.add(f'"""Fused {what} along dim {sd} ({walk} walk with a carry)."""')
+    how = "chunks with a look-back" if chained else f"{walk} walk with a carry"
+    w.add(f'"""Fused {what} along dim {sd} ({how})."""')
     w.add("# sizes come from the runtime tensors, so any input shape works")
     sources = dim_sources(graph, group, group.layout)
     for d in sorted(sources):
@@ -291,17 +394,33 @@ def _wrapper(
             f"BLOCK_M = min({p['ROWS']}, triton.next_power_of_2(n_rows))",
             "grid = (triton.cdiv(n_rows, BLOCK_M),)",
         )
-        consts = {"BLOCK_M": "BLOCK_M", "BLOCK_N": "BLOCK_N"}
+        consts = {"BLOCK_M": "BLOCK_M", "BLOCK_N": "BLOCK_N", "STAGES": p["STAGES"]}
     else:
         w.add(
             f"n_outer = {prod(outer)}",
             f"n_inner = {prod(inner)}",
             f"BLOCK_S = min({p['BLOCK_S']}, triton.next_power_of_2(n_scan))",
             f"BLOCK_P = min({p['COLS']}, triton.next_power_of_2(n_inner))",
-            "grid = (triton.cdiv(n_inner, BLOCK_P) * n_outer,)",
         )
         consts = {"BLOCK_P": "BLOCK_P", "BLOCK_S": "BLOCK_S"}
-    consts.update({"STAGES": p["STAGES"], "num_warps": p["WARPS"]})
+        if chained:
+            first = safe_name(group.inputs[0])
+            dtype = "torch.float32" if plan.acc == "tl.float32" else "torch.int64"
+            w.add(
+                "n_chains = triton.cdiv(n_inner, BLOCK_P) * n_outer  # column blocks",
+                "n_chunks = triton.cdiv(n_scan, BLOCK_S)",
+                "# a state per chunk (0: nothing yet, 1: its total, 2: its inclusive prefix) and",
+                "# the ticket counter past them; each chunk's total, then its inclusive prefix",
+                f"flags = torch.zeros(n_chains * n_chunks + 1, device={first}.device, "
+                "dtype=torch.int32)",
+                f"ws = torch.empty(2 * n_chains * n_chunks * BLOCK_P, device={first}.device, "
+                f"dtype={dtype})",
+                "grid = (n_chains * n_chunks,)",
+            )
+        else:
+            w.add("grid = (triton.cdiv(n_inner, BLOCK_P) * n_outer,)")
+            consts["STAGES"] = p["STAGES"]
+    consts["num_warps"] = p["WARPS"]
     launch(kname, "grid", args, consts, w)
     outs = ", ".join(safe_name(o) for o in group.outputs)
     w.add(f"return {outs}" + ("," if len(group.outputs) == 1 else ""))
