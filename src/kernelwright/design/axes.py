@@ -7,9 +7,14 @@ dimension is either one of the domain's dimensions or a broadcast dimension of s
     domain (B, S, H) of rms-norm      x: (0, 1, 2)    weight: (2,)    mean(keepdim): (0, 1, None)
 
 The map is found by unification: PyTorch's right-aligned broadcasting in pointwise ops,
-reductions (keepdim or not), scans, gathers and the views a kernel can absorb (unsqueeze, squeeze,
-expand, size-1 reshapes, permute) each say which dimensions are the same. A group whose values
-cannot all be mapped, or that maps one dimension onto two domain dimensions, is refused.
+reductions (keepdim or not), scans, gathers, table lookups and the views a kernel can absorb
+(unsqueeze, squeeze, expand, size-1 reshapes, permute) each say which dimensions are the same.
+A group whose values cannot all be mapped, or that maps one dimension onto two domain
+dimensions, is refused.
+
+A lookup ``table[index]`` maps its result's leading dimensions onto the index's and its trailing
+ones onto the table's dimensions after the first; the table itself gets no axis map (its first
+dimension is addressed through the index) and is read only by the emitter's indexed load.
 
 A selection (``topk(x, k, d)``) maps its results' dimension ``d`` onto the domain dimension of
 ``x``'s: the results and every value computed from them are *narrow*, k long along that
@@ -24,6 +29,7 @@ from dataclasses import dataclass
 from kernelwright.design.graph import Node, OpGraph, Ref, TensorMeta
 from kernelwright.design.ops import (
     classify,
+    lookup_index,
     reduction_dims,
     reduction_keepdim,
     scan_info,
@@ -136,6 +142,7 @@ def infer_layout(graph: OpGraph, names: Sequence[str], anchor: str | None = None
         values.update(
             r for r in n.refs() if not (graph.has_node(r) and graph.node(r).kind == "sym")
         )
+    values -= lookup_tables(graph, nodes)
     for v in values:
         meta = _meta_or_none(graph, v)
         if meta is None:
@@ -298,6 +305,14 @@ def _constrain(graph: OpGraph, n: Node, kind: str, uf: _UnionFind) -> None:
                 if d != dim:
                     uf.union((src.name, d), (n.name, d))
         return
+    if kind == "lookup":
+        index = lookup_index(n)
+        assert index is not None and out is not None
+        im = graph.meta(index.name)
+        for d in range(im.rank):
+            if not _is_one(im, d):
+                uf.union((index.name, d), (n.name, d))
+        return
     if kind == "view":
         _view(graph, n, uf)
         return
@@ -305,6 +320,20 @@ def _constrain(graph: OpGraph, n: Node, kind: str, uf: _UnionFind) -> None:
         _select(graph, n, uf)
         return
     raise AxisError(f"{n.name} ({n.target}) cannot be fused")
+
+
+def lookup_tables(graph: OpGraph, nodes: Sequence[Node]) -> set[str]:
+    """The tables the group's lookups read that nothing else in the group reads: they have no
+    axis map (see the module docstring)."""
+    tables: set[str] = set()
+    other: set[str] = set()
+    for n in nodes:
+        if classify(n) == "lookup" and isinstance(n.args[0], Ref):
+            tables.add(n.args[0].name)
+            other.update(r for r in n.refs() if r != n.args[0].name)
+        else:
+            other.update(n.refs())
+    return tables - other
 
 
 def _reads_select(graph: OpGraph, n: Node) -> bool:

@@ -8,6 +8,9 @@
                 row reductions such as a softmax) and its epilogue on the k selected positions
                 (renormalisation, index casts)
     pool        one pooling window op
+    lookup      ``table[index]`` with an integer index: an indexed load inside the element-wise
+                kernel that reads it (lowering gave each reader its own copy); a lookup read by
+                a reduction, a scan or a selection, or by PyTorch, stays a framework call
     framework   an op without a template (GEMM, conv, sort...): PyTorch runs it, labelled
 
 A concatenation of same-shaped element-wise results merges the pieces' groups and is written
@@ -30,7 +33,14 @@ from dataclasses import dataclass, field
 from kernelwright.design.axes import AxisError, Layout, absorbable_view, infer_layout
 from kernelwright.design.builder import meta_reduced
 from kernelwright.design.graph import Node, OpGraph, Ref
-from kernelwright.design.ops import classify, reduction_dims, reduction_keepdim, select_info
+from kernelwright.design.ops import (
+    classify,
+    lookup_fusible,
+    lookup_index,
+    reduction_dims,
+    reduction_keepdim,
+    select_info,
+)
 
 FUSIBLE = ("pointwise", "reduction", "scan")
 JOINABLE = (*FUSIBLE, "select")  # groups a later node may join (a selection takes its epilogue)
@@ -122,6 +132,9 @@ def fuse(graph: OpGraph) -> Partition:
                 joined = _try_add(graph, drafts, owner, gid, [n], "getitem")
                 assert joined, f"{n.name}: a selection's result must map onto its group"
             continue  # other getitems pick an output of a framework call in the forward
+        if kind == "lookup" and lookup_fusible(graph, n):
+            pending[n.name] = n  # loaded by the element-wise kernel that reads it
+            continue
         if kind == "view":
             src = n.args[0]
             in_kernel = isinstance(src, Ref) and (
@@ -142,6 +155,8 @@ def fuse(graph: OpGraph) -> Partition:
             draft_kind = "pool" if kind == "pool" else "framework"
             drafts.append(_Draft(draft_kind, [n.name], order[n.name], note=refusal or _why(n)))
             continue
+        if kind != "pointwise":
+            _materialise_lookups(graph, n, pending, drafts, owner, order)
         views = _pull_views(n, pending)
         producers = {owner[r] for v in views for r in v.refs() if r in owner} | _producers(
             graph, n, owner
@@ -180,7 +195,31 @@ def fuse(graph: OpGraph) -> Partition:
         owner[n.name] = len(drafts)
         drafts.append(_Draft(new_kind, names, order[names[0]], layout=layout))
         _merge_producers(graph, drafts, owner, owner[n.name], producers)
+    for name in [x for x, v in pending.items() if classify(v) == "lookup"]:
+        # read by no kernel (a graph output, a view PyTorch runs): PyTorch computes it
+        owner[name] = len(drafts)
+        drafts.append(_Draft("framework", [name], order[name], note=LOOKUP_NOTE))
     return _finish(graph, drafts, owner, order)
+
+
+LOOKUP_NOTE = "a table lookup read outside element-wise kernels (only they load through an index)"
+
+
+def _materialise_lookups(
+    graph: OpGraph,
+    n: Node,
+    pending: dict[str, Node],
+    drafts: list[_Draft],
+    owner: dict[str, int],
+    order: dict[str, int],
+) -> None:
+    """Pending lookups ``n`` reads (through pending views) become framework calls: ``n`` opens or
+    joins a reduction, scan or selection, whose templates do not load through an index."""
+    for v in _pull_views(n, pending):
+        if classify(v) == "lookup":
+            pending.pop(v.name)
+            owner[v.name] = len(drafts)
+            drafts.append(_Draft("framework", [v.name], order[v.name], note=LOOKUP_NOTE))
 
 
 def _fuse_cat(graph: OpGraph, drafts: list[_Draft], owner: dict[str, int], n: Node) -> bool:
@@ -205,14 +244,16 @@ def _fusible_source(drafts: list[_Draft], owner: dict[str, int], name: str) -> b
 
 
 def _pull_views(n: Node, pending: dict[str, Node]) -> list[Node]:
-    """The pending views ``n`` reads, with the pending views they read, in order."""
+    """The pending views (and lookups) ``n`` reads, with the pending ones they read, in order.
+    A lookup's table is read through its pointer, never computed in the kernel: only its index
+    is followed."""
     found: list[Node] = []
 
     def visit(name: str) -> None:
         v = pending.get(name)
         if v is None or v in found:
             return
-        src = v.args[0]
+        src = lookup_index(v) if classify(v) == "lookup" else v.args[0]
         if isinstance(src, Ref):
             visit(src.name)
         found.append(v)
@@ -325,6 +366,8 @@ def _try_add(
     if _creates_cycle(graph, drafts, owner, gid, new):
         return False
     names = d.nodes + [x.name for x in new]
+    if new_kind != "pointwise" and _has_lookup(graph, names):
+        return False
     layout = _layout(graph, names, new_kind)
     if layout is None or _serial_epilogue(graph, names, layout, new_kind):
         return False
@@ -333,6 +376,11 @@ def _try_add(
     for x in new:
         owner[x.name] = gid
     return True
+
+
+def _has_lookup(graph: OpGraph, names: Sequence[str]) -> bool:
+    """Only the element-wise templates load through an index (a table lookup)."""
+    return any(classify(graph.node(x)) == "lookup" for x in names)
 
 
 def _serial_epilogue(graph: OpGraph, names: Sequence[str], layout: Layout, kind: str) -> bool:
@@ -412,6 +460,8 @@ def _merge_producers(
             else "pointwise"
         )
         names = sorted(p.nodes + d.nodes, key=lambda x: _index(graph, x))
+        if new_kind != "pointwise" and _has_lookup(graph, names):
+            continue
         layout = _layout(graph, names, new_kind)
         if layout is None or _serial_epilogue(graph, names, layout, new_kind):
             continue

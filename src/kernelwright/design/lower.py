@@ -12,6 +12,8 @@
     var / std (correction)     mean -> sub -> square -> sum -> div (n - correction) (-> sqrt)
     mean/sum over all dims     the .dim forms over every dimension
     flip(cumsum(flip(x)))      kw.scan(x, d, "sum", reverse=True) (and cumprod)
+    table[index] read twice    one copy of the lookup (and the views after it) per reader, so
+                               each reader's kernel loads the rows itself (see _clone_lookups)
 
 Every primitive is itself an ATen operator (except ``kw.scan``), so a lowered graph still runs
 in PyTorch: whatever fusion cannot cover stays executable as framework calls.
@@ -29,6 +31,7 @@ from kernelwright.design.builder import (
     meta_reduced,
 )
 from kernelwright.design.graph import Arg, Node, OpGraph, Ref
+from kernelwright.design.ops import classify, lookup_fusible
 
 Rule = Callable[[Builder, Node, dict[str, list[Node]]], dict[int, Arg] | None]
 
@@ -68,7 +71,7 @@ def lower(graph: OpGraph) -> OpGraph:
                 continue
         b.keep(n)
     outputs = tuple(b.remap(a) for a in graph.outputs)
-    return _prune(graph.replace(tuple(b.nodes), outputs))
+    return _clone_lookups(_prune(graph.replace(tuple(b.nodes), outputs)))
 
 
 def _prune(graph: OpGraph) -> OpGraph:
@@ -398,6 +401,71 @@ def _reverse_scans(graph: OpGraph) -> OpGraph:
         return graph
     nodes = tuple(replace.get(n.name, n) for n in graph.nodes if n.name not in drop)
     return graph.replace(nodes)
+
+
+def _clone_lookups(graph: OpGraph) -> OpGraph:
+    """Give every reader of a table lookup (``table[index]``, possibly through views) after the
+    first its own copy of the lookup and of the views between them, placed just before it.
+
+    A lookup is an indexed load inside an element-wise kernel; a reader in another kernel than
+    the first would otherwise read the gathered rows written out by the first (a rotary
+    embedding's query and key kernels read one cos and one sin lookup). The emitter loads
+    identical lookups once per kernel, so copies read in one kernel cost nothing."""
+    chain_of: dict[str, str] = {}  # a fusible lookup, or a view of one -> the lookup
+    for n in graph.nodes:
+        kind = classify(n)
+        if kind == "lookup" and lookup_fusible(graph, n):
+            chain_of[n.name] = n.name
+        elif kind == "view" and isinstance(n.args[0], Ref) and n.args[0].name in chain_of:
+            chain_of[n.name] = chain_of[n.args[0].name]
+    if not chain_of:
+        return graph
+    by_name = {n.name: n for n in graph.nodes}
+    taken = {n.name for n in graph.nodes} | {i.name for i in graph.inputs}
+    claimed: set[str] = set()
+    nodes: list[Node] = []
+    for n in graph.nodes:
+        needed = set() if n.name in chain_of else _chain_ancestors(by_name, chain_of, n)
+        if not needed & claimed:
+            claimed |= needed  # the first reader keeps the originals
+            nodes.append(n)
+            continue
+        rename: dict[str, str] = {}
+        for c in sorted(needed, key=list(by_name).index):  # execution order
+            fresh = f"{c}_for_{n.name}"
+            while fresh in taken:
+                fresh += "_"
+            taken.add(fresh)
+            rename[c] = fresh
+            nodes.append(_renamed(by_name[c], rename, fresh))
+        nodes.append(_renamed(n, rename, n.name))
+    return _prune(graph.replace(tuple(nodes)))
+
+
+def _chain_ancestors(by_name: dict[str, Node], chain_of: dict[str, str], n: Node) -> set[str]:
+    """The lookup-chain nodes (lookups and views of them) that ``n`` reads, with theirs."""
+    found: set[str] = set()
+    stack = [r for r in n.refs() if r in chain_of]
+    while stack:
+        c = stack.pop()
+        if c not in found:
+            found.add(c)
+            stack.extend(r for r in by_name[c].refs() if r in chain_of)
+    return found
+
+
+def _renamed(n: Node, rename: dict[str, str], name: str) -> Node:
+    """``n`` called ``name``, reading ``rename[r]`` in place of each renamed ``r``."""
+
+    def arg(a: Arg) -> Arg:
+        if isinstance(a, Ref):
+            return Ref(rename.get(a.name, a.name))
+        if isinstance(a, tuple):
+            return tuple(arg(x) for x in a)
+        return a
+
+    kwargs = tuple((k, arg(v)) for k, v in n.kwargs)
+    return Node(name, n.kind, n.target, tuple(arg(a) for a in n.args), kwargs, n.meta, n.sym)
 
 
 __all__ = ["Builder", "broadcast_meta", "contiguous_strides", "lower", "meta_like", "meta_reduced"]

@@ -5,6 +5,9 @@
     reduction    sum, mean, amax, amin, argmax, argmin, prod     reduction kernels
     scan         cumsum, cumprod, kw.scan (reverse)              scan kernels
     gather       gather along the reduced dimension              point evaluation in a row kernel
+    lookup       table[i] (index.Tensor, one integer index;      an indexed load in an element-wise
+                 embedding)                                      kernel (an embedding's or a
+                                                                 position table's rows)
     cat          concatenation of same-shaped pieces             pieces written into slices of one
                                                                  output by one element-wise kernel
     view         unsqueeze, squeeze, expand, view, permute...    absorbed as an axis map, or run by
@@ -60,6 +63,9 @@ VIEWS = frozenset(
 )
 CONSTS = frozenset({"aten.scalar_tensor.default", "aten.full.default"})
 SELECTS = frozenset({"aten.topk.default"})
+# table[index] along the first dimension; an embedding's forward is the same lookup (its
+# padding_idx and scale_grad_by_freq act on the gradient only)
+LOOKUPS = frozenset({"aten.index.Tensor", "aten.embedding.default"})
 # Views PyTorch runs between kernels (free: they only make new strides); never inside a kernel.
 FORWARD_VIEWS = frozenset(
     {
@@ -445,9 +451,38 @@ def classify(node: Node) -> str:
         return "const"
     if t == "aten.gather.default":
         return "gather"
+    if t in LOOKUPS and lookup_index(node) is not None:
+        return "lookup"
     if t == "aten.cat.default":
         return "cat"
     return "framework"
+
+
+def lookup_index(node: Node) -> Ref | None:
+    """The index of ``table[index]`` (``aten.index.Tensor`` with one index tensor, on the first
+    dimension, or ``aten.embedding``); None for other indexing (several indices, a slice before
+    the index)."""
+    if node.target == "aten.embedding.default":
+        index = node.args[1] if len(node.args) > 1 else None
+        return index if isinstance(index, Ref) else None
+    indices = node.args[1] if len(node.args) > 1 else None
+    if isinstance(indices, tuple) and len(indices) == 1 and isinstance(indices[0], Ref):
+        return indices[0]
+    return None
+
+
+# Index tensors a lookup loads through (bool and uint8 index tensors are masks in PyTorch)
+LOOKUP_INDEX_DTYPES = frozenset({"int64", "int32", "int16", "int8"})
+
+
+def lookup_fusible(graph: OpGraph, node: Node) -> bool:
+    """``table[index]`` can be an indexed load: one integer index tensor, and a table the kernel
+    reads through its pointer (not a scalar)."""
+    index = lookup_index(node)
+    table = node.args[0]
+    if index is None or not isinstance(table, Ref):
+        return False
+    return graph.meta(index.name).dtype in LOOKUP_INDEX_DTYPES and graph.meta(table.name).rank >= 1
 
 
 def reduction_dims(node: Node, rank: int) -> tuple[int, ...]:

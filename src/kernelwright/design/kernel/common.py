@@ -16,6 +16,7 @@ from kernelwright.design.axes import Layout
 from kernelwright.design.fusion import Group
 from kernelwright.design.graph import OpGraph, Ref
 from kernelwright.design.kernel.emitter import ALIGN_MAX, KernelArgs, safe_name
+from kernelwright.design.ops import classify, lookup_index
 from kernelwright.errors import KernelwrightError
 
 TORCH_DTYPES = {
@@ -95,6 +96,15 @@ def dim_sources(graph: OpGraph, group: Group, layout: Layout) -> dict[int, str]:
         for k, a in enumerate(axes):
             if a is not None and a not in sources:
                 sources[a] = f"{safe_name(name)}.shape[{k}]"
+    for name in group.nodes:  # a lookup's trailing dimensions are its table's
+        node = graph.node(name)
+        index = lookup_index(node) if classify(node) == "lookup" else None
+        if index is None or not isinstance(node.args[0], Ref):
+            continue
+        k = graph.meta(index.name).rank
+        for j, a in enumerate(layout.axes[name][k:]):
+            if a is not None and a not in sources:
+                sources[a] = f"{safe_name(node.args[0].name)}.shape[{1 + j}]"
     missing = [d for d in range(len(layout.hint)) if d not in sources]
     if missing:
         raise DesignError(f"no input tells the runtime size of domain dimensions {missing}")

@@ -32,6 +32,7 @@ from kernelwright.design.ops import (
     classify,
     compute_dtype,
     literal,
+    lookup_index,
     tanh_of_softplus,
 )
 
@@ -151,11 +152,15 @@ class BodyEmitter:
         self.decomposed: set[tuple[str, int]] = set()
         self.hoisted: set[str] = set()
         self.names = {n: safe_name(n) for n in [*nodes, *inputs]}
+        # (table, index, axes, context suffix) -> the variable holding that lookup: lowering
+        # gives each reader its own copy of a lookup, loaded once per kernel here
+        self.lookups: dict[tuple[str, str, tuple[int | None, ...], str], str] = {}
         self.prelude: list[str] = []  # statements fixed per program: placed before any loop
 
     def new_scope(self) -> None:
         """Forget values computed inside the previous loop (a new pass recomputes them)."""
         self.done = {k: v for k, v in self.done.items() if self.row_level(k[0], None) and not k[1]}
+        self.lookups.clear()
         self.decomposed = {k for k in self.decomposed if k[0] in self.hoisted}
 
     # -- values -----------------------------------------------------------------------------
@@ -214,7 +219,45 @@ class BodyEmitter:
                 return expr  # clone/alias: no statement
             out.append(f"{name} = {expr}")
             return name
+        if kind == "lookup":
+            return self.lookup(node, ctx, out)
         raise NotImplementedError(f"{node.name}: {node.target} is computed by the schedule")
+
+    def lookup(self, node: Node, ctx: Context, out: list[str]) -> str:
+        """``table[index]``: load the index, then the table's rows at it. A negative index
+        counts from the end (as in PyTorch); an index out of range reads 0 where PyTorch
+        raises (a kernel cannot raise; the load stays inside the table)."""
+        table, index = node.args[0], lookup_index(node)
+        assert isinstance(table, Ref) and index is not None
+        axes = self.layout.axes[node.name]
+        key = (table.name, index.name, axes, "" if self.row_level(node.name, ctx) else ctx.suffix)
+        if key in self.lookups:
+            return self.lookups[key]
+        i = self.value(index.name, ctx, out)
+        tm, k = self.graph.meta(table.name), self.graph.meta(index.name).rank
+        tname = self.names.get(table.name, safe_name(table.name))
+        ptr = self.args.pointer(tname)
+        n_rows = self.args.scalar(f"{tname}_rows", f"{tname}.shape[0]")
+        stride0 = self.args.scalar(f"{tname}_stride0", f"{tname}.stride(0)", tm.strides[0])
+        var = self.var(node.name, ctx)
+        trailing = axes[k:]
+        strides = {d: 0 for d in range(len(self.layout.hint))}
+        for j, a in enumerate(trailing):
+            if a is not None:
+                strides[a] = int(tm.strides[1 + j])
+        offset = self.offset_terms(tname, trailing, strides, ctx, out, first_dim=1)
+        mask = self.mask_for(node.name, ctx)
+        out.append(
+            f"{var}_row = tl.where({i} < 0, {i} + {n_rows}, {i})  # the table row (negative: "
+            "from the end)"
+        )
+        inside = f"({var}_row >= 0) & ({var}_row < {n_rows})"
+        loc = f"{ptr} + {var}_row * {stride0}" + (f" + {offset}" if offset else "")
+        conv = ".to(tl.float32)" if tm.is_float else ""
+        full = f"{mask} & {inside}" if mask else inside
+        out.append(f"{var} = tl.load({loc}, mask={full}, other=0){conv}")
+        self.lookups[key] = var
+        return var
 
     def pointwise_args(self, node: Node) -> tuple[Arg, ...]:
         """The operands to compute: mish's tanh(softplus(x)) needs only x (the softplus chain
@@ -327,6 +370,19 @@ class BodyEmitter:
         axes = self.layout.axes[name]
         meta = self.graph.meta(name)
         strides = self._domain_strides(name, None if contiguous else meta.strides)
+        return self.offset_terms(tensor, axes, strides, ctx, out)
+
+    def offset_terms(
+        self,
+        tensor: str,
+        axes: Sequence[int | None],
+        strides: dict[int, int],
+        ctx: Context,
+        out: list[str],
+        first_dim: int = 0,
+    ) -> str:
+        """The offset terms of ``tensor``, whose dimensions from ``first_dim`` on lie along the
+        domain dimensions ``axes`` with ``strides`` (domain dim -> stride at capture)."""
         terms: list[str] = []
         for g in ctx.groups:
             dims = [d for d in g.dims if d in set(a for a in axes if a is not None)]
@@ -334,7 +390,7 @@ class BodyEmitter:
                 continue
             if self.mergeable(strides, g.dims):
                 inner = max(dims, key=lambda d: g.dims.index(d))
-                k = axes.index(inner)
+                k = first_dim + list(axes).index(inner)
                 stride = self.args.scalar(
                     f"{tensor}_stride{k}", f"{tensor}.stride({k})", strides[inner]
                 )
@@ -342,7 +398,7 @@ class BodyEmitter:
                 continue
             for d in dims:
                 idx = self.dim_index(g, d, out)
-                k = axes.index(d)
+                k = first_dim + list(axes).index(d)
                 stride = self.args.scalar(
                     f"{tensor}_stride{k}", f"{tensor}.stride({k})", strides[d]
                 )

@@ -45,7 +45,9 @@ def contiguous_suffix(graph: OpGraph, group: Group) -> int:
     layout = group.layout
     em = BodyEmitter(graph, group.nodes, layout, KernelArgs(), group.inputs)
     n = len(layout.hint)
-    values = [(v, False) for v in group.inputs] + [(o, True) for o in group.outputs]
+    # a lookup's table is addressed through its index (no axis map): it bounds no run
+    values = [(v, False) for v in group.inputs if v in layout.axes]
+    values += [(o, True) for o in group.outputs]
     start = n - 1
     while start > 0:
         dims = tuple(range(start - 1, n))
