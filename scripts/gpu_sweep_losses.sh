@@ -8,5 +8,5 @@ export PYTHONPATH=src KERNELWRIGHT_PRESTART=2
 sweep="python scripts/gpu_schedule_sweep.py --designs 1 --configs 40 --deadline 300"
 harness="python scripts/gpu_optimize_suite.py --budget 1 --tune 0 --trials 2 --timeout 60"
 scripts/per_gpu.sh \
-  "timeout 320 $sweep --only 29_kl_div_distill --out /tmp/s0; tar czf \$OUT/sweep0.tgz -C /tmp s0 --exclude=src; KERNELWRIGHT_HOME=/tmp/kw0 timeout 100 $harness --only 21_cumsum_masked_time --deadline 90 --out \$OUT/o0" \
-  "timeout 320 $sweep --only 28_cross_entropy_smoothed --out /tmp/s1; tar czf \$OUT/sweep1.tgz -C /tmp s1 --exclude=src"
+  "timeout 320 $sweep --only 29_kl_div_distill --out /tmp/s0; tar czf \$OUT/sweep0.tgz --exclude=src -C /tmp s0; KERNELWRIGHT_HOME=/tmp/kw0 timeout 100 $harness --only 21_cumsum_masked_time --deadline 90 --out \$OUT/o0" \
+  "timeout 320 $sweep --only 28_cross_entropy_smoothed --out /tmp/s1; tar czf \$OUT/sweep1.tgz --exclude=src -C /tmp s1"
