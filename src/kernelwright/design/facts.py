@@ -129,4 +129,5 @@ def group_facts(
         has_gather=gather,
         indexed=indexed,
         stats_then_write=not relay_applies(graph, group, folded),
+        full_outputs=any(layout.is_full(o) for o in group.outputs if o in layout.axes),
     )

@@ -45,6 +45,8 @@ class GroupFacts:
         indexed: a reduction keeps an index with its value (argmax, argmin).
         stats_then_write: with the folds, one sweep computes every statistic and a second
             writes the full-size outputs (a normalisation), so the sweeps can be relayed.
+        full_outputs: the group writes a value along the reduced dimensions (a softmax, a
+            norm); False when it writes only per-row results (a loss's terms, a maximum).
     """
 
     kind: str
@@ -68,6 +70,7 @@ class GroupFacts:
     k: int = 0
     indexed: bool = False
     stats_then_write: bool = False
+    full_outputs: bool = True
 
     @property
     def numel(self) -> int:

@@ -93,11 +93,28 @@ def test_defaults_grow_warps_with_the_row() -> None:
 
 
 def test_short_rows_never_span_two_warps() -> None:
-    """A 1000-class row (cross-entropy): 4 rows per program, one warp each (H200: 4 warps
-    0.31 ms, 8 warps 0.46 ms), so the row's reductions stay warp shuffles."""
+    """A 1000-element row written back (a softmax): 4 rows per program, one warp each (H200,
+    cross-entropy: 4 warps 0.31 ms, 8 warps 0.46 ms), so the row's reductions stay warp
+    shuffles."""
     d = defaults_for("row_onepass", facts(reduced_length=1000))
     assert (d["ROWS"], d["WARPS"]) == (4, 4)
     assert defaults_for("row_onepass", facts(reduced_length=4096))["WARPS"] == 8
+
+
+def test_rows_reduced_to_per_row_results_hold_32_values_a_thread() -> None:
+    """A loss's rows (nothing written along the row): 32 values a thread, as the H200 sweeps of
+    the smoothed cross-entropy (1000 classes: 2 rows in 2 warps) and KL (2048: 4 rows in 8
+    warps) found; other lengths, and rows written back, keep the general rule."""
+    loss = facts(reduced_length=1000, full_outputs=False)
+    d = defaults_for("row_onepass", loss)
+    assert (d["ROWS"], d["WARPS"]) == (2, 2) and d["TILE"] >= 2 * 1024
+    d = defaults_for("row_onepass", replace(loss, reduced_length=2048))
+    assert (d["ROWS"], d["WARPS"]) == (4, 8) and d["TILE"] >= 4 * 2048
+    written = defaults_for("row_onepass", facts(reduced_length=2048))
+    assert (written["ROWS"], written["WARPS"]) == (2, 8)  # 16 values a thread
+    assert defaults_for("row_onepass", replace(loss, reduced_length=8192)) == defaults_for(
+        "row_onepass", facts(reduced_length=8192)
+    )
 
 
 def test_column_sweeps_use_few_reduced_rows_of_wide_contiguous_tiles() -> None:
