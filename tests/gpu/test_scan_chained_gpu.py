@@ -4,9 +4,7 @@ only these tests vouch for the look-back's synchronisation. Skipped without a GP
 
 from __future__ import annotations
 
-import importlib.util
 import sys
-import types
 from pathlib import Path
 
 import pytest
@@ -16,19 +14,7 @@ pytestmark = pytest.mark.gpu
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tests" / "unit" / "design"))
 
-from design_checks import designs_for, with_params, write_task  # noqa: E402
-
-BODY = """
-class Model(nn.Module):
-    def __init__(self):
-        super().__init__()
-    def forward(self, x{extra_arg}):
-        return {expr}
-def get_inputs():
-    return [{inputs}]
-def get_init_inputs():
-    return []
-"""
+from design_checks import load_design, scan_task  # noqa: E402
 
 # (expression, extra argument, inputs): thousands of steps over a few hundred positions, so the
 # grid holds many more chunks than the GPU runs at once and look-backs really wait
@@ -48,22 +34,6 @@ CASES = {
 }
 
 
-def _chained_module(tmp: Path, body: str, params: dict[str, int]) -> tuple[types.ModuleType, Path]:
-    from kernelwright.design.emit import emit
-
-    path = write_task(tmp, body)
-    part, designs = designs_for(path)
-    (design,) = [d for d in designs if "scan-chained" in d.skills][:1]
-    source = emit(part, with_params(design, params), path.read_text(), task_name="t", size="small")
-    file = tmp / "candidate.py"  # @triton.jit reads its source from a file
-    file.write_text(source)
-    spec = importlib.util.spec_from_file_location(f"candidate_{id(file)}", file)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module, path
-
-
 @pytest.mark.parametrize("case", sorted(CASES))
 @pytest.mark.parametrize("block_s, cols, warps", [(16, 32, 1), (64, 128, 4), (256, 64, 8)])
 def test_chained_scan_matches_torch(
@@ -74,9 +44,8 @@ def test_chained_scan_matches_torch(
     from kernelwright.task.module import import_task_module
 
     expr, extra_arg, inputs = CASES[case]
-    body = BODY.format(expr=expr, extra_arg=extra_arg, inputs=inputs)
     params = {"BLOCK_S": block_s, "COLS": cols, "WARPS": warps}
-    module, path = _chained_module(tmp_path, body, params)
+    module, path = load_design(tmp_path, scan_task(expr, extra_arg, inputs), "scan-chained", params)
     task = import_task_module(path, "small")
     ref, new = task.Model().cuda(), module.ModelNew().cuda()
     for draw in range(3):  # each draw run twice: the flags and tickets are zeroed every call

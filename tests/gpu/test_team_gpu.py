@@ -4,9 +4,7 @@ team, so only these tests vouch for its synchronisation. Skipped without a GPU (
 
 from __future__ import annotations
 
-import importlib.util
 import sys
-import types
 from pathlib import Path
 
 import pytest
@@ -16,13 +14,7 @@ pytestmark = pytest.mark.gpu
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tests" / "unit" / "design"))
 
-from design_checks import (  # noqa: E402
-    designs_for,
-    norm_task,
-    softmax_rows_task,
-    with_params,
-    write_task,
-)
+from design_checks import load_design, norm_task, softmax_rows_task  # noqa: E402
 
 # rows of 40200 (instance: 200 x 201), 34560 (group: 4 channels x 96 x 90) and 50000 (softmax)
 # elements: 3 to 40 slices a row, the last one masked
@@ -36,23 +28,6 @@ TASKS = {
 }
 
 
-def _team_module(tmp: Path, body: str, params: dict[str, int]) -> tuple[types.ModuleType, Path]:
-    from kernelwright.design.emit import emit
-
-    path = write_task(tmp, body)
-    part, designs = designs_for(path)
-    (design,) = [d for d in designs if "row-team" in d.skills][:1]
-    source = emit(part, with_params(design, params), path.read_text(), task_name="t", size="small")
-    assert "_team_kernel[" in source
-    file = tmp / "candidate.py"  # @triton.jit reads its source from a file
-    file.write_text(source)
-    spec = importlib.util.spec_from_file_location(f"candidate_{id(file)}", file)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module, path
-
-
 @pytest.mark.parametrize("name", sorted(TASKS))
 @pytest.mark.parametrize("slice_, warps", [(1024, 2), (4096, 4), (8192, 8)])
 def test_team_of_several_programs_matches_torch(
@@ -63,7 +38,9 @@ def test_team_of_several_programs_matches_torch(
     from kernelwright.task.module import import_task_module
 
     body, shape = TASKS[name]
-    module, path = _team_module(tmp_path, body, {"TEAM_SLICE": slice_, "TEAM_WARPS": warps})
+    params = {"TEAM_SLICE": slice_, "TEAM_WARPS": warps}
+    module, path = load_design(tmp_path, body, "row-team", params)
+    assert "_team_kernel[" in Path(module.__file__).read_text()
     task = import_task_module(path, "small")
     torch.manual_seed(3)
     ref = task.Model().cuda().eval()

@@ -76,6 +76,46 @@ def get_init_inputs():
 """
 
 
+def scan_task(expr: str, extra_arg: str, inputs: str, variant: str = "") -> str:
+    """A task returning ``expr`` of ``x`` (and ``extra_arg``, e.g. ``", mask"``) on ``inputs``,
+    with ``variant`` (an input list's items) as a second input set when given."""
+    variants = f"[[{variant}]]" if variant else "[]"
+    return f"""
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+    def forward(self, x{extra_arg}):
+        return {expr}
+def get_inputs():
+    return [{inputs}]
+def get_input_variants():
+    return {variants}
+def get_init_inputs():
+    return []
+"""
+
+
+def load_design(tmp: Path, body: str, skill: str, params: dict[str, int]) -> tuple[Any, Path]:
+    """(the emitted ModelNew's module, the task's path) for the first ranked design of the task
+    ``body`` holding ``skill``, with ``params``; the source is written to a file, from which
+    ``@triton.jit`` reads it (for runs on a GPU, without the interpreter)."""
+    import importlib.util
+
+    from kernelwright.design.emit import emit
+
+    path = write_task(tmp, body)
+    part, designs = designs_for(path)
+    (design,) = [d for d in designs if skill in d.skills][:1]
+    source = emit(part, with_params(design, params), path.read_text(), task_name="t", size="small")
+    file = tmp / "candidate.py"
+    file.write_text(source)
+    spec = importlib.util.spec_from_file_location(f"candidate_{id(file)}", file)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module, path
+
+
 def designs_for(path: Path) -> tuple[Any, list[Any]]:
     """(partition, ranked designs) of a task at its small size, captured in this process."""
     from kernelwright.design.capture import capture_path

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from design_checks import scan_task
 
 
 def unary_task(expr: str, shape: str = "3, 5, 7") -> str:
@@ -79,21 +80,6 @@ def get_init_inputs():
     check(body, skills=("elementwise-rows",))
 
 
-SCAN = """
-class Model(nn.Module):
-    def __init__(self):
-        super().__init__()
-    def forward(self, x{extra_arg}):
-        return {expr}
-def get_inputs():
-    return [{inputs}]
-def get_input_variants():
-    return [[{variant}]]
-def get_init_inputs():
-    return []
-"""
-
-
 @pytest.mark.parametrize(
     ("expr", "extra_arg", "inputs", "variant"),
     [
@@ -156,7 +142,7 @@ def get_init_inputs():
     ids=["blocks", "rows"],
 )
 def test_scans(check, expr: str, extra_arg: str, inputs: str, variant: str, params) -> None:
-    body = SCAN.format(expr=expr, extra_arg=extra_arg, inputs=inputs, variant=variant)
+    body = scan_task(expr, extra_arg, inputs, variant)
     (src,) = check(body, params=params)
     assert "num_stages=STAGES" in src  # the block loop is pipelined
     if "flip" in expr:

@@ -10,21 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from design_checks import designs_for, write_task
-
-SCAN = """
-class Model(nn.Module):
-    def __init__(self):
-        super().__init__()
-    def forward(self, x{extra_arg}):
-        return {expr}
-def get_inputs():
-    return [{inputs}]
-def get_input_variants():
-    return [[{variant}]]
-def get_init_inputs():
-    return []
-"""
+from design_checks import designs_for, scan_task, write_task
 
 # 300 steps (past the 256 where the skill applies) of a few positions: chunks of 16 steps and
 # blocks of 8 positions make 19 chunks x 6 column blocks, the last chunk and block partial
@@ -60,7 +46,7 @@ CHUNKS = {"BLOCK_S": 16, "COLS": 8, "WARPS": 1}
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_chained_scan_matches_torch(check, case: str) -> None:
     expr, extra_arg, inputs, variant = CASES[case]
-    body = SCAN.format(expr=expr, extra_arg=extra_arg, inputs=inputs, variant=variant)
+    body = scan_task(expr, extra_arg, inputs, variant)
     (src,) = check(body, skills=("scan-chained",), params=CHUNKS)
     kernel = src[src.index("def scan_0_kernel(") : src.index("def scan_0(")]
     # each chunk is loaded once and written from registers: no walk over the scanned axis
@@ -75,7 +61,7 @@ def test_chained_scan_fences_its_atomics(check) -> None:
     barrier must order every thread's stores before each releasing flag, and each acquiring
     read of a flag before any thread's loads of what it announces."""
     expr, extra_arg, inputs, variant = CASES["masked-sum"]
-    body = SCAN.format(expr=expr, extra_arg=extra_arg, inputs=inputs, variant=variant)
+    body = scan_task(expr, extra_arg, inputs, variant)
     (src,) = check(body, skills=("scan-chained",), params=CHUNKS)
     kernel = src[src.index("def scan_0_kernel(") : src.index("def scan_0(")]
     for flag in (
@@ -101,16 +87,11 @@ def test_chained_scan_is_ranked_first_only_where_positions_are_few(tmp_path: Pat
     from kernelwright.skills.conditions import check as run_check
 
     expr, extra_arg, inputs, variant = CASES["masked-sum"]
-    long_scan = SCAN.format(expr=expr, extra_arg=extra_arg, inputs=inputs, variant=variant)
+    long_scan = scan_task(expr, extra_arg, inputs, variant)
     part, designs = designs_for(write_task(tmp_path, long_scan, "long"))
     assert designs[0].skills == ["scan-chained"]
     assert any(d.skills == ["scan-columns"] for d in designs)
-    short = SCAN.format(
-        expr=expr,
-        extra_arg=extra_arg,
-        inputs="torch.randn(2, 255, 20), torch.rand(2, 255) < 0.7",
-        variant=variant,
-    )
+    short = scan_task(expr, extra_arg, "torch.randn(2, 255, 20), torch.rand(2, 255) < 0.7", variant)
     _, short_designs = designs_for(write_task(tmp_path, short, "short"))
     assert all("scan-chained" not in d.skills for d in short_designs)
     (group,) = part.fused
