@@ -69,6 +69,27 @@ RESERVED = frozenset(
         "lo",
         "hi",
         "carry",
+        # the team's, the relay's and the chained scan's own variables
+        "v",
+        "ticket",
+        "team",
+        "slot",
+        "seen",
+        "watch",
+        "at",
+        "chunk",
+        "lanes",
+        "prefix",
+        "back",
+        "state",
+        "flag",
+        "total",
+        "slots",
+        "s_mask",
+        "slice_len",
+        "red_hi",
+        "o_safe",
+        "w_delta",
     ]
 )
 
