@@ -15,9 +15,10 @@ from design_checks import designs_for, scan_task, write_task
 # 300 steps (past the 256 where the skill applies) of a few positions: chunks of 16 steps and
 # blocks of 8 positions make 19 chunks x 6 column blocks, the last chunk and block partial
 CASES = {
+    # the mask is called ``state``, as one of the kernel's own variables (it gets a suffix)
     "masked-sum": (
-        "torch.cumsum(x * mask.unsqueeze(-1), dim=1)",
-        ", mask",
+        "torch.cumsum(x * state.unsqueeze(-1), dim=1)",
+        ", state",
         "torch.randn(2, 300, 20), torch.rand(2, 300) < 0.7",
         "torch.randn(3, 37, 9), torch.rand(3, 37) < 0.5",
     ),
