@@ -411,21 +411,21 @@ def _clone_lookups(graph: OpGraph) -> OpGraph:
     the first would otherwise read the gathered rows written out by the first (a rotary
     embedding's query and key kernels read one cos and one sin lookup). The emitter loads
     identical lookups once per kernel, so copies read in one kernel cost nothing."""
-    chain_of: dict[str, str] = {}  # a fusible lookup, or a view of one -> the lookup
+    chain: set[str] = set()  # fusible lookups and views of them
     for n in graph.nodes:
         kind = classify(n)
-        if kind == "lookup" and lookup_fusible(graph, n):
-            chain_of[n.name] = n.name
-        elif kind == "view" and isinstance(n.args[0], Ref) and n.args[0].name in chain_of:
-            chain_of[n.name] = chain_of[n.args[0].name]
-    if not chain_of:
+        lookup = kind == "lookup" and lookup_fusible(graph, n)
+        view_of_one = kind == "view" and isinstance(n.args[0], Ref) and n.args[0].name in chain
+        if lookup or view_of_one:
+            chain.add(n.name)
+    if not chain:
         return graph
     by_name = {n.name: n for n in graph.nodes}
     taken = {n.name for n in graph.nodes} | {i.name for i in graph.inputs}
     claimed: set[str] = set()
     nodes: list[Node] = []
     for n in graph.nodes:
-        needed = set() if n.name in chain_of else _chain_ancestors(by_name, chain_of, n)
+        needed = set() if n.name in chain else _chain_ancestors(by_name, chain, n)
         if not needed & claimed:
             claimed |= needed  # the first reader keeps the originals
             nodes.append(n)
@@ -442,15 +442,15 @@ def _clone_lookups(graph: OpGraph) -> OpGraph:
     return _prune(graph.replace(tuple(nodes)))
 
 
-def _chain_ancestors(by_name: dict[str, Node], chain_of: dict[str, str], n: Node) -> set[str]:
+def _chain_ancestors(by_name: dict[str, Node], chain: set[str], n: Node) -> set[str]:
     """The lookup-chain nodes (lookups and views of them) that ``n`` reads, with theirs."""
     found: set[str] = set()
-    stack = [r for r in n.refs() if r in chain_of]
+    stack = [r for r in n.refs() if r in chain]
     while stack:
         c = stack.pop()
         if c not in found:
             found.add(c)
-            stack.extend(r for r in by_name[c].refs() if r in chain_of)
+            stack.extend(r for r in by_name[c].refs() if r in chain)
     return found
 
 

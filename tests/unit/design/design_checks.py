@@ -76,16 +76,15 @@ def get_init_inputs():
 """
 
 
-def scan_task(expr: str, extra_arg: str, inputs: str, variant: str = "") -> str:
-    """A task returning ``expr`` of ``x`` (and ``extra_arg``, e.g. ``", mask"``) on ``inputs``,
-    with ``variant`` (an input list's items) as a second input set when given."""
-    variants = f"[[{variant}]]" if variant else "[]"
+def forward_task(forward: str, inputs: str, variants: str = "[]", params: str = "x") -> str:
+    """A task whose forward(``params``) runs the statements ``forward`` (lines after the first
+    indented by 8 spaces) on ``inputs``, with ``variants`` as extra input sets."""
     return f"""
 class Model(nn.Module):
     def __init__(self):
         super().__init__()
-    def forward(self, x{extra_arg}):
-        return {expr}
+    def forward(self, {params}):
+        {forward}
 def get_inputs():
     return [{inputs}]
 def get_input_variants():
@@ -93,6 +92,13 @@ def get_input_variants():
 def get_init_inputs():
     return []
 """
+
+
+def scan_task(expr: str, extra_arg: str, inputs: str, variant: str = "") -> str:
+    """A task returning ``expr`` of ``x`` (and ``extra_arg``, e.g. ``", mask"``) on ``inputs``,
+    with ``variant`` (an input list's items) as a second input set when given."""
+    variants = f"[[{variant}]]" if variant else "[]"
+    return forward_task(f"return {expr}", inputs, variants, f"x{extra_arg}")
 
 
 def load_design(tmp: Path, body: str, skill: str, params: dict[str, int]) -> tuple[Any, Path]:

@@ -4,10 +4,10 @@ interpreter, on odd row counts, non-power-of-two rows, several k, largest and sm
 
 from __future__ import annotations
 
-import textwrap
 from pathlib import Path
 
 import pytest
+from design_checks import forward_task, write_task
 
 from kernelwright.design.capture import capture_path
 from kernelwright.design.facts import group_facts
@@ -16,29 +16,11 @@ from kernelwright.design.lower import lower
 from kernelwright.design.structures import group_options
 from kernelwright.skills.library import SkillLibrary
 
-HEADER = "import torch\nimport torch.nn as nn\nimport torch.nn.functional as F\n"
 MOE = "torch.topk(torch.softmax(x, dim=-1), {k}, dim=-1{extra})"
 
 
-def task_body(forward: str, inputs: str, variants: str = "[]") -> str:
-    return f"""
-class Model(nn.Module):
-    def __init__(self):
-        super().__init__()
-    def forward(self, x):
-        {forward}
-def get_inputs():
-    return [{inputs}]
-def get_input_variants():
-    return {variants}
-def get_init_inputs():
-    return []
-"""
-
-
 def partition(tmp_path: Path, forward: str, inputs: str = "torch.randn(5, 20)") -> Partition:
-    path = tmp_path / "t.py"
-    path.write_text(HEADER + textwrap.dedent(task_body(forward, inputs)))
+    path = write_task(tmp_path, forward_task(forward, inputs), "t")
     return fuse(lower(capture_path(path, "small")))
 
 
@@ -120,7 +102,7 @@ def test_moe_gating_matches_pytorch(check, k: int, largest: bool) -> None:
         "        return w / w.sum(dim=-1, keepdim=True), ids.to(torch.int32)"
     )
     (src,) = check(
-        task_body(fwd, "torch.randn(37, 20)", ROWS), skills=("topk-rounds",), params={"ROWS": 4}
+        forward_task(fwd, "torch.randn(37, 20)", ROWS), skills=("topk-rounds",), params={"ROWS": 4}
     )
     assert "tl.static_range(K)" in src and "torch.ops.aten.topk" not in src
 
@@ -128,7 +110,7 @@ def test_moe_gating_matches_pytorch(check, k: int, largest: bool) -> None:
 @pytest.mark.parametrize("shape", ["7, 100", "3, 5, 20", "2, 9"])
 def test_plain_topk_values_and_indices(check, shape: str) -> None:
     check(
-        task_body("return torch.topk(x, 5, dim=-1)", f"torch.randn({shape})", ROWS),
+        forward_task("return torch.topk(x, 5, dim=-1)", f"torch.randn({shape})", ROWS),
         skills=("topk-rounds",),
     )
 
@@ -143,13 +125,13 @@ def test_nan_ranks_above_inf_and_padding_is_never_selected(check, largest: bool)
         " [torch.tensor([[4.0, -1.0, -float('inf'), 2.0, 0.0]])]]"
     )
     fwd = f"return torch.topk(x * 1.5, 5, dim=-1, largest={largest})"
-    check(task_body(fwd, "torch.randn(3, 7)"), inputs=rows, skills=("topk-rounds",))
+    check(forward_task(fwd, "torch.randn(3, 7)"), inputs=rows, skills=("topk-rounds",))
 
 
 def test_bf16_values_stay_exact(check) -> None:
     distinct = "torch.randperm(100).float().reshape(4, 25) - 50.0"
     check(
-        task_body("return torch.topk(x, 4, dim=-1)", distinct),
+        forward_task("return torch.topk(x, 4, dim=-1)", distinct),
         inputs=f"[[{distinct}]]",
         dtype="bfloat16",
         skills=("topk-rounds",),
@@ -182,5 +164,5 @@ def test_the_row_itself_is_also_an_output(check) -> None:
     """The softmax is written along the row and its top-4 indices on the k positions, by one
     kernel."""
     fwd = "p = torch.softmax(x, dim=-1)\n        return p, torch.topk(p, 4, dim=-1)[1]"
-    (src,) = check(task_body(fwd, "torch.randn(9, 30)", ROWS), skills=("topk-rounds",))
+    (src,) = check(forward_task(fwd, "torch.randn(9, 30)", ROWS), skills=("topk-rounds",))
     assert src.count("@triton.jit") == 1
