@@ -190,12 +190,13 @@ def relay(f: GroupFacts) -> dict[str, int]:
 
 @heuristic("team")
 def team(f: GroupFacts) -> dict[str, int]:
-    """Slices of 2048 elements in one warp (64 a thread). Measured on the H200 (group norm
-    1536 x 131072, instance norm 4096 x 65536, 20 of 25 configurations each): 0.460 and 0.583 ms,
-    the best geometric mean of the two (the looped kernel: 0.589 and 0.766). Configurations
-    with 64 elements a thread led in both (group norm's best: 8192 in 4 warps, 0.444 ms);
-    8-16 warps over small slices were 2-8x slower."""
-    return {"TEAM_SLICE": 2048, "TEAM_WARPS": 1}
+    """Slices of 8192 elements in 4 warps (64 a thread). Measured on the H200 over the whole
+    space (25 configurations) of six norms, rows of 65536-262144 values, 768-4096 rows, group
+    and instance norms (sixth session): the best in five and 0.3% behind the best (2048 in one
+    warp) in the sixth, the best geometric mean (1.0005 of each shape's best; 2048 x 1: 1.016).
+    Configurations with 64 elements a thread led throughout; 8-16 warps over small slices were
+    2-8x slower."""
+    return {"TEAM_SLICE": 8192, "TEAM_WARPS": 4}
 
 
 @heuristic("split")

@@ -39,8 +39,8 @@ ROW_DEFAULTS = {
     "SPLIT_PROGRAMS": 1024,
     "SLICE": 65536,
     "LAG": 4,
-    "TEAM_SLICE": 2048,
-    "TEAM_WARPS": 1,
+    "TEAM_SLICE": 8192,
+    "TEAM_WARPS": 4,
 }
 COLUMN_DEFAULTS = {
     "ONEPASS_MAX": 1024,
