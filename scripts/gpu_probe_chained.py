@@ -9,13 +9,11 @@ Renders the task's chained-scan design (the masked cumsum by default) at each co
 (BLOCK_S x COLS x WARPS), then edits the kernel's text into variants, each timed with
 ``do_bench`` (L2 cleared, median):
 
-* ``full``: as emitted (checked against the reference): loads the chunk its program id
-  names while its ticket is in flight, again if the ticket names another;
-* ``ticket-first``: waits for the ticket before loading (the fifth session's kernel);
+* ``full``: as emitted (checked against the reference);
 * ``no-lookback``: publishes its total and prefix but never reads a predecessor's (wrong sums);
 * ``no-sync``: neither publishes nor looks back (a tiled load-scan-store: this tile's ceiling);
-* ``program-id``: never reloads (the program id decides, which the hardware does not promise
-  to be a safe order, so never a result);
+* ``program-id``: as emitted but ordered by program id, not a ticket (no atomic before the
+  loads; the hardware does not promise that order, so never a result);
 * ``no-sync+program-id``: both.
 
 Against them: ``x.clone()`` (a copy of the input's bytes) and the eager model. The differences
@@ -35,32 +33,23 @@ sys.path.insert(0, str(ROOT / "scripts"))
 
 from gpu_schedule_sweep import Reference, bench, load_solution  # noqa: E402
 
-GUESS = "ticket = tl.program_id(0)"
-TAKE = 'taken = tl.atomic_add(flags_ptr + n_chains * n_chunks, 1, sem="relaxed")'
-RELOAD = "if taken != ticket:"
+TICKET = "ticket = tl.atomic_add(flags_ptr + n_chains * n_chunks, 1)"
 PUBLISH_START = "    slot = pid * n_chunks + chunk\n"
 PUBLISH_END = '    tl.atomic_xchg(flags_ptr + slot, 2, sem="release")\n'
 
 
 def variants(source: str) -> dict[str, str]:
-    for needle in (GUESS, TAKE, RELOAD, PUBLISH_START, PUBLISH_END):
-        assert needle in source, needle
+    assert TICKET in source and PUBLISH_START in source and PUBLISH_END in source
     head, rest = source.split(PUBLISH_START, 1)
     _, tail = rest.split(PUBLISH_END, 1)
     no_sync = head + "    prefix = tl.full([1, BLOCK_P], 0.0, tl.float32)\n" + tail
-    never = "if taken != taken:"
-    first = (
-        source.replace(GUESS, "ticket = tl.atomic_add(flags_ptr + n_chains * n_chunks, 1)")
-        .replace(TAKE, "taken = ticket")
-        .replace(RELOAD, never)
-    )
+    pid = "ticket = tl.program_id(0)"
     return {
         "full": source,
-        "ticket-first": first,
         "no-lookback": source.replace("    while back >= 0:", "    while back >= 1 << 30:"),
         "no-sync": no_sync,
-        "program-id": source.replace(RELOAD, never),
-        "no-sync+program-id": no_sync.replace(RELOAD, never),
+        "program-id": source.replace(TICKET, pid),
+        "no-sync+program-id": no_sync.replace(TICKET, pid),
     }
 
 
@@ -72,10 +61,9 @@ def main() -> int:
     from kernelwright.task import load_task
 
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
-    p.add_argument(
-        "task", type=Path, nargs="?", default=ROOT / "benchmarks/level1/21_cumsum_masked_time.py"
-    )
-    p.add_argument("--configs", default="32x256x4,32x256x2,16x256x2,16x512x4,32x128x1")
+    p.add_argument("task", type=Path, nargs="?",
+                   default=ROOT / "benchmarks/level1/21_cumsum_masked_time.py")
+    p.add_argument("--configs", default="32x256x4,16x256x2,32x256x2,64x256x8,16x512x4,64x128x4")
     args = p.parse_args()
 
     plan = plan_task(load_task(args.task, "full"), "cuda", "full", isolate=False)

@@ -72,7 +72,6 @@ RESERVED = frozenset(
         # the team's, the relay's and the chained scan's own variables
         "v",
         "ticket",
-        "taken",
         "team",
         "slot",
         "seen",

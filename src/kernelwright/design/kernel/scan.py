@@ -123,8 +123,6 @@ def render_scan(
     head.indent()
     code.indent()
     outer, inner = tuple(range(sd)), tuple(range(sd + 1, len(layout.hint)))
-    load = Code()  # a chained scan's chunk loads, repeated when its guessed ticket was wrong
-    load.indent()
     if row:
         ctx, consts = _row_setup(plan, outer, sd, head, args)
     else:
@@ -137,7 +135,7 @@ def render_scan(
     # a row walk's mask (and a reverse walk's first column) along tile axis 1 depends on n_scan
     args.scalar("n_scan", "n_scan", layout.hint[sd] if row else None)
     if chained:
-        _chunk(plan, em, ctx, src.name, s, load, code)
+        _chunk(plan, em, ctx, src.name, s, code)
     else:
         _walk(plan, em, ctx, src.name, s, code)
     for out in group.outputs:
@@ -145,12 +143,11 @@ def render_scan(
         em.store(out, safe_name(out), ctx, lines, contiguous=True)
         code.extend(lines)
     kname = f"{name}_kernel"
-    prelude = ["    " + ln for ln in em.prelude]
-    body = (
-        _speculative_start(head.lines + prelude + load.lines) if chained else head.lines + prelude
-    )
     kernel = "\n".join(
-        signature(kname, args, consts if chained else [*consts, "STAGES"]) + body + code.lines
+        signature(kname, args, consts if chained else [*consts, "STAGES"])
+        + head.lines
+        + ["    " + ln for ln in em.prelude]
+        + code.lines
     )
     wrapper = _wrapper(graph, group, plan, p, name, kname, args, sd, outer, inner, chained)
     return RenderedKernel(
@@ -209,55 +206,32 @@ def _column_setup(
 
 
 def _ticket(head: Code, args: KernelArgs) -> None:
-    """A chained scan's program: its chunk and column block, from ``ticket``."""
+    """A chained scan's program: its chunk and column block, from a ticket."""
     args.pointer("flags")
     args.pointer("ws")
     args.scalar("n_chains", "n_chains")
     args.scalar("n_chunks", "n_chunks")
     head.add(
+        "# a ticket (past the flags), not the program id: chunk c of every column block is",
+        "# handed out after chunk c - 1, so a program waits only for programs that have started",
+        "ticket = tl.atomic_add(flags_ptr + n_chains * n_chunks, 1)",
         "chunk = ticket // n_chains  # which BLOCK_S steps of the scanned axis",
         "pid = ticket % n_chains  # which column block (and index of the dims before the scan)",
     )
 
 
-def _speculative_start(setup: list[str]) -> list[str]:
-    """Start a chained scan's loads before its ticket arrives (``setup``: the kernel lines from
-    the ticket to the chunk's values). The ticket, not the program id, decides the chunk: a
-    program must only wait for programs that have started, and the hardware does not promise
-    to start programs in id order. But it nearly always does, and waiting for the ticket's
-    atomic before the first load cost 1.5-3% of the masked cumsum's time on the H200 (sixth
-    session, ``scripts/gpu_probe_chained.py``). So the program loads the chunk its id names,
-    takes a ticket meanwhile (relaxed: the look-back's acquire orders what matters) and loads
-    again only if the ticket names another chunk."""
-    again = ["    " + ln if ln else "" for ln in setup]
-    return [
-        "    # a guess: the chunk its program id names, loaded while the ticket is in flight",
-        "    ticket = tl.program_id(0)",
-        *setup,
-        "    # the ticket (past the flags) decides: chunk c of every column block is handed out",
-        "    # after chunk c - 1, so a program waits only for programs that have started",
-        '    taken = tl.atomic_add(flags_ptr + n_chains * n_chunks, 1, sem="relaxed")',
-        "    if taken != ticket:  # started out of id order: load the chunk the ticket names",
-        "        ticket = taken",
-        *again,
-    ]
-
-
-def _chunk(
-    plan: ScanPlan, em: BodyEmitter, ctx: Context, src: str, scan: str, load: Code, code: Code
-) -> None:
-    """One chunk of a chained scan: its values in registers (``load``: the lines that load
-    them), its total published, the prefix of the chunks before it found by looking back, its
-    inclusive prefix published, the scan."""
+def _chunk(plan: ScanPlan, em: BodyEmitter, ctx: Context, src: str, scan: str, code: Code) -> None:
+    """One chunk of a chained scan: its values in registers, its total published, the prefix of
+    the chunks before it found by looking back, its inclusive prefix published, the scan."""
     first = "chunk * BLOCK_S + tl.arange(0, BLOCK_S)[:, None]"
     if plan.reverse:
-        load.add(f"rs = n_scan - 1 - ({first})  # chunks counted from the end, rows descending")
-        load.add("r_mask = rs >= 0")
+        code.add(f"rs = n_scan - 1 - ({first})  # chunks counted from the end, rows descending")
+        code.add("r_mask = rs >= 0")
     else:
-        load.add(f"rs = {first}", "r_mask = rs < n_scan")
+        code.add(f"rs = {first}", "r_mask = rs < n_scan")
     lines: list[str] = []
     v = em.value(src, ctx, lines)
-    load.extend(lines)
+    code.extend(lines)
     vm = em.mask_for(src, ctx) or "True"
     n, acc = plan.neutral, plan.acc
     code.add(f"v = tl.where({vm}, {v}.to({acc}), {n})  # masked lanes: neutral element")
