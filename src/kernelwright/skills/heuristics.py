@@ -242,13 +242,16 @@ def scan_column(f: GroupFacts) -> dict[str, int]:
 
 @heuristic("scan_chained")
 def scan_chained(f: GroupFacts) -> dict[str, int]:
-    """Chunks of 32 steps x 256 positions in 4 warps (64 values a thread, held from load to
-    write). Measured on the H200 (masked cumsum over 4096 steps of 32 x 1024, 24 sampled
-    configurations of each design): 0.316 ms, against 0.322-0.326 for 16 x 256 in 1-2 warps,
-    0.339 for 64 x 128 in 4 warps and 0.325 for the best column walk; 8 warps or 32 positions
-    were slower (0.41-0.87)."""
+    """Chunks of 32 steps x 256 positions in 2 warps (128 values a thread, held from load to
+    write; warps side by side along the positions, so the scan and the total never cross warps
+    through shared memory). Measured on the H200 (masked cumsum over 4096 steps of 32 x 1024):
+    24 sampled configurations (fifth session) put 32 x 256 first, 0.316 ms in 4 warps, against
+    0.322-0.326 for 16 x 256 in 1-2 warps and 0.325 for the best column walk; two probes in the
+    sixth session (``scripts/gpu_probe_chained.py``) timed 32 x 256 in 2 warps at 0.309 and
+    0.311 against 0.317 and 0.318 in 4 warps (which stage 32 KB of shared memory for the scan);
+    8 warps or 32 positions were slower (0.38-0.87)."""
     cols = max(32, min(256, next_pow2(f.inner_length)))
-    return {"BLOCK_S": 32, "COLS": cols, "WARPS": max(1, min(4, 32 * cols // 2048))}
+    return {"BLOCK_S": 32, "COLS": cols, "WARPS": max(1, min(2, 32 * cols // 4096))}
 
 
 @heuristic("select_rows")

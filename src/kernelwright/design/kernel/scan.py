@@ -64,7 +64,7 @@ from kernelwright.design.ops import classify, scan_info
 
 ROW_DEFAULTS = {"BLOCK_N": 2048, "ROWS": 1, "WARPS": 8, "STAGES": 3}
 COLUMN_DEFAULTS = {"BLOCK_S": 16, "COLS": 128, "WARPS": 1, "STAGES": 4}
-CHAINED_DEFAULTS = {"BLOCK_S": 32, "COLS": 256, "WARPS": 4}
+CHAINED_DEFAULTS = {"BLOCK_S": 32, "COLS": 256, "WARPS": 2}
 
 PROD_COMBINE = "_prod_combine"
 
