@@ -10,7 +10,10 @@ groups = 16
 height = 128
 width = 128
 
-KERNELWRIGHT = {"family": "norm", "small": {"batch_size": 2, "channels": 8, "groups": 2, "height": 5, "width": 6}}
+KERNELWRIGHT = {
+    "family": "norm",
+    "small": {"batch_size": 2, "channels": 8, "groups": 2, "height": 5, "width": 6},
+}
 
 
 class Model(nn.Module):

@@ -9,7 +9,10 @@ channels = 32
 height = 256
 width = 512
 
-KERNELWRIGHT = {"family": "norm", "small": {"batch_size": 2, "channels": 3, "height": 5, "width": 6}}
+KERNELWRIGHT = {
+    "family": "norm",
+    "small": {"batch_size": 2, "channels": 3, "height": 5, "width": 6},
+}
 
 
 class Model(nn.Module):
