@@ -332,6 +332,15 @@ def _sleep_then(seen):
         "nanosleep.u32 100;\\n\\tmov.b32 $0, $1;", "=r,r", [seen], dtype=tl.int32,
         is_pure=False, pack=1,
     )""",
+    "_topk_swap": """@triton.jit
+def _topk_swap(key_a, col_a, key_b, col_b):
+    # one compare-exchange of a top-k lane's sorting network: (b) goes first when its key is
+    # larger, or equal with a lower column (the lowest index wins a tie)
+    swap = (key_b > key_a) | ((key_b == key_a) & (col_b < col_a))
+    return (
+        tl.where(swap, key_b, key_a), tl.where(swap, col_b, col_a),
+        tl.where(swap, key_a, key_b), tl.where(swap, col_a, col_b),
+    )""",
     "_prod_combine": """@triton.jit
 def _prod_combine(a, b):
     # the combine function of a product reduction or scan

@@ -489,6 +489,6 @@ def safe_name(name: str) -> str:
     clean = "".join(c if c.isalnum() or c == "_" else "_" for c in name)
     if not clean or clean[0].isdigit():
         clean = f"v_{clean}"
-    if clean in RESERVED or clean.startswith(("acc_", "dim")):
+    if clean in RESERVED or clean.startswith(("acc_", "dim", "sel_")):
         clean = f"{clean}_v"
     return clean

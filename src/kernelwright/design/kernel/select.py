@@ -7,9 +7,14 @@ A program owns BLOCK_M rows, each whole in a ``[BLOCK_M, BLOCK_N]`` tile:
                and sum in registers): the row is read once
     keys       each value becomes an int32 key ordered like the float, NaN above +inf (torch's
                order; the keys CUDA's radix top-k sorts); for the smallest k the key is inverted
-    rounds     K rounds of: the row's largest key, the first column holding it (the lowest
-               index wins a tie), knocked out for the next rounds; round j fills position j of a
-               ``[BLOCK_M, BLOCK_K]`` tile, so the results come sorted
+    lanes      the row's keys as BLOCK_N / 4 lanes of 4 adjacent columns (a reshape and two
+               splits, free in registers: each thread holds 4 adjacent columns), each lane
+               sorted once by a 5-exchange network (largest first, the lower column on a tie)
+    rounds     K rounds of: the largest lane head, the first column holding it (the lowest index
+               wins a tie), popped from its lane; round j fills position j of a
+               ``[BLOCK_M, BLOCK_K]`` tile, so the results come sorted. Each round reduces over
+               the lane heads and shifts 4 values, where knocking a column out of the whole row
+               compared and selected every element twice
     epilogue   the values decoded from the keys (bit-exact), the indices, and the group's values
                computed from them on the ``[BLOCK_M, BLOCK_K]`` tile (a renormalisation's sum over
                the k results, an index cast); only the group's outputs are written
@@ -27,6 +32,12 @@ well as across lanes. Compiled for sm_90 with Triton 3.6, the MoE gating kernel 
 8) went from 64 ``redux.sync`` and 1360 SASS instructions to 364 ``shfl.sync`` and 2208-2424;
 rows of 64, 256, 1024 and 4096 columns took 21-61% more instructions too (rows spanning warps
 did need half the barriers).
+
+Why lanes: on the H200 (MoE gating, 1782576 tokens x 128 experts, top 8; sixth session,
+``scripts/gpu_probe_topk.py``) rounds over whole rows took 0.870 ms and rounds over sorted lanes
+0.693 ms (16 rows x 4 warps), the same indices and values; the kernel is bound by instructions
+(Nsight Compute: issue slots 66% busy, DRAM 24%), and a round over the lane heads touches a
+quarter of the values.
 """
 
 from __future__ import annotations
@@ -175,19 +186,40 @@ class SelectWriter(Accumulators):
             code.add("sel_key = ~sel_key  # the smallest first: reverse the whole order")
         code.add(
             f"sel_key = tl.where(col_mask, sel_key, {LAST})  # padding is never selected",
+            "# lanes of 4 adjacent columns (4 * lane + 2 * a + b), each a [BLOCK_M, LANES] tensor",
+            "sel_a, sel_b = tl.split(tl.reshape(sel_key, [BLOCK_M, BLOCK_N // 4, 2, 2]))",
+            "sel_h0, sel_h2 = tl.split(sel_a)",
+            "sel_h1, sel_h3 = tl.split(sel_b)",
+            "sel_g0 = tl.arange(0, BLOCK_N // 4)[None, :] * 4 + tl.zeros_like(sel_h0)",
+            "sel_g1, sel_g2, sel_g3 = sel_g0 + 1, sel_g0 + 2, sel_g0 + 3",
+            "# each lane sorted once: largest key first, the lower column on a tie",
+            "sel_h0, sel_g0, sel_h1, sel_g1 = _topk_swap(sel_h0, sel_g0, sel_h1, sel_g1)",
+            "sel_h2, sel_g2, sel_h3, sel_g3 = _topk_swap(sel_h2, sel_g2, sel_h3, sel_g3)",
+            "sel_h0, sel_g0, sel_h2, sel_g2 = _topk_swap(sel_h0, sel_g0, sel_h2, sel_g2)",
+            "sel_h1, sel_g1, sel_h3, sel_g3 = _topk_swap(sel_h1, sel_g1, sel_h3, sel_g3)",
+            "sel_h1, sel_g1, sel_h2, sel_g2 = _topk_swap(sel_h1, sel_g1, sel_h2, sel_g2)",
             "sel_top = tl.zeros([BLOCK_M, BLOCK_K], tl.int32)",
             "sel_col = tl.zeros([BLOCK_M, BLOCK_K], tl.int32)",
-            "# each round is two int32 row reductions, one instruction each (redux.sync) when a",
-            "# row sits in one warp; one int64 max over (key, column) would need a shuffle tree",
+            "# each round is two int32 reductions over the lane heads, one instruction each",
+            "# (redux.sync) when a row sits in one warp; an int64 max over (key, column) would",
+            "# need a shuffle tree",
             "for sel_j in tl.static_range(K):",
-            "    sel_best = tl.max(sel_key, axis=1, keep_dims=True)",
+            "    sel_best = tl.max(sel_h0, axis=1, keep_dims=True)",
             "    # the first column holding it: the lowest index wins a tie",
-            "    sel_at = tl.min(tl.where(sel_key == sel_best, cols, BLOCK_N), axis=1, "
+            "    sel_at = tl.min(tl.where(sel_h0 == sel_best, sel_g0, BLOCK_N), axis=1, "
             "keep_dims=True)",
-            f"    sel_key = tl.where(cols == sel_at, {LAST}, sel_key)  # out of the next rounds",
+            "    sel_win = sel_g0 == sel_at  # its lane pops its head",
+            *(
+                f"    sel_{v}{i} = tl.where(sel_win, sel_{v}{i + 1}, sel_{v}{i})"
+                for i in range(3)
+                for v in "hg"
+            ),
+            f"    sel_h3 = tl.where(sel_win, {LAST}, sel_h3)  # an emptied lane never wins",
+            "    sel_g3 = tl.where(sel_win, BLOCK_N, sel_g3)",
             "    sel_top = tl.where(ks == sel_j, sel_best, sel_top)",
             "    sel_col = tl.where(ks == sel_j, sel_at, sel_col)",
         )
+        em.helpers.add("_topk_swap")
         if not self.largest:
             code.add("sel_top = ~sel_top")
         for name in self.group.nodes:
@@ -209,7 +241,8 @@ class SelectWriter(Accumulators):
         order = "largest" if self.largest else "smallest"
         return (
             f"Fused top-{self.k} ({order} first, sorted) of each row with its prologue and "
-            f"epilogue: the row in registers, {self.k} rounds of a row maximum."
+            f"epilogue: the row in registers as sorted lanes of 4 columns, {self.k} rounds "
+            "over the lane heads."
         )
 
 
@@ -242,7 +275,8 @@ def render_select(
     )
     allocate(graph, group, w.layout, code, safe_name(group.inputs[0]), narrow="K")
     code.add(
-        "BLOCK_N = triton.next_power_of_2(n_cols)  # the whole row in registers",
+        "# the whole row in registers, as lanes of 4 columns",
+        "BLOCK_N = max(4, triton.next_power_of_2(n_cols))",
         "BLOCK_K = triton.next_power_of_2(K)",
         "# several short rows per program keep every thread busy",
         f"BLOCK_M = min({p['ROWS']}, max(1, {p['TILE']} // BLOCK_N), "
