@@ -6,6 +6,8 @@ set -u
 export PYTHONPATH=src KERNELWRIGHT_PRESTART=2
 if [ "${PROBE:-0}" = 1 ]; then timeout 200 python scripts/gpu_probe_chained.py 2>&1 | tail -34; fi
 timeout 300 python -m pytest -q tests/gpu 2>&1 | tail -4
+# outside the memory-bound suite, but its group norm now takes the team's new defaults
+timeout 90 python scripts/gpu_profile_design.py benchmarks/level2/07_conv2d_group_norm_silu.py 2>&1 | tail -2
 tasks="${TASKS:-10_group_norm,11_instance_norm,21_cumsum_masked_time,04_moe_topk_gating}"
 KERNELWRIGHT_HOME=/tmp/kw timeout 240 python scripts/gpu_optimize_suite.py --budget 1 --tune 0 \
   --trials 2 --timeout 60 --deadline 230 --only "$tasks" --out "$OUT/suite" 2>&1 | tail -12
