@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# One single-H200 call (sixth session): the team's whole space on six norm shapes (the suite's
-# group and instance norms plus scripts/sweep_tasks/), then Nsight Compute on the masked cumsum's
-# chained scan and the MoE top-k kernel (is either bound by memory, latency or issue?).
+# One single-H200 call (sixth session): Nsight Compute on the masked cumsum's chained scan and
+# the MoE top-k kernel (is either bound by memory, latency or issue?), then the team's whole
+# space on six norm shapes (the suite's two norms, scripts/make_norm_sweep_tasks.py's four).
 set -u
 export PYTHONPATH=src KERNELWRIGHT_PRESTART=2
 sweep="python scripts/gpu_schedule_sweep.py --designs 1 --full-space --min-task-s 10"
@@ -13,7 +13,8 @@ prof() {  # task, label
 }
 prof benchmarks/level1/21_cumsum_masked_time.py cumsum
 prof benchmarks/serving/04_moe_topk_gating.py moe
-timeout 200 $sweep --root scripts/sweep_tasks --deadline 190 --out /tmp/s0 > "$OUT/sweep0.txt" 2>&1
+python scripts/make_norm_sweep_tasks.py /tmp/sweep_tasks > /dev/null
+timeout 200 $sweep --root /tmp/sweep_tasks --deadline 190 --out /tmp/s0 > "$OUT/sweep0.txt" 2>&1
 timeout 170 $sweep --only 10_group_norm,11_instance_norm --deadline 160 --out /tmp/s1 > "$OUT/sweep1.txt" 2>&1
 tar czf "$OUT/sweeps.tgz" --exclude=src -C /tmp s0 s1
 tail -25 "$OUT/sweep0.txt"; tail -15 "$OUT/sweep1.txt"

@@ -61,8 +61,9 @@ def main() -> int:
     from kernelwright.task import load_task
 
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
-    p.add_argument("task", type=Path, nargs="?",
-                   default=ROOT / "benchmarks/level1/21_cumsum_masked_time.py")
+    p.add_argument(
+        "task", type=Path, nargs="?", default=ROOT / "benchmarks/level1/21_cumsum_masked_time.py"
+    )
     p.add_argument("--configs", default="32x256x4,16x256x2,32x256x2,64x256x8,16x512x4,64x128x4")
     args = p.parse_args()
 
