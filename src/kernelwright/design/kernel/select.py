@@ -34,10 +34,10 @@ rows of 64, 256, 1024 and 4096 columns took 21-61% more instructions too (rows s
 did need half the barriers).
 
 Why lanes: on the H200 (MoE gating, 1782576 tokens x 128 experts, top 8; sixth session,
-``scripts/gpu_probe_topk.py`` at commit 0575ccf) rounds over whole rows took 0.870 ms and rounds over sorted lanes
-0.693 ms (16 rows x 4 warps), the same indices and values; the kernel is bound by instructions
-(Nsight Compute: issue slots 66% busy, DRAM 24%), and a round over the lane heads touches a
-quarter of the values.
+``scripts/gpu_probe_topk.py`` at commit 0575ccf) rounds over whole rows took 0.870 ms and
+rounds over sorted lanes 0.693 ms (16 rows x 4 warps), the same indices and values; the kernel
+is bound by instructions (Nsight Compute: issue slots 66% busy, DRAM 24%), and a round over the
+lane heads touches a quarter of the values.
 """
 
 from __future__ import annotations
