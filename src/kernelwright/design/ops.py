@@ -184,6 +184,17 @@ def _clamp(a: Sequence[str], n: Node) -> str:
     return expr
 
 
+def _clamp_tensor(a: Sequence[str], n: Node) -> str:
+    """``clamp(x, min, max)`` with tensor bounds (cosine_similarity clamps its norms by a
+    ``scalar_tensor``): either bound may be None."""
+    expr = a[0]
+    if len(n.args) > 1 and n.args[1] is not None:
+        expr = f"tl.maximum({expr}, {a[1]})"
+    if len(n.args) > 2 and n.args[2] is not None:
+        expr = f"tl.minimum({expr}, {a[2]})"
+    return expr
+
+
 def _to_copy(a: Sequence[str], n: Node) -> str:
     dtype = n.kwarg("dtype")
     if isinstance(dtype, DType):
@@ -256,6 +267,9 @@ POINTWISE: dict[str, Fmt] = {
     "aten.clamp.default": _clamp,
     "aten.clamp_min.default": lambda a, n: f"tl.maximum({a[0]}, {a[1]})",
     "aten.clamp_max.default": lambda a, n: f"tl.minimum({a[0]}, {a[1]})",
+    "aten.clamp.Tensor": _clamp_tensor,
+    "aten.clamp_min.Tensor": lambda a, n: f"tl.maximum({a[0]}, {a[1]})",
+    "aten.clamp_max.Tensor": lambda a, n: f"tl.minimum({a[0]}, {a[1]})",
     "aten.maximum.default": lambda a, n: f"tl.maximum({a[0]}, {a[1]})",
     "aten.minimum.default": lambda a, n: f"tl.minimum({a[0]}, {a[1]})",
     "aten.where.self": lambda a, n: f"tl.where({a[0]}, {a[1]}, {a[2]})",
