@@ -139,6 +139,12 @@ def column_onepass(f: GroupFacts) -> dict[str, int]:
         # 4 warps 0.355 ms, 256 x 32 in 16 warps 0.420 ms; an L2 norm (no exp) is the other way
         # round (0.491 vs 0.460 ms), so only the softmax-like columns take the narrow tile.
         cols, warps = 16, 4
+    elif block_r <= 64:
+        # Short columns (no exp): 64 positions in 4 warps. Measured on the H200 (RMS over 64
+        # features of 32 x 64 x 65536, 40 sampled configurations, seventh session): 64 x 64 tiles
+        # in 4 warps 0.261 ms (97% of the bytes floor), 64 x 128 in 16 warps (the rule above)
+        # 0.355 ms. Columns of 256 go the other way (the L2 norm above), so only short ones.
+        cols, warps = 64, 4
     loop = column_looped(f)
     return {
         "ONEPASS_MAX": max(1024, block_r),
@@ -156,17 +162,23 @@ def column_looped(f: GroupFacts) -> dict[str, int]:
     """Wide contiguous tiles, few reduced rows: each thread holds 4 contiguous positions of
     every reduced row of the tile, so the per-lane accumulators reduce in registers and the
     only cross-thread reduction is the last one. A tile of 4096 elements moves 16 KB a step;
-    the positions narrow (and the reduced rows grow) until there are two programs per SM."""
+    the positions narrow (and the reduced rows grow) until there are four programs per SM."""
     return column_tile(f, narrow=True)
 
 
 def column_tile(f: GroupFacts, narrow: bool) -> dict[str, int]:
     """``LOOP_BLOCK`` reduced rows x ``LOOP_COLS`` positions and the warps for them; ``narrow``
     trades width for programs when positions are few (a split adds programs instead)."""
-    cols = max(32, min(512, next_pow2(f.inner_length)))
-    while narrow and cols > 32 and -(-f.parallel_length // cols) < 2 * f.sm_count:
+    widest = cols = max(32, min(512, next_pow2(f.inner_length)))
+    while narrow and cols > 32 and -(-f.parallel_length // cols) < 4 * f.sm_count:
         cols //= 2
     block_r = max(4, min(128, 4096 // cols))  # narrow tiles take more rows: 16 KB a step
+    if cols < min(widest, 128) and not f.indexed:
+        # Few positions, long columns (a min over 4095 of 64 x 4095 x 1023): few programs, so
+        # each takes 16 warps over 2048 elements a step to keep loads in flight. Measured on the
+        # H200 (40 sampled configurations, seventh session): 32 x 64 in 16 warps 0.272 ms (93%),
+        # 32 x 128 in 4 warps (the rule below, 512 programs) 0.398 ms, slower than eager.
+        return {"LOOP_BLOCK": 2048 // cols, "LOOP_COLS": cols, "LOOP_WARPS": 16}
     if f.indexed:
         # argmax/argmin keep an index beside each lane's value: half the tile in the same
         # registers. Measured on the H200 (argmax over 171 of 64 x 171 x 65536): 4 x 512 in 2

@@ -127,11 +127,19 @@ def test_column_sweeps_use_few_reduced_rows_of_wide_contiguous_tiles() -> None:
     assert (d["LOOP_BLOCK"], d["LOOP_COLS"], d["LOOP_WARPS"]) == (8, 512, 4)
     d = defaults_for("column_looped", replace(column, inner_length=65536, indexed=True))
     assert (d["LOOP_BLOCK"], d["LOOP_COLS"], d["LOOP_WARPS"]) == (4, 512, 2)
-    # few positions: narrower tiles (more programs), more reduced rows per step (still 16 KB)
+    # few positions: narrower tiles (more programs, at least 4 per SM where they can be had),
+    # each in 16 warps over 2048 elements a step (H200, min over 4095 of 64 x 4095 x 1023:
+    # 0.272 ms against 0.398 for 32 x 128 tiles in 4 warps)
     few = defaults_for(
         "column_looped", facts(schedule="column", inner_length=4096, parallel_length=4096)
     )
-    assert (few["LOOP_COLS"], few["LOOP_BLOCK"], few["LOOP_WARPS"]) == (32, 128, 4)
+    assert (few["LOOP_COLS"], few["LOOP_BLOCK"], few["LOOP_WARPS"]) == (32, 64, 16)
+    strided = facts(schedule="column", reduced_length=4095, inner_length=1023)
+    d = defaults_for("column_looped", replace(strided, parallel_length=64 * 1023))
+    assert (d["LOOP_COLS"], d["LOOP_BLOCK"], d["LOOP_WARPS"]) == (64, 32, 16)
+    # enough positions at full width: the tile is left alone
+    d = defaults_for("column_looped", replace(strided, parallel_length=1024 * 1023))
+    assert (d["LOOP_COLS"], d["LOOP_BLOCK"], d["LOOP_WARPS"]) == (512, 8, 4)
     lib = SkillLibrary.builtin()
     for sid in ("column-looped", "column-onepass"):
         p = {x.name: x.values for x in lib.get(sid).params}
@@ -201,3 +209,16 @@ def test_skill_files_are_validated(tmp_path: Path) -> None:
         'id = "mine"\nintent = "x"\napplies_to = "scan"\nvariant = "scan"\nexpected_gain = 1.5\n'
     )
     assert SkillLibrary.load([tmp_path]).get("mine").expected_gain == 1.5
+
+
+def test_short_columns_in_one_pass_take_64_positions_in_4_warps() -> None:
+    """An RMS norm over 64 features (H200: 64 x 64 tiles in 4 warps 0.261 ms, 64 x 128 in 16
+    warps 0.355); columns of 256 (an L2 norm over channels) keep 32 positions in 16 warps, and a
+    softmax over a column keeps its narrow tile."""
+    column = facts(schedule="column", inner_length=65536, parallel_length=32 * 65536)
+    d = defaults_for("column_onepass", replace(column, reduced_length=64))
+    assert (d["COLS"], d["WARPS"], d["TILE"]) == (64, 4, 64 * 64)
+    d = defaults_for("column_onepass", replace(column, reduced_length=256))
+    assert (d["COLS"], d["WARPS"]) == (32, 16)
+    d = defaults_for("column_onepass", replace(column, reduced_length=64, online_pattern=True))
+    assert (d["COLS"], d["WARPS"]) == (16, 4)
