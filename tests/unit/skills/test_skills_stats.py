@@ -41,10 +41,30 @@ def test_stats_priors_and_warm_start_measurements() -> None:
     assert (one.applied, one.correct, len(one.tasks)) == (3, 3, 2)
     assert round(one.geomean or 0, 6) == 6.0 and one.best == 12.0
     assert stats["row-looped"].correct == 0 and stats["row-looped"].geomean is None
-    priors = skill_priors(archive, SkillLibrary.builtin())
-    assert priors == {"row-onepass": 2.0}  # measured 6x over an expected 3x, clipped at 2
+    # a has both designs timed, but one task is too few for a prior
+    assert skill_priors(archive, SkillLibrary.builtin()) == {}
     found = matching_measurements(archive, "row-onepass", "onepass", exclude_task="sha-a")
     assert sorted(found, key=lambda t: t[1]) == [
         ({"ROWS": 16}, 0.25, "sha-b"),
         ({"ROWS": 8}, 0.5, "sha-b"),
     ]
+
+
+def test_priors_compare_designs_on_the_same_task_and_ignore_bad_tuning() -> None:
+    """Each skill's best candidate per task against the task's best: the winner everywhere has
+    prior 1, a skill twice as slow 0.5; a terrible tuning suggestion and tasks where the skill
+    had no rival change nothing."""
+    archive = Archive(":memory:")
+    times = {"a": (1.0, 2.0), "b": (0.5, 0.25), "c": (1.0, 1.5)}  # (onepass, looped) ms
+    for name, (onepass, looped) in times.items():
+        task = Task(f"/{name}.py", name, name, f"sha-{name}")
+        # speed-ups over eager deliberately disagree with the times: they must not be used
+        archive.add(task, candidate(1, ["row-onepass"], {}), verdict(True, 1.0, onepass))
+        archive.add(task, candidate(2, ["row-looped"], {}), verdict(True, 9.0, looped))
+        archive.add(task, candidate(3, ["row-onepass"], {}), verdict(True, 0.1, 40.0))  # tuning
+    alone = Task("/d.py", "d", "d", "sha-d")  # only one-pass timed: no comparison
+    archive.add(alone, candidate(4, ["row-onepass"], {}), verdict(True, 0.2, 30.0))
+    priors = skill_priors(archive, SkillLibrary.builtin())
+    assert round(priors["row-onepass"], 4) == round((1.0 * 0.5 * 1.0) ** (1 / 3), 4)
+    assert round(priors["row-looped"], 4) == round((0.5 * 1.0 * (1.0 / 1.5)) ** (1 / 3), 4)
+    assert priors["row-onepass"] > priors["row-looped"]
