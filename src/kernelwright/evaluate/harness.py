@@ -192,6 +192,7 @@ class EvalSession:
             transport=self.transport,
             task_sha256=self.task.sha256,
             cache_baselines=opts.cache_baselines,
+            widen_atol=opts.atol is None,
         )
         self._judge = JudgeSession(request, workdir / "judge", self.env)
         prepared = self._judge.wait_prepared(max(600.0, opts.timeout_s), self.on_progress)

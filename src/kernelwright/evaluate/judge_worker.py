@@ -26,6 +26,7 @@ from kernelwright.errors import TaskError
 from kernelwright.evaluate.executor import ChildIO
 from kernelwright.evaluate.inputs import distribution_for_trial, transform_inputs, trial_seed
 from kernelwright.evaluate.precision import apply_policy, cast_value
+from kernelwright.evaluate.reference_error import measure_ref_errors
 from kernelwright.evaluate.request import JudgeRequest
 from kernelwright.evaluate.runs import (
     OutputTypeError,
@@ -37,6 +38,7 @@ from kernelwright.evaluate.runs import (
     timing_set_count,
 )
 from kernelwright.evaluate.transport import load_from_peer, save_for_peer
+from kernelwright.records import Precision
 
 TIMING_SEED_INDEX = 100
 VARIANT_SEED_INDEX = 200
@@ -47,8 +49,10 @@ class Reference:
 
     def __init__(self) -> None:
         self.init_inputs: list[Any] = []
-        self.runs: list[dict[str, Any]] = []  # kind, label, model_seed, inputs (device)
-        self.expected: list[dict[str, Any]] = []  # outputs, inputs_after (or None)
+        # kind, label, model_seed, inputs (device); trials also their input distribution
+        self.runs: list[dict[str, Any]] = []
+        # outputs, inputs_after (or None), ref_error (per output, or None), ref_error_failure
+        self.expected: list[dict[str, Any]] = []
         self.timing_seed = 0
         self.timing_sets: list[list[Any]] = []
         self.timing_outputs: list[list[Any]] = []
@@ -147,6 +151,9 @@ def prepare(req: JudgeRequest, phase: Any) -> Reference:
             )
             ref.runs.append(run)
             ref.expected.append(exp)
+    notes.extend(_ref_error_notes(ref.expected))
+    if req.device == "cuda" and req.precision is Precision.FP32 and req.widen_atol:
+        torch.cuda.empty_cache()  # the float64 runs' blocks: the candidate shares the device
 
     phase("reference: counting work and operators")
     flops, total_bytes, op_counts = _work_and_ops(model_cls, ref.init_inputs, ref.runs[0], req)
@@ -270,7 +277,9 @@ def _trial(
     torch.manual_seed(seed)
     inputs = _draw_inputs(get_inputs, req, "get_inputs()")
     inputs = cast_value(transform_inputs(inputs, dist, seed), req.precision)
-    return _run(model_cls, init_inputs, seed, inputs, req, f"trial {k + 1} ({dist})", "trial")
+    run, exp = _run(model_cls, init_inputs, seed, inputs, req, f"trial {k + 1} ({dist})", "trial")
+    run["distribution"] = dist  # the timing sets pool the reference errors of "task" trials
+    return run, exp
 
 
 def _run(
@@ -299,11 +308,31 @@ def _run(
         for a, b in zip(work, pristine, strict=True)
     )
     run = {"kind": kind, "label": label, "model_seed": seed, "inputs": pristine}
+    outputs = [o.detach() for o in outputs]
     expected = {
-        "outputs": [o.detach() for o in outputs],
+        "outputs": outputs,
         "inputs_after": work if mutated else None,
+        "ref_error": None,
+        "ref_error_failure": "",
     }
+    del model, work
+    # bf16 and tf32 keep their own, looser tolerances; a user's --atol applies exactly
+    if req.precision is Precision.FP32 and req.widen_atol:
+        expected["ref_error"], expected["ref_error_failure"] = measure_ref_errors(
+            model_cls, init_inputs, seed, pristine, outputs, req.device
+        )
     return run, expected
+
+
+def _ref_error_notes(expected: list[dict[str, Any]]) -> list[str]:
+    """One note when float64 runs failed: the strict tolerance applied to those runs."""
+    failures = [e["ref_error_failure"] for e in expected if e.get("ref_error_failure")]
+    if not failures:
+        return []
+    return [
+        f"the float64 run of the reference failed in {len(failures)} run(s) "
+        f"({failures[0]}); their outputs were compared with the strict tolerance"
+    ]
 
 
 def _work_and_ops(

@@ -9,7 +9,12 @@ from kernelwright.records import Precision, Tolerance
 
 @dataclass(frozen=True, slots=True)
 class JudgeRequest:
-    """Prepare the reference (see :mod:`kernelwright.evaluate.judge_worker`) and judge outputs."""
+    """Prepare the reference (see :mod:`kernelwright.evaluate.judge_worker`) and judge outputs.
+
+    ``widen_atol``: under the fp32 policy, measure the reference's own error against float64
+    and widen each output's atol to it (see :mod:`kernelwright.evaluate.correctness`); off when
+    the user set ``--atol``, which then applies exactly.
+    """
 
     task_path: str
     size: str
@@ -26,6 +31,7 @@ class JudgeRequest:
     transport: str
     task_sha256: str = ""
     cache_baselines: bool = True
+    widen_atol: bool = True
 
 
 @dataclass(frozen=True, slots=True)

@@ -14,6 +14,7 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
+from kernelwright.evaluate.correctness import REF_ERROR_FACTOR
 from kernelwright.evaluate.executor import JobResult
 from kernelwright.evaluate.oplog import VENDOR_OPS, compute_ops
 from kernelwright.evaluate.timing import summarise
@@ -111,6 +112,7 @@ def build_verdict(ev: Evidence) -> Verdict:
     stats = _error_stats(runs)
     trial_runs = [r for r in runs if r.get("kind") == "trial"]
     passed = sum(1 for r in trial_runs if r.get("ok"))
+    base["tolerance"], widened = _applied_tolerance(ev.tolerance, runs)
     base |= stats | {"trials_passed": passed}
     if ev.violations or status_hint == "rejected":
         return Verdict(
@@ -135,7 +137,7 @@ def build_verdict(ev: Evidence) -> Verdict:
         correct=True,
         sol=sol,
         flags=_flags(base["timing"], sol),
-        labels=_labels(ev),
+        labels=_labels(ev) + widened,
         message=f"correct on {passed} trial(s)",
         **base,
     )
@@ -159,6 +161,26 @@ def _base_fields(ev: Evidence) -> dict[str, Any]:
             baselines_cached=ev.baselines_cached,
         ),
     }
+
+
+def _applied_tolerance(
+    tol: Tolerance, runs: list[dict[str, Any]]
+) -> tuple[Tolerance, tuple[str, ...]]:
+    """The tolerance as applied: its atol is the loosest any run's output was compared with.
+
+    Under the fp32 policy an output's atol widens to a multiple of the reference's own error
+    against float64 (see :mod:`~kernelwright.evaluate.correctness`); each run's report lists
+    the atol per output. Also returns a label saying so when it widened (empty otherwise).
+    """
+    applied = [a for r in runs for a in (r.get("atol") or []) if a is not None]
+    widest = max(applied, default=tol.atol)
+    if widest <= tol.atol:
+        return tol, ()
+    label = (
+        f"atol widened from {tol.atol:g} to up to {widest:.3g}: {REF_ERROR_FACTOR:g} x the fp32 "
+        "reference's own error against float64, per output and trial"
+    )
+    return Tolerance(atol=widest, rtol=tol.rtol), (label,)
 
 
 def _stats(raw: dict[str, Any] | None) -> TimingStats | None:

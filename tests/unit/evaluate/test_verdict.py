@@ -151,3 +151,17 @@ def test_hybrid_label():
     }
     v = build_verdict(evidence(job(result), GOOD_REPORT))
     assert v.labels and v.labels[0].startswith("hybrid")
+
+
+def test_a_widened_atol_is_the_verdicts_tolerance_and_labelled():
+    widened = {"atol": [2.4e-3, None], "widened": ["output 0: atol=0.0024, widened from 0.0001"]}
+    report = {"runs": [ok_run() | widened, ok_run("trial 2 (task)") | {"atol": [1e-4, None]}]}
+    v = build_verdict(evidence(job(GOOD_RESULT), report))
+    assert v.status is Status.CORRECT
+    assert v.tolerance == Tolerance(2.4e-3, 1e-4)
+    assert any("atol widened from 0.0001 to up to 0.0024" in label for label in v.labels)
+
+
+def test_reports_without_atol_keep_the_requested_tolerance():
+    v = build_verdict(evidence(job(GOOD_RESULT), GOOD_REPORT))
+    assert v.tolerance == Tolerance(1e-4, 1e-4) and v.labels == ()

@@ -1,0 +1,131 @@
+"""How far the fp32 reference is from the exact answer, measured against a float64 run. Judge only.
+
+Under the fp32 policy the judge runs each trial's reference twice: in float32 (the expected
+outputs) and again, with the same weights (same seed) and the same inputs, in float64 (a
+stand-in for the exact answer). Per floating output:
+
+    ref_error = max |out_fp32 - out_fp64|     over the elements finite in both
+
+A float32 sum over thousands of terms depends on its order by about that much wherever a
+running sum crosses zero, so an honest candidate that sums in another order (a blocked scan, a
+split-K matmul) misses the reference's elements by about ``ref_error``;
+:mod:`~kernelwright.evaluate.correctness` widens ``atol`` to a multiple of it.
+
+Nothing here may loosen a check by accident: whatever goes wrong (an operator without a float64
+kernel, out of memory, a forward that returns other shapes or a less precise dtype, an error too
+large to be rounding) gives None, and None means the strict tolerance.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from kernelwright.evaluate.runs import as_output_list, build_model
+from kernelwright.records import Precision
+
+# A float32 result that misses float64's by 0.1% of its largest magnitude has not been rounded
+# differently (a different summation order costs ~1e-6 of it even over 10^4 terms): the float64
+# run computed something else (random draws in the forward, a branch on the dtype), so its
+# difference says nothing about rounding and must not widen anything.
+MAX_RELATIVE_REF_ERROR = 1e-3
+
+# Elements per step of the float64 difference: full-size outputs have 10^8 elements, and one
+# float64 temporary of that size is a gigabyte more on a device that already holds the task.
+_CHUNK = 1 << 24
+
+
+def measure_ref_errors(
+    model_cls: Any,
+    init_inputs: list[Any],
+    seed: int,
+    inputs: list[Any],
+    outputs: list[Any],
+    device: str,
+) -> tuple[list[float | None] | None, str]:
+    """Per output of the fp32 reference ``outputs``: its error against a float64 run.
+
+    ``inputs`` are the pristine inputs of the run (left untouched). Returns the errors (None for
+    non-floating outputs and for any output that could not be measured) and, when the float64
+    run failed as a whole, None and the reason.
+    """
+    try:
+        exact = _float64_outputs(model_cls, init_inputs, seed, inputs, device)
+        if len(exact) != len(outputs):
+            return None, f"the float64 run returned {len(exact)} output(s), not {len(outputs)}"
+        return [_output_error(o, e) for o, e in zip(outputs, exact, strict=True)], ""
+    except Exception as exc:  # any failure only means: no widening
+        return None, f"{type(exc).__name__}: {exc}"[:300]
+
+
+def pooled_ref_errors(errors: Sequence[list[float | None] | None]) -> list[float | None] | None:
+    """Per output index, the largest error over several runs; None where any run lacks one.
+
+    For outputs whose inputs were not themselves run in float64 (the timing sets): the runs
+    pooled are draws from the same distribution, and an unmeasured run leaves no widening.
+    """
+    if not errors or any(e is None for e in errors):
+        return None
+    known = [e for e in errors if e is not None]
+    if len({len(e) for e in known}) != 1:
+        return None
+    pooled: list[float | None] = []
+    for column in zip(*known, strict=True):
+        values = [v for v in column if v is not None]
+        pooled.append(max(values) if len(values) == len(column) else None)
+    return pooled
+
+
+def _float64_outputs(
+    model_cls: Any, init_inputs: list[Any], seed: int, inputs: list[Any], device: str
+) -> list[Any]:
+    import torch
+
+    model = build_model(model_cls, init_inputs, seed, device, Precision.FP32).double()
+    args = [_float64_copy(v, device) for v in inputs]
+    with torch.no_grad():
+        outputs = as_output_list(model(*args), strict=False)
+    return [o.detach() for o in outputs]
+
+
+def _float64_copy(value: Any, device: str) -> Any:
+    """A copy on ``device``: floating tensors in float64 (exact from float32), others as they
+    are. Always a copy, so a forward that writes into its inputs leaves the pristine ones alone."""
+    import torch
+
+    if isinstance(value, torch.Tensor):
+        dtype = torch.float64 if value.is_floating_point() else value.dtype
+        return value.to(device=device, dtype=dtype, copy=True)
+    if isinstance(value, list | tuple):
+        return type(value)(_float64_copy(v, device) for v in value)
+    return value
+
+
+def _output_error(out: Any, exact: Any) -> float | None:
+    import torch
+
+    if not (out.is_floating_point() and exact.is_floating_point()):
+        return None
+    if tuple(exact.shape) != tuple(out.shape):
+        return None
+    if torch.finfo(exact.dtype).eps > torch.finfo(out.dtype).eps:
+        return None  # a forward that drops to half precision measures nothing about float32
+    error, scale = _max_abs_diff(out, exact.to(out.device))
+    if error > MAX_RELATIVE_REF_ERROR * scale:
+        return None
+    return error
+
+
+def _max_abs_diff(out: Any, exact: Any) -> tuple[float, float]:
+    """``max |out - exact|`` and ``max |exact|`` over the elements finite in both, in float64."""
+    import torch
+
+    a, b = out.reshape(-1), exact.reshape(-1)
+    error = scale = 0.0
+    for start in range(0, a.numel(), _CHUNK):
+        x = a[start : start + _CHUNK].double()
+        y = b[start : start + _CHUNK].double()
+        finite = torch.isfinite(x) & torch.isfinite(y)
+        error = max(error, float(torch.where(finite, (x - y).abs(), 0.0).max()))
+        scale = max(scale, float(torch.where(finite, y.abs(), 0.0).max()))
+    return error, scale
