@@ -1,4 +1,5 @@
 """The benchmark suite under ``benchmarks/``: every task loads, runs small on the CPU, and is sane.
+The held-out tasks under ``heldout/`` follow the same rules and get the same per-task checks.
 
 The checks themselves live in ``scripts/check_suite.py`` (one definition for the script and the
 tests); this file runs them per task so a failure names the task.
@@ -30,6 +31,9 @@ def _load_check_suite():
 check_suite = _load_check_suite()
 TASKS = check_suite.discover()
 IDS = [f"{p.parent.name}/{p.stem}" for p in TASKS]
+HELDOUT = check_suite.discover(ROOT / "heldout")
+EVERY = TASKS + HELDOUT  # the per-task checks
+EVERY_IDS = IDS + [f"heldout/{p.stem}" for p in HELDOUT]
 
 # What issue 4 asks the suite to cover, as (level, family) -> minimum number of tasks.
 REQUIRED = {
@@ -74,6 +78,14 @@ def test_suite_covers_the_issue():
     assert short == {}, f"(have, need) per (level, family): {short}"
 
 
+def test_heldout_tasks_are_memory_bound_and_named_apart_from_the_suite():
+    assert len(HELDOUT) >= 20
+    assert check_suite.duplicate_ids(HELDOUT) == []
+    assert not {p.stem for p in HELDOUT} & {p.stem for p in TASKS}
+    families = {task_options(load_task(p))["family"] for p in HELDOUT}
+    assert families == {"elementwise", "softmax", "norm", "reduction", "scan", "pool", "loss"}
+
+
 def test_enough_tasks_have_input_variants():
     with_variants = [p for p in TASKS if load_task(p).has_variants]
     families = {task_options(load_task(p))["family"] for p in with_variants}
@@ -81,7 +93,7 @@ def test_enough_tasks_have_input_variants():
     assert len(families) >= 5
 
 
-@pytest.mark.parametrize("path", TASKS, ids=IDS)
+@pytest.mark.parametrize("path", EVERY, ids=EVERY_IDS)
 def test_task_loads_with_a_family(path):
     task = load_task(path, size="small")
     options = task_options(task)
@@ -90,7 +102,7 @@ def test_task_loads_with_a_family(path):
     assert task.name == path.stem
 
 
-@pytest.mark.parametrize("path", TASKS, ids=IDS)
+@pytest.mark.parametrize("path", EVERY, ids=EVERY_IDS)
 def test_task_runs_small_on_cpu(path):
     start = time.perf_counter()
     result = check_suite.check_small(path)
@@ -100,7 +112,7 @@ def test_task_runs_small_on_cpu(path):
     assert elapsed < 5.0  # every check together, including bf16 and the trial transforms
 
 
-@pytest.mark.parametrize("path", TASKS, ids=IDS)
+@pytest.mark.parametrize("path", EVERY, ids=EVERY_IDS)
 def test_full_size_fits_without_allocating(path):
     est = check_suite.estimate(path, "full")  # meta device: shapes only
     assert 0 < est.bytes <= 4.5e9  # the judge and the candidate each hold ~10 calls' worth
