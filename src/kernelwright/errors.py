@@ -6,7 +6,8 @@
     │                            which is a Verdict, never an exception)
     ├── ConfigError              an option or a constraints file is invalid
     ├── ArchiveError             the archive database cannot be opened or read
-    └── EvalError                the harness itself could not run (its reference crashed, say)
+    ├── EvalError                the task cannot be evaluated (its reference crashed, say)
+    └── HarnessError             the harness itself failed (its judge died, say): exit code 3
 
 A candidate that fails in any way is not an error: it gets a Verdict. Messages name the value,
 the expectation and the fix.
@@ -37,3 +38,8 @@ class ArchiveError(KernelwrightError):
 
 class EvalError(KernelwrightError):
     """The harness could not evaluate at all (for example, the task's own reference failed)."""
+
+
+class HarnessError(KernelwrightError):
+    """The harness failed (its judge process died or stopped answering): not the candidate's
+    fault, and not bad input. The CLI exits with code 3."""

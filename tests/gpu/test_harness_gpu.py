@@ -1,25 +1,30 @@
-"""The harness on a real GPU: CUDA IPC transport, events timing, the CUDA-only guard checks and
-the load_inline path. Skipped without a GPU (conftest)."""
+"""The harness on a real GPU: CUDA IPC of the candidate's memory, the judge's clock, the
+confined process, and the CUDA-only attacks. Skipped without a GPU (conftest)."""
 
 from pathlib import Path
 
 import pytest
 
 from kernelwright.evaluate import EvalOptions, evaluate
-from kernelwright.records import Status
+from kernelwright.evaluate.harness import EvalSession
+from kernelwright.records import Candidate, Status
 
 pytestmark = pytest.mark.gpu
 
 ROOT = Path(__file__).resolve().parents[2]
 GPU = ROOT / "tests" / "fixtures" / "gpu"
 OPTS = EvalOptions(device="cuda", size="small", compile_baseline=False, timeout_s=300)
+FULL = EvalOptions(device="cuda", size="full", compile_baseline=False, timeout_s=300)
 
 
-def test_triton_solution_is_correct_and_timed_with_events():
+def test_triton_solution_is_correct_and_timed_by_the_judge():
     v = evaluate(ROOT / "examples/softmax/task.py", ROOT / "examples/softmax/solution.py", OPTS)
     assert v.status is Status.CORRECT, v.message
-    assert v.timing.representative and "CUDA events" in v.timing.method
+    assert v.timing.representative and "judge's clock" in v.timing.method
     assert v.sol is not None and v.sol.fraction is not None
+    gaps = [label for label in v.labels if label.startswith("containment")]
+    # On a GPU the process keeps the host's PID namespace (CUDA IPC across them is not relied on)
+    assert all("PID namespace" in gap for gap in gaps), gaps
 
 
 def test_cuda_extension_solution_is_correct():
@@ -27,22 +32,19 @@ def test_cuda_extension_solution_is_correct():
     assert v.status is Status.CORRECT, v.message
 
 
-def test_side_stream_work_is_rejected():
-    v = evaluate(
-        ROOT / "examples/softmax/task.py",
-        GPU / "softmax_side_stream.py",
-        EvalOptions(device="cuda", size="full", compile_baseline=False),
-    )
-    assert v.status is Status.REJECTED, v.message
-    assert "unsynchronised-work" in {x.check for x in v.violations}
+def test_side_stream_work_is_counted_by_the_judges_clock():
+    """Twenty launches hidden on a side stream: accepted (the output is right), but the judge's
+    clock, which ends when the process's device is idle, counts all of them."""
+    task = ROOT / "examples/softmax/task.py"
+    with EvalSession(task, FULL) as session:
+        honest = session.evaluate(Candidate((ROOT / "examples/softmax/solution.py").read_text()))
+        hidden = session.evaluate(Candidate((GPU / "softmax_side_stream.py").read_text()))
+    assert honest.status is Status.CORRECT and hidden.status is Status.CORRECT, hidden.message
+    assert hidden.timing.candidate.median_ms > 5 * honest.timing.candidate.median_ms
 
 
 def test_joined_side_stream_is_accepted():
-    v = evaluate(
-        ROOT / "examples/softmax/task.py",
-        GPU / "softmax_side_stream_joined.py",
-        EvalOptions(device="cuda", size="full", compile_baseline=False),
-    )
+    v = evaluate(ROOT / "examples/softmax/task.py", GPU / "softmax_side_stream_joined.py", FULL)
     assert v.status is Status.CORRECT, f"{v.message} {v.violations}"
 
 
@@ -56,3 +58,11 @@ def test_extension_result_thrown_away_is_rejected():
 def test_cuda_error_is_a_runtime_error_verdict():
     v = evaluate(ROOT / "examples/softmax/task.py", GPU / "softmax_illegal_address.py", OPTS)
     assert v.status is Status.RUNTIME_ERROR, v.message
+
+
+def test_a_task_near_the_devices_memory_is_judged():
+    """A 12 GB input and output (KernelBench's own size class): the memory plan keeps the judge
+    and the candidate within the device, with an honest reference solution."""
+    v = evaluate(GPU / "big_relu_task.py", GPU / "big_relu_solution.py", FULL)
+    assert v.status is Status.CORRECT, v.message
+    assert v.timing.candidate is not None

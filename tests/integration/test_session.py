@@ -1,4 +1,5 @@
-"""One judge, several candidates: the reference is computed once, verdicts stay independent."""
+"""One judge, several candidates: the reference is computed once, verdicts stay independent,
+and candidates run in processes started ahead of them."""
 
 import os
 import signal
@@ -13,21 +14,6 @@ from kernelwright.records import Candidate, Status
 pytestmark = pytest.mark.interpreter
 
 
-def test_session_judges_each_candidate_in_its_own_process(fixtures):
-    sols = fixtures / "solutions"
-    options = EvalOptions(device="cpu", trials=2, timing=False, baselines=False)
-    with EvalSession(fixtures / "tasks" / "softmax_rows.py", options) as session:
-        good = session.evaluate(Candidate((sols / "softmax_rows__honest.py").read_text()))
-        bad = session.evaluate(Candidate((sols / "softmax_rows__wrong.py").read_text()))
-        hack = session.evaluate(Candidate((sols / "softmax_rows__hack_torch_only.py").read_text()))
-        again = session.evaluate(Candidate((sols / "softmax_rows__multi_kernel.py").read_text()))
-    assert good.status is Status.CORRECT
-    assert bad.status is Status.INCORRECT
-    assert hack.status is Status.REJECTED
-    assert again.status is Status.CORRECT  # nothing a previous candidate did leaks into this one
-    assert good.seed == again.seed  # same inputs for every candidate of a session
-
-
 class Recording:
     """An executor that remembers every JobResult of the one it wraps."""
 
@@ -35,23 +21,26 @@ class Recording:
         self.inner = inner
         self.results = []
 
-    def run(self, job, timeout_s, on_progress=None, on_result=None):
-        result = self.inner.run(job, timeout_s, on_progress, on_result)
+    def run(self, launch, files, drive):
+        result = self.inner.run(launch, files, drive)
         self.results.append(result)
         return result
+
+    def close(self):
+        self.inner.close()
 
 
 def _alive(pid):
     try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().split(") ")[-1][:1] != "Z"
+    except OSError:
         return False
-    return True
 
 
 def test_session_candidates_run_in_prestarted_processes(fixtures):
     sols = fixtures / "solutions"
-    options = EvalOptions(device="cpu", trials=2, seed=7)
+    options = EvalOptions(device="cpu", trials=2, seed=7, baselines=False)
     with SubprocessExecutor(prestart=1) as inner:
         executor = Recording(inner)
         with EvalSession(fixtures / "tasks" / "softmax_rows.py", options, executor=executor) as s:
@@ -70,9 +59,27 @@ def test_session_candidates_run_in_prestarted_processes(fixtures):
         Status.REJECTED,
         Status.CORRECT,
     ]
+    assert verdicts[0].seed == verdicts[-1].seed  # one session, the same inputs for all
     assert after_kill.status is Status.CORRECT and after_kill.timing.candidate is not None
     assert [r.prestarted for r in executor.results] == [False, True, True, True, True, False]
     assert not _alive(spare)  # closing the executor killed the last spare
+
+
+def test_every_process_is_confined(fixtures):
+    options = EvalOptions(device="cpu", trials=1, timing=False, baselines=False)
+    with SubprocessExecutor(prestart=0) as inner:
+        executor = Recording(inner)
+        with EvalSession(fixtures / "tasks" / "softmax_rows.py", options, executor=executor) as s:
+            v = s.evaluate(Candidate((fixtures / "solutions" / "softmax_rows__honest.py")
+                                     .read_text()))
+    assert v.status is Status.CORRECT
+    contained = executor.results[0].containment
+    from kernelwright.evaluate.containment import landlock_abi
+
+    if landlock_abi():
+        assert contained["landlock_abi"] >= 1 and contained["seccomp"] and contained["sealed"]
+        assert contained["pid_namespace"]
+        assert not [label for label in v.labels if label.startswith("containment")]
 
 
 def test_session_closes_the_executor_it_started(fixtures):

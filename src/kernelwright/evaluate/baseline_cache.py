@@ -12,7 +12,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-FORMAT = 1
+FORMAT = 2  # 2: timed by the judge's clock in a process of their own
 
 
 def baseline_key(

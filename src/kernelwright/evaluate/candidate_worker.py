@@ -1,325 +1,435 @@
-"""Child process: import one candidate, run it on the judge's inputs, time it, publish outputs.
+"""The candidate's process: confined first, then driven call by call by the judge.
 
-The order matters. Everything the guard compares against is recorded before the candidate's
-code runs: precision flags, the identities of timers and harness functions, the live threads;
-the launch monitor and the audit hook are in place before the import. Then:
+    python -m kernelwright.evaluate.candidate_worker SPEC_JSON
 
-    import       the solution file (a failure is ``compile_error``)
-    runs         each trial and input variant: seed, build ``ModelNew``, fresh input clones,
-                 forward with poisoned allocations; outputs and the inputs after the call are
-                 kept for the judge
-    timing       CUDA events (see ``timing``); the last output per input set is kept
-    post check   the timed instance once more on timing set 1 (state drift)
-    ablation     run 1 again with the candidate's kernels skipped, then made to raise
-    publish      outputs via the transport; observations and raw timings in result.json
+Start-up, before any candidate code exists in the process:
 
-Nothing here decides a verdict: the judge compares outputs, the parent applies the guard's
-checks to the observations.
+    confine      Landlock, seccomp, rlimits (:mod:`~kernelwright.evaluate.containment`) while
+                 the process is still single-threaded
+    warm up      imports (torch, Triton), one dispatch under the observing mode, the CUDA context
+    ready        one frame on the channel; then it serves the judge's commands until ``exit``
 
-Before all of that, :func:`warm_up` does what depends on neither the candidate nor its request
-(imports, TorchDynamo, the CUDA context). A pre-started process (see ``prestart``) runs it before
-its job exists; a cold one runs it first thing; either way it precedes every snapshot above.
+Everything after ``import`` runs next to the candidate's code, so nothing here is trusted: the
+judge writes the inputs into this process's buffers when a call starts, reads the outputs when
+it returns, and keeps its own clock. What this process reports about itself (observations,
+CUDA-event times) may refuse a candidate, never vouch for one.
+
+Commands (JSON header, optional payload): ``start``, ``import``, ``model``, ``buffers``,
+``fill``, ``call``, ``batch``, ``share``, ``release``, ``seal``, ``observe``, ``exit``; each
+answered with ``{"ok": true, ...}`` or a failure ``{"ok": false, "status", "stage", "message"}``.
 """
 
 from __future__ import annotations
 
-import importlib.util
+import json
+import os
 import sys
-import time
-import traceback
-from collections import Counter
-from pathlib import Path
 from typing import Any
 
-from kernelwright.evaluate.executor import ChildIO
-from kernelwright.evaluate.guard.integrity import IdentitySnapshot, live_threads
-from kernelwright.evaluate.guard.monitor import AblatedLaunch, LaunchMonitor
-from kernelwright.evaluate.guard.poison import poisoning_mode
-from kernelwright.evaluate.guard.sandbox import install_audit_hook
-from kernelwright.evaluate.precision import apply_policy, policy_flags
-from kernelwright.evaluate.prestart import run_worker
-from kernelwright.evaluate.request import CandidateRequest
-from kernelwright.evaluate.runs import OutputTypeError, as_output_list, build_model, clone_inputs
-from kernelwright.evaluate.timing import time_forward
-from kernelwright.evaluate.transport import load_from_peer, save_for_peer
+from kernelwright.evaluate import containment
+from kernelwright.evaluate.channel import Channel, ChannelError
 
-RELEASE_WAIT_S = 900.0
+# A spare process may wait this long for its candidate before giving up.
+IDLE_TIMEOUT_S = 3600.0
 
 
 class CandidateFailure(Exception):
-    """The candidate failed at a stage; carries the status the parent should give it."""
+    """The candidate's code failed at a stage; carries the status to report."""
 
     def __init__(self, status: str, stage: str, message: str, detail: str = "") -> None:
         super().__init__(message)
-        self.status = status
-        self.stage = stage
-        self.message = message
-        self.detail = detail
+        self.reply = {"ok": False, "status": status, "stage": stage, "message": message,
+                      "detail": detail}
 
 
-def main(workdir: str) -> None:
-    """Entry point: ``python -m kernelwright.evaluate.candidate_worker WORKDIR``."""
-    io = ChildIO(workdir)
-    request: CandidateRequest = io.request()
-    session = CandidateSession(request, io.phase)
-    result = session.run()
-    io.finish(result)
-    _wait_for_release(request.release_path)
-
-
-class CandidateSession:
-    """One candidate's evaluation inside its process; see the module docstring."""
-
-    def __init__(self, request: CandidateRequest, phase: Any) -> None:
-        self.req = request
-        self.phase = phase
-        self.published: dict[str, Any] = {
-            "runs": [],
-            "timing_outputs": None,
-            "post_check": None,
-            "ablation": {},
-        }
-        self.obs: dict[str, Any] = {}
-
-    def run(self) -> dict[str, Any]:
-        """Run every stage; never raises (a failure becomes the result's status)."""
-        import torch
-
-        req = self.req
-        warm_up(req.device)  # nothing left to do in a pre-started process
-        apply_policy(req.precision)
-        flags_before = policy_flags()
-        monitor = LaunchMonitor()
-        monitor.install()
-        identities = IdentitySnapshot.take(extra=monitor.patched)
-        threads_before = live_threads()
-        audit = install_audit_hook(req.protected_paths) if req.guard else None
-        data = load_from_peer(Path(req.inputs_path), req.transport)
-        result: dict[str, Any] = {"status": None, "stage": "", "message": "", "detail": ""}
-        timing_raw = None
-        try:
-            self.phase("candidate: importing the solution")
-            module = _import_solution(req.solution_path)
-            self.obs["identity_after_import"] = identities.changed()
-            cls = getattr(module, "ModelNew", None)
-            if cls is None:
-                raise CandidateFailure(
-                    "compile_error",
-                    "import",
-                    "the solution defines no ModelNew; a KernelBench solution needs "
-                    "`class ModelNew(nn.Module)` with the same constructor as Model",
-                )
-            self._correctness_runs(cls, data, monitor)
-            if req.timing:
-                timing_raw = self._timing(cls, data)
-            if req.guard:
-                self._ablation(cls, data, monitor)
-        except CandidateFailure as failure:
-            result.update(
-                status=failure.status,
-                stage=failure.stage,
-                message=failure.message,
-                detail=failure.detail,
-            )
-        if req.device == "cuda" and result["status"] is None:
-            torch.cuda.synchronize()
-        self.obs.update(
-            identity_changed=identities.changed(),
-            new_threads=sorted(
-                name for ident, name in live_threads().items() if ident not in threads_before
-            ),
-            policy_before=flags_before,
-            policy_after=policy_flags(),
-            launches=dict(monitor.counts),
-            audit_denied=list(audit.denied) if audit else [],
-            subprocesses=list(audit.subprocesses) if audit else [],
+def main(argv: list[str]) -> None:
+    """Entry point; see the module docstring."""
+    spec = json.loads(argv[0])
+    _die_with_parent()
+    in_namespace = bool(spec.get("pid_namespace")) and containment.enter_pid_namespace()
+    report = containment.enter(
+        containment.Sandbox(
+            scratch=spec["scratch"],
+            read_roots=tuple(spec.get("read_roots", ())),
+            cpu_seconds=int(spec.get("cpu_seconds", 0)),
+            data_bytes=int(spec.get("data_bytes", 0)),
         )
-        if audit is not None:
-            audit.active = False  # the harness's own publishing below is not the candidate's
-        result["observations"] = self.obs
-        result["timing"] = timing_raw.to_dict() if timing_raw is not None else None
-        result["published"] = self._publish()
-        return result
-
-    # -- stages --------------------------------------------------------------------------------
-
-    def _correctness_runs(self, cls: Any, data: dict[str, Any], monitor: LaunchMonitor) -> None:
-        import torch
-
-        req = self.req
-        for i, run in enumerate(data["runs"]):
-            self.phase(f"candidate: {run['label']}")
-            model = _stage(
-                "construct",
-                lambda run=run: build_model(
-                    cls, data["init_inputs"], run["model_seed"], req.device, req.precision
-                ),
-            )
-            inputs = clone_inputs(run["inputs"], req.device)
-            counts: Counter[str] = Counter()
-            launches_before = sum(monitor.counts.values())
-            with torch.no_grad(), poisoning_mode(counts):
-                out = _stage("forward", lambda model=model, inputs=inputs: model(*inputs))
-            _sync(req.device)
-            try:
-                outputs = as_output_list(out, strict=True)
-            except OutputTypeError as exc:
-                self.obs["output_type_error"] = str(exc)
-                raise CandidateFailure("rejected", "outputs", str(exc)) from exc
-            if i == 0:
-                self.obs["op_counts"] = dict(counts)
-                self.obs["launches_first_run"] = sum(monitor.counts.values()) - launches_before
-            self.published["runs"].append(
-                {"outputs": [o.detach() for o in outputs], "inputs_after": inputs}
-            )
-
-    def _timing(self, cls: Any, data: dict[str, Any]) -> Any:
-        import torch
-
-        req = self.req
-        self.phase("candidate: timing")
-        model = _stage(
-            "construct",
-            lambda: build_model(
-                cls, data["init_inputs"], data["timing"]["model_seed"], req.device, req.precision
-            ),
-        )
-        sets = [clone_inputs(s, req.device) for s in data["timing"]["sets"]]
-        with torch.no_grad():
-            raw = _stage("timing", lambda: time_forward(model, sets, req.device, keep_outputs=True))
-        self.published["timing_outputs"] = [
-            as_output_list(o, strict=False) for o in raw.last_outputs
-        ]
-        self.phase("candidate: re-validating after timing")
-        fresh = clone_inputs(data["timing"]["sets"][0], req.device)
-        with torch.no_grad():
-            post = _stage("post-check", lambda: model(*fresh))
-        _sync(req.device)
-        self.published["post_check"] = [o.detach() for o in as_output_list(post, strict=False)]
-        return raw
-
-    def _ablation(self, cls: Any, data: dict[str, Any], monitor: LaunchMonitor) -> None:
-        import torch
-
-        req = self.req
-        run = data["runs"][0]
-        for mode in ("skip", "raise"):
-            self.phase(f"candidate: ablation ({mode} own kernels)")
-            monitor.set_mode(mode)
-            try:
-                model = build_model(
-                    cls, data["init_inputs"], run["model_seed"], req.device, req.precision
-                )
-                inputs = clone_inputs(run["inputs"], req.device)
-                with torch.no_grad(), poisoning_mode(Counter()):
-                    out = model(*inputs)
-                _sync(req.device)
-                self.published["ablation"][mode] = [
-                    o.detach() for o in as_output_list(out, strict=False)
-                ]
-                self.obs[f"ablation_{mode}"] = "returned"
-            except AblatedLaunch:
-                self.published["ablation"][mode] = None
-                self.obs[f"ablation_{mode}"] = "raised"
-            except Exception as exc:  # any failure without its kernels is the expected outcome
-                self.published["ablation"][mode] = None
-                self.obs[f"ablation_{mode}"] = f"failed: {type(exc).__name__}"
-                if _is_cuda_error(exc):
-                    break
-            finally:
-                monitor.set_mode("count")
-
-    def _publish(self) -> str | None:
-        path = Path(self.req.outputs_path)
-        try:
-            save_for_peer(self.published, path, self.req.transport)
-        except Exception as exc:  # a broken device after a failure: nothing to publish
-            self.obs["publish_error"] = f"{type(exc).__name__}: {exc}"
-            return None
-        return str(path)
+    )
+    report.pid_namespace = in_namespace
+    os.chdir(spec["scratch"])
+    sys.path[0] = spec["scratch"]
+    channel = Channel.from_fd(int(spec["channel_fd"]))
+    warm_up(spec["device"])
+    channel.send({"ok": True, "ready": True, "containment": report.to_dict()})
+    Runner(channel, spec["device"], report).serve()
 
 
 def warm_up(device: str) -> None:
-    """Everything of a candidate's process that depends on neither the candidate nor its request.
-
-    Safe to repeat (the second time costs microseconds), so a cold start and a pre-started
-    process both call it at the start of :meth:`CandidateSession.run`.
-    """
-    _preload_libraries()
-    _first_dispatch_mode()
-    if device == "cuda":
-        import torch
-
-        torch.cuda.synchronize()  # creates the CUDA context (the first call's cost)
-
-
-def _preload_libraries() -> None:
-    """Import what the harness and typical candidates use before the identity snapshot.
-
-    Some imports rebind library functions on first import; done here, that is not mistaken for
-    the candidate's doing.
-    """
+    """What depends on neither the candidate nor its request: imports, the CUDA context."""
     import importlib
+    from collections import Counter
 
-    for name in (
-        "torch.utils._python_dispatch",
-        "torch.utils.cpp_extension",
-        "triton",
-        "triton.language",
-        "triton.testing",
-    ):
+    for name in ("torch", "torch.utils._python_dispatch", "torch.utils.cpp_extension", "triton",
+                 "triton.language", "triton.testing"):
         try:
             importlib.import_module(name)
         except ImportError:
             pass
-
-
-def _first_dispatch_mode() -> None:
-    """Dispatch one operator under the poisoning mode, as the first correctness run would.
-
-    The first dispatch under a ``TorchDispatchMode`` imports TorchDynamo (seconds, 800 modules).
-    TorchDynamo wraps ``torch.manual_seed``, which is therefore not watched (seeding is no
-    timing function).
-    """
     import torch
 
-    with torch.no_grad(), poisoning_mode(Counter()):
-        torch.ones(1).add_(1)
+    from kernelwright.evaluate.guard.observer import ForwardObserver
+
+    if device == "cpu":
+        torch.set_num_threads(1)  # timing on a shared CPU: no oversubscription
+    with torch.no_grad(), ForwardObserver(Counter()):
+        torch.ones(1).add_(1)  # the first dispatch under a mode imports TorchDynamo
+    if device == "cuda":
+        torch.cuda.synchronize()
+
+
+class Runner:
+    """Serves the judge's commands; see the module docstring."""
+
+    def __init__(self, channel: Channel, device: str, report: containment.ContainmentReport):
+        self.ch = channel
+        self.device = device
+        self.containment = report
+        self.module: Any = None
+        self.models: dict[str, Any] = {}
+        self.buffers: dict[str, list[list[Any]]] = {}
+        self.kept: list[Any] = []  # outputs the judge has not read yet
+        self.batch_outputs: list[Any] = []
+        self.obs: dict[str, Any] = {}
+        self.state: Any = None
+
+    def serve(self) -> None:
+        """Answer commands until ``exit`` or the judge goes away."""
+        while True:
+            try:
+                header, payload = self.ch.recv(deadline=None, max_payload=1 << 40)
+            except ChannelError:
+                return
+            op = header.get("op")
+            handler = getattr(self, f"do_{op}", None) if isinstance(op, str) else None
+            if op == "exit" or handler is None:
+                return
+            out_payload = b""
+            try:
+                reply, out_payload = handler(header, payload)
+            except CandidateFailure as failure:
+                reply = failure.reply
+            except BaseException as exc:  # the candidate's code raised through the harness
+                reply = _failure_reply(exc, str(op))
+            try:
+                self.ch.send(reply, out_payload)
+            except ChannelError:
+                return
+
+    # -- set-up ------------------------------------------------------------------------------
+
+    def do_start(self, h: dict[str, Any], _p: bytes) -> tuple[dict[str, Any], bytes]:
+        import torch
+
+        from kernelwright.evaluate.guard.integrity import IdentitySnapshot, live_threads, os_threads
+        from kernelwright.evaluate.guard.monitor import LaunchMonitor
+        from kernelwright.evaluate.guard.sandbox import install_audit_hook
+        from kernelwright.evaluate.precision import apply_policy, policy_flags
+        from kernelwright.records import Precision
+
+        self.precision = Precision(h["precision"])
+        apply_policy(self.precision)
+        fraction = h.get("memory_fraction")
+        if self.device == "cuda" and fraction:
+            torch.cuda.set_per_process_memory_fraction(float(fraction))
+        self.monitor = LaunchMonitor()
+        self.monitor.install()
+        self.state = {
+            "identities": IdentitySnapshot.take(extra=self.monitor.patched),
+            "threads": live_threads(),
+            "os_threads": os_threads(),
+            "policy": policy_flags(),
+            "audit": install_audit_hook(()) if h.get("guard", True) else None,
+        }
+        return {"ok": True, "pid": os.getpid()}, b""
+
+    def do_import(self, h: dict[str, Any], _p: bytes) -> tuple[dict[str, Any], bytes]:
+        import importlib.util
+        import traceback
+
+        path = os.path.join(os.getcwd(), str(h.get("file", "solution.py")))
+        name = "kernelwright_candidate"
+        spec = importlib.util.spec_from_file_location(name, path)
+        if spec is None or spec.loader is None:
+            raise CandidateFailure("compile_error", "import", f"cannot import {h.get('file')}")
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        try:
+            spec.loader.exec_module(module)
+        except BaseException as exc:
+            raise CandidateFailure(
+                "compile_error", "import",
+                f"importing the solution raised {type(exc).__name__}: {_first_line(exc)}",
+                traceback.format_exc(limit=12)[-4000:],
+            ) from None
+        self.obs["identity_after_import"] = self.state["identities"].changed()
+        if getattr(module, "ModelNew", None) is None:
+            raise CandidateFailure(
+                "compile_error", "import",
+                "the solution defines no ModelNew; a KernelBench solution needs "
+                "`class ModelNew(nn.Module)` with the same constructor as Model",
+            )
+        self.module = module
+        return {"ok": True}, b""
+
+    def do_model(self, h: dict[str, Any], p: bytes) -> tuple[dict[str, Any], bytes]:
+        from kernelwright.evaluate import transport
+        from kernelwright.evaluate.runs import build_model
+
+        init = transport.unpack(p) if p else []
+        cls = self.module.ModelNew
+        self.models[str(h["name"])] = _stage(
+            "construct", lambda: build_model(cls, list(init), int(h["seed"]), self.device,
+                                             self.precision)
+        )
+        return {"ok": True}, b""
+
+    def do_buffers(self, h: dict[str, Any], _p: bytes) -> tuple[dict[str, Any], bytes]:
+        import torch
+
+        from kernelwright.evaluate import transport
+
+        sets: list[list[Any]] = []
+        for _ in range(int(h["count"])):
+            items: list[Any] = []
+            for spec in h["specs"]:
+                if "value" in spec:
+                    items.append(spec["value"])
+                    continue
+                items.append(torch.empty_strided(
+                    spec["shape"], spec["stride"], dtype=getattr(torch, spec["dtype"]),
+                    device=self.device))
+            sets.append(items)
+        self.buffers[str(h["name"])] = sets
+        if self.device != "cuda":
+            return {"ok": True}, b""
+        handles = [[transport.describe_cuda(t) if isinstance(t, torch.Tensor) and t.numel()
+                    else None for t in items] for items in sets]
+        return {"ok": True, "handles": handles}, b""
+
+    def do_fill(self, h: dict[str, Any], p: bytes) -> tuple[dict[str, Any], bytes]:
+        """CPU: the judge sends the values; they replace the buffers' contents."""
+        import torch
+
+        from kernelwright.evaluate import transport
+
+        values = transport.unpack(p)
+        sets = self.buffers[str(h["name"])]
+        for k, items in zip(h["sets"], values, strict=True):
+            for j, v in enumerate(items):
+                if isinstance(v, torch.Tensor) and isinstance(sets[k][j], torch.Tensor):
+                    sets[k][j].copy_(v)
+        return {"ok": True}, b""
+
+    # -- calls -------------------------------------------------------------------------------
+
+    def do_call(self, h: dict[str, Any], _p: bytes) -> tuple[dict[str, Any], bytes]:
+        """One checked call: forward on buffer set ``set``, outputs handed to the judge."""
+        import gc
+        from collections import Counter
+
+        import torch
+
+        from kernelwright.evaluate.guard.monitor import AblatedLaunch
+        from kernelwright.evaluate.guard.observer import ForwardObserver
+
+        self.kept = []
+        model = self.models[str(h["model"])]
+        inputs = _fresh_views(self.buffers[str(h["buffers"])][int(h["set"])])
+        ablation = h.get("ablation")
+        observer = ForwardObserver(Counter(), watch=[tuple(s) for s in h.get("expect", [])])
+        launches_before = sum(self.monitor.counts.values())
+        if ablation:
+            self.monitor.set_mode(ablation)
+        try:
+            if h.get("observe", True):
+                with torch.no_grad(), observer.numpy_guard(), observer:
+                    out = model(*inputs)
+                    gc.collect()  # finalizers run now, inside the observed call
+            else:
+                with torch.no_grad():
+                    out = model(*inputs)
+        except AblatedLaunch:
+            return {"ok": True, "ablated": "raised"}, b""
+        except BaseException as exc:
+            if ablation:
+                return {"ok": True, "ablated": f"failed: {type(exc).__name__}"}, b""
+            raise CandidateFailure(*_failure_of(exc, "forward")) from None
+        finally:
+            self.monitor.set_mode("count")
+        outputs = _checked_outputs(out)
+        _sync(self.device)
+        observed = (observer.summary(outputs) if h.get("observe", True) else {}) | {
+            "launches": sum(self.monitor.counts.values()) - launches_before,
+        }
+        self.kept = outputs
+        reply = {"ok": True, "observed": observed, "ablated": "returned" if ablation else None}
+        extra, payload = self._outputs_reply(outputs, inputs)
+        return reply | extra, payload
+
+    def do_batch(self, h: dict[str, Any], _p: bytes) -> tuple[dict[str, Any], bytes]:
+        """Timed calls back to back on the given sets; outputs kept until ``share``."""
+        import gc
+
+        import torch
+
+        order = [int(k) for k in h["sets"]]
+        model: Any = self.models[str(h["model"])] if order else None
+        sets = self.buffers[str(h["buffers"])] if order else []
+        self.batch_outputs = []
+        gc.disable()
+        try:
+            with torch.no_grad():
+                if self.device == "cuda":
+                    events = [(torch.cuda.Event(enable_timing=True),
+                               torch.cuda.Event(enable_timing=True)) for _ in order]
+                    for (start, end), k in zip(events, order, strict=True):
+                        args = _fresh_views(sets[k])
+                        start.record()
+                        self.batch_outputs.append(_stage("timing", lambda a=args: model(*a)))
+                        end.record()
+                    torch.cuda.synchronize()
+                    times = [s.elapsed_time(e) for s, e in events]
+                    if not order:
+                        times = []
+                else:
+                    times = []
+                    for k in order:
+                        args = _fresh_views(sets[k])
+                        t0 = _clock()
+                        self.batch_outputs.append(_stage("timing", lambda a=args: model(*a)))
+                        times.append((_clock() - t0) * 1e3)
+        finally:
+            gc.enable()
+        storages = [[o.untyped_storage().data_ptr() for o in _as_tensors(out)]
+                    for out in self.batch_outputs]
+        return {"ok": True, "events_ms": times, "storages": storages}, b""
+
+    def do_share(self, h: dict[str, Any], _p: bytes) -> tuple[dict[str, Any], bytes]:
+        picked = [_checked_outputs(self.batch_outputs[int(i)]) for i in h["calls"]]
+        self.kept = picked
+        if self.device == "cuda":
+            return {"ok": True, "calls": [self._describe(o) for o in picked]}, b""
+        from kernelwright.evaluate import transport
+
+        return {"ok": True}, transport.pack(picked)
+
+    def do_release(self, _h: dict[str, Any], _p: bytes) -> tuple[dict[str, Any], bytes]:
+        self.kept = []
+        self.batch_outputs = []
+        return {"ok": True}, b""
+
+    def do_forget(self, h: dict[str, Any], _p: bytes) -> tuple[dict[str, Any], bytes]:
+        """Drop models and buffers the judge no longer needs (their memory goes back)."""
+        for name in h.get("models", []):
+            self.models.pop(str(name), None)
+        for name in h.get("buffers", []):
+            self.buffers.pop(str(name), None)
+        self.kept = []
+        self.batch_outputs = []
+        if self.device == "cuda":
+            import torch
+
+            torch.cuda.empty_cache()
+        return {"ok": True}, b""
+
+    # -- containment and observations --------------------------------------------------------
+
+    def do_seal(self, _h: dict[str, Any], _p: bytes) -> tuple[dict[str, Any], bytes]:
+        containment.seal(self.containment)
+        return {"ok": True, "containment": self.containment.to_dict()}, b""
+
+    def do_observe(self, _h: dict[str, Any], _p: bytes) -> tuple[dict[str, Any], bytes]:
+        from kernelwright.evaluate.guard.integrity import live_threads, os_threads
+        from kernelwright.evaluate.precision import policy_flags
+
+        st = self.state
+        audit = st["audit"]
+        before_py = st["threads"]
+        obs = dict(self.obs)
+        obs.update(
+            identity_changed=st["identities"].changed(),
+            new_threads=sorted(n for i, n in live_threads().items() if i not in before_py),
+            new_os_threads=sorted(set(os_threads()) - set(st["os_threads"])),
+            policy_before=st["policy"],
+            policy_after=policy_flags(),
+            launches=dict(self.monitor.counts),
+            audit_denied=list(audit.denied) if audit else [],
+            subprocesses=list(audit.subprocesses) if audit else [],
+        )
+        return {"ok": True, "observations": obs}, b""
+
+    # -- helpers -----------------------------------------------------------------------------
+
+    def _outputs_reply(self, outputs: list[Any], inputs: list[Any]) -> tuple[dict[str, Any], bytes]:
+        if self.device == "cuda":
+            return {"outputs": self._describe(outputs)}, b""
+        from kernelwright.evaluate import transport
+
+        return {}, transport.pack([outputs, inputs])
+
+    def _describe(self, outputs: list[Any]) -> list[dict[str, Any]]:
+        from kernelwright.evaluate import transport
+
+        return [
+            transport.describe_cuda(o) if o.numel() else
+            {"empty": True, **transport.spec_of(o)} for o in outputs
+        ]
+
+
+def _as_tensors(out: Any) -> list[Any]:
+    import torch
+
+    items = list(out) if isinstance(out, list | tuple) else [out]
+    return [o for o in items if isinstance(o, torch.Tensor)]
+
+
+def _fresh_views(items: list[Any]) -> list[Any]:
+    """New tensor objects over the same buffers: a memo keyed on Python identity finds nothing."""
+    import torch
+
+    return [t.as_strided(t.shape, t.stride(), t.storage_offset())
+            if isinstance(t, torch.Tensor) else t for t in items]
+
+
+def _checked_outputs(out: Any) -> list[Any]:
+    from kernelwright.evaluate.runs import OutputTypeError, as_output_list
+
+    try:
+        return as_output_list(out, strict=True)
+    except OutputTypeError as exc:
+        raise CandidateFailure("rejected", "outputs", str(exc)) from None
 
 
 def _stage(stage: str, fn: Any) -> Any:
-    """Run one step of the candidate's code, turning any failure into a CandidateFailure."""
     try:
         return fn()
     except CandidateFailure:
         raise
     except BaseException as exc:  # SystemExit and KeyboardInterrupt from candidate code too
-        status = "compile_error" if _is_compile_error(exc) else "runtime_error"
-        raise CandidateFailure(
-            status,
-            stage,
-            f"{type(exc).__name__} during {stage}: {_first_line(exc)}",
-            traceback.format_exc(limit=12)[-4000:],
-        ) from None
+        raise CandidateFailure(*_failure_of(exc, stage)) from None
 
 
-def _import_solution(path: str) -> Any:
-    name = "kernelwright_candidate"
-    spec = importlib.util.spec_from_file_location(name, path)
-    if spec is None or spec.loader is None:
-        raise CandidateFailure("compile_error", "import", f"cannot import {path}")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    try:
-        spec.loader.exec_module(module)
-    except BaseException as exc:
-        raise CandidateFailure(
-            "compile_error",
-            "import",
-            f"importing the solution raised {type(exc).__name__}: {_first_line(exc)}",
-            traceback.format_exc(limit=12)[-4000:],
-        ) from None
-    return module
+def _failure_of(exc: BaseException, stage: str) -> tuple[str, str, str, str]:
+    import traceback
+
+    status = "compile_error" if _is_compile_error(exc) else "runtime_error"
+    return (status, stage, f"{type(exc).__name__} during {stage}: {_first_line(exc)}",
+            traceback.format_exc(limit=12)[-4000:])
+
+
+def _failure_reply(exc: BaseException, stage: str) -> dict[str, Any]:
+    status, stage, message, detail = _failure_of(exc, stage)
+    return {"ok": False, "status": status, "stage": stage, "message": message, "detail": detail}
 
 
 def _is_compile_error(exc: BaseException) -> bool:
@@ -328,10 +438,6 @@ def _is_compile_error(exc: BaseException) -> bool:
     except ImportError:
         return False
     return isinstance(exc, CompilationError)
-
-
-def _is_cuda_error(exc: BaseException) -> bool:
-    return "CUDA error" in str(exc) or type(exc).__name__ == "AcceleratorError"
 
 
 def _first_line(exc: BaseException) -> str:
@@ -346,15 +452,27 @@ def _sync(device: str) -> None:
         torch.cuda.synchronize()
 
 
-def _wait_for_release(path: str) -> None:
-    """Keep published device memory alive until the judge has read it."""
-    if not path:
-        return
-    deadline = time.monotonic() + RELEASE_WAIT_S
-    release = Path(path)
-    while not release.exists() and time.monotonic() < deadline:
-        time.sleep(0.02)
+def _clock() -> float:
+    import time
+
+    return time.perf_counter()
+
+
+def _die_with_parent() -> None:
+    """SIGKILL this process when the process that started it dies (Linux)."""
+    import ctypes
+    import signal
+
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, int(signal.SIGKILL), 0, 0, 0)  # PR_SET_PDEATHSIG
+    except OSError:
+        pass
 
 
 if __name__ == "__main__":
-    run_worker(main, warm_up)
+    # Run the imported module's code, not this __main__ copy: the guard watches the module's
+    # functions by name.
+    from kernelwright.evaluate.candidate_worker import main as _main
+
+    _main(sys.argv[1:])

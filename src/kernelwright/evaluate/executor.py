@@ -1,159 +1,218 @@
-"""Executors run one harness job (a worker module on a request) somewhere, with a timeout.
+"""Executors start the candidate's process somewhere and end it, whatever it did.
 
-The harness never assumes where it runs: it hands an executor a :class:`Job` and reads back a
-:class:`JobResult`. ``SubprocessExecutor`` is the production one: a fresh Python process in its
-own session, killed with its whole process group on timeout, so a hang or a crash of the
-candidate is a result, never a hang or crash of kernelwright. Test doubles live in
-``kernelwright.testing.fakes``; a pool over several GPUs or a Ray cluster plugs in here later.
+The harness never assumes where a candidate runs: it hands an executor a :class:`Launch` (the
+device and the process's limits), the files to place in the process's scratch folder, and a
+``drive`` function; the executor starts a confined process (see ``candidate_worker``), waits until
+it is ready, calls ``drive`` with it (the session hands its socket to the judge), then kills it
+with everything it started and removes its folder. A crash, a hang or a fork bomb of the
+candidate is a result, never a problem of kernelwright's.
 
-The wire protocol is files in the job's directory: ``request.pkl`` in (a picklable request,
-never a tensor), ``progress.log`` (one phase per line, for progress displays and crash
-reports) and ``result.json`` out.
+Start-up (Python, torch, Triton, TorchDynamo, the CUDA context) costs seconds, so
+``SubprocessExecutor`` keeps ``prestart`` spare processes started for the next candidate while the
+current one runs. A spare is confined and warmed up exactly as a cold start is, and it serves one
+candidate at most; a spare that died or is not ready within a minute is replaced by a cold start:
+a spare can cost time, never a verdict.
 
-Start-up (Python, torch, Triton, TorchDynamo, CUDA) costs seconds per job, so a job whose worker
-can be pre-started (``Job.prestart_device``) makes ``SubprocessExecutor`` start the next job's
-process while this one runs; see :mod:`kernelwright.evaluate.prestart`.
+On the CPU each process also gets its own PID namespace when the machine allows it: it then sees
+no other process, and everything it started dies with it. Elsewhere the executor is the
+subreaper of whatever the process leaves behind, and kills it.
 """
 
 from __future__ import annotations
 
+import ctypes
 import json
 import os
-import pickle
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
+import weakref
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-import kernelwright
-from kernelwright.evaluate.prestart import (
-    ACCEPT_TIMEOUT_S,
-    ACCEPTED_FILE,
-    Spare,
-    SpareKey,
-    kill_group,
-    prestart_count,
+from kernelwright.errors import ConfigError, HarnessError
+from kernelwright.evaluate.channel import Channel, ChannelError, pair
+from kernelwright.evaluate.containment import default_read_roots
+from kernelwright.evaluate.spawn import (
+    RUN_PREFIX,
+    available_memory,
+    become_subreaper,
+    child_env,
+    child_pythonpath,
+    kill_tree,
+    remember_spawn,
+    tail,
+    tree_rss,
 )
 
-ProgressFn = Callable[[str], None]
-ResultFn = Callable[[dict[str, Any]], None]
+PRESTART_ENV = "KERNELWRIGHT_PRESTART"
+PIDNS_ENV = "KERNELWRIGHT_PIDNS"
+READY_TIMEOUT_S = 180.0  # a cold start: imports and the CUDA context
+SPARE_READY_TIMEOUT_S = 60.0
+WORKER = "kernelwright.evaluate.candidate_worker"
 
 
 @dataclass(frozen=True, slots=True)
-class Job:
-    """One worker run: ``python -m <worker> <workdir>`` with ``request`` pickled into workdir.
+class Launch:
+    """A candidate's process: where it runs and what it may use.
 
-    ``cwd`` is where the child starts (an empty sandbox folder for candidates, so a relative path
-    finds nothing of the user's); ``env`` adds or overrides environment variables. A child given
-    a ``release_path`` writes its result and then waits for that file before exiting, so memory it
-    published (CUDA IPC) stays alive while ``on_result`` reads it. ``prestart_device`` says the
-    worker runs through :func:`~kernelwright.evaluate.prestart.run_worker` and more jobs like
-    this one follow: an executor may start the next one's process ahead, warmed up for that
-    device (``cpu``, ``cuda``); None never pre-starts.
+    ``extra_env`` adds variables (``TRITON_INTERPRET`` on the CPU); ``cpu_seconds`` and
+    ``data_bytes`` become rlimits; ``memory_bytes`` is the resident size past which the executor
+    kills the process (0: half the host memory available when the process starts).
     """
 
-    worker: str
-    workdir: Path
-    request: Any
-    cwd: Path | None = None
-    env: Mapping[str, str] = field(default_factory=dict)
-    release_path: Path | None = None
-    prestart_device: str | None = None
+    device: str
+    extra_env: Mapping[str, str] = field(default_factory=dict)
+    cpu_seconds: int = 0
+    data_bytes: int = 0
+    memory_bytes: int = 0
+
+    def key(self) -> tuple[Any, ...]:
+        """What a spare must match to serve this launch."""
+        return (self.device, tuple(sorted(self.extra_env.items())), self.cpu_seconds,
+                self.data_bytes)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class JobResult:
-    """What came back: the result dict if the worker wrote one, else how it died.
+    """How one process ended.
 
-    ``prestarted``: the job ran in a process started (and warmed up) before the job came.
+    ``result``: what ``drive`` returned (the judge's report), None if it raised. ``killed``: why
+    the executor stopped the process early (its memory), empty otherwise.
     """
 
     result: dict[str, Any] | None
     returncode: int | None
-    timed_out: bool
-    last_phase: str
     stderr_tail: str
     duration_s: float
     prestarted: bool = False
+    killed: str = ""
+    containment: dict[str, Any] = field(default_factory=dict)
 
-    @property
-    def crashed(self) -> bool:
-        """The child ended without writing a result (signal, ``os._exit``, interpreter abort)."""
-        return self.result is None and not self.timed_out
 
-    def describe_exit(self) -> str:
-        """``'killed by SIGSEGV'`` or ``'exited with code 3'``, for messages."""
-        code = self.returncode
-        if code is None:
-            return "did not exit"
-        if code < 0:
-            try:
-                return f"killed by {signal.Signals(-code).name}"
-            except ValueError:
-                return f"killed by signal {-code}"
-        return f"exited with code {code}"
+class CandidateProcess:
+    """A started, confined, warmed-up process and the parent's end of its socket."""
+
+    def __init__(self, launch: Launch, base: Path, python: str, pid_namespace: bool) -> None:
+        self.launch = launch
+        self.dir = Path(tempfile.mkdtemp(prefix="proc-", dir=base))
+        self.scratch = self.dir / "scratch"
+        self.scratch.mkdir()
+        (self.scratch / "tmp").mkdir()
+        self.log = self.dir / "stderr.log"
+        mine, theirs = pair()
+        spec = {
+            "scratch": str(self.scratch),
+            "device": launch.device,
+            "channel_fd": theirs.fileno(),
+            "read_roots": list(default_read_roots()),
+            "cpu_seconds": launch.cpu_seconds,
+            "data_bytes": launch.data_bytes,
+            "pid_namespace": pid_namespace,
+        }
+        cache = self.scratch / ".cache"
+        env = child_env(os.environ, {
+            "HOME": str(self.scratch),
+            "TMPDIR": str(self.scratch / "tmp"),
+            "XDG_CACHE_HOME": str(cache),
+            "TRITON_CACHE_DIR": str(cache / "triton"),
+            "TORCHINDUCTOR_CACHE_DIR": str(cache / "inductor"),
+            "TORCH_EXTENSIONS_DIR": str(cache / "torch_extensions"),
+            "CUDA_CACHE_PATH": str(cache / "nv"),
+            "PYTHONPATH": child_pythonpath(),
+            "OMP_NUM_THREADS": "1" if launch.device == "cpu" else os.environ.get(
+                "OMP_NUM_THREADS", "4"),
+        } | dict(launch.extra_env))
+        cmd = [python, "-m", WORKER, json.dumps(spec)]
+        with open(self.log, "wb") as log:
+            self.proc = subprocess.Popen(
+                cmd, cwd=str(self.scratch), env=env, stdin=subprocess.DEVNULL, stdout=log,
+                stderr=subprocess.STDOUT, start_new_session=True, pass_fds=(theirs.fileno(),),
+                preexec_fn=_die_with_parent,
+            )
+        remember_spawn(self.proc.pid)
+        theirs.close()
+        self.sock = mine
+        self.channel = Channel(mine)
+        self.started = time.monotonic()
+        self.ready: dict[str, Any] | None = None
+        self.memory_limit = launch.memory_bytes or available_memory() // 2
+        self.killed = ""
+        self._finalizer = weakref.finalize(self, _discard, self.proc, self.dir, self.sock)
+
+    def wait_ready(self, timeout_s: float) -> bool:
+        """Read the process's ``ready`` frame (its containment report); False if it died or
+        did not come in time."""
+        if self.ready is not None:
+            return True
+        try:
+            header, _ = self.channel.recv(time.monotonic() + timeout_s, max_payload=0)
+        except ChannelError:
+            return False
+        if header.get("ready") is not True:
+            return False
+        self.ready = header
+        return True
+
+    def watch(self) -> str | None:
+        """Kill the process if it holds more host memory than allowed; why, or None."""
+        if self.killed or not self.memory_limit:
+            return self.killed or None
+        rss = tree_rss(self.proc.pid)
+        if rss > self.memory_limit:
+            self.killed = (f"its processes held {rss / 1e9:.1f} GB of host memory, over the "
+                           f"limit of {self.memory_limit / 1e9:.1f} GB")
+            kill_tree(self.proc)
+            return self.killed
+        return None
+
+    def discard(self) -> None:
+        """Kill the process and everything it started; remove its folder (idempotent)."""
+        self._finalizer()
 
 
 class Executor(Protocol):
-    """Runs harness jobs. Implementations must never raise for a failing child."""
+    """Starts candidates' processes. Implementations never raise for a failing candidate."""
 
     def run(
         self,
-        job: Job,
-        timeout_s: float,
-        on_progress: ProgressFn | None = None,
-        on_result: ResultFn | None = None,
+        launch: Launch,
+        files: Mapping[str, str],
+        drive: Callable[[CandidateProcess], dict[str, Any]],
     ) -> JobResult:
-        """Run ``job`` to completion or ``timeout_s``; report phases through ``on_progress``.
+        """Start a process, place ``files`` in its scratch folder, ``drive`` it, end it."""
+        ...
 
-        ``on_result`` is called with the result while the child still waits for its release.
-        """
+    def close(self) -> None:
+        """Release spares and folders."""
         ...
 
 
-def child_pythonpath() -> str:
-    """PYTHONPATH that lets a child import this very kernelwright (installed or from source)."""
-    package_root = str(Path(kernelwright.__file__).resolve().parent.parent)
-    existing = os.environ.get("PYTHONPATH", "")
-    return package_root + (os.pathsep + existing if existing else "")
-
-
 class SubprocessExecutor:
-    """Run each job in a fresh ``python -m`` child in its own process group.
+    """Local processes, one per candidate, with ``prestart`` spares (default 1, or
+    ``KERNELWRIGHT_PRESTART``; 0 turns it off)."""
 
-    A job with a ``prestart_device`` also starts ``prestart`` spare processes (default: 1, or
-    ``KERNELWRIGHT_PRESTART``; 0 turns it off) for the jobs after it, which import and warm up
-    while this job runs. The next job with the same Python, worker, device and environment takes
-    the oldest spare over; any other job kills them all and starts cold. Each process still
-    serves one job. Close the executor (or use it as a context manager) to kill spares nobody
-    will use; forgotten ones die at interpreter exit.
-    """
-
-    def __init__(
-        self,
-        python: str | None = None,
-        poll_s: float = 0.05,
-        *,
-        prestart: int | None = None,
-        accept_timeout_s: float = ACCEPT_TIMEOUT_S,
-    ) -> None:
-        self.python = python or sys.executable
-        self.poll_s = poll_s
+    def __init__(self, prestart: int | None = None, *, python: str | None = None,
+                 pid_namespace: bool | None = None) -> None:
         self.prestart = prestart_count() if prestart is None else int(prestart)
-        self.accept_timeout_s = accept_timeout_s
-        self._spares: list[Spare] = []  # oldest first
+        self.python = python or sys.executable
+        self.pid_namespace = pid_namespace
+        self.base = Path(tempfile.mkdtemp(prefix=f"{RUN_PREFIX}{os.getpid()}-"))
+        self._spares: list[CandidateProcess] = []
+        self._finalizer = weakref.finalize(self, shutil.rmtree, self.base, True)
 
     @property
     def spare_pids(self) -> tuple[int, ...]:
-        """The processes waiting for the next jobs, oldest first."""
-        return tuple(spare.proc.pid for spare in self._spares)
+        """The processes waiting for the next candidates, oldest first."""
+        return tuple(s.proc.pid for s in self._spares)
 
     def close(self) -> None:
-        """Kill the spares (idempotent; the executor stays usable)."""
+        """Kill the spares and remove the executor's folder (the executor stays usable)."""
         spares, self._spares = self._spares, []
         for spare in spares:
             spare.discard()
@@ -166,195 +225,102 @@ class SubprocessExecutor:
 
     def run(
         self,
-        job: Job,
-        timeout_s: float,
-        on_progress: ProgressFn | None = None,
-        on_result: ResultFn | None = None,
+        launch: Launch,
+        files: Mapping[str, str],
+        drive: Callable[[CandidateProcess], dict[str, Any]],
     ) -> JobResult:
         """See :class:`Executor`."""
-        _prepare_workdir(job)
-        env = self._child_env(job)
-        key = self._key(job, env)
-        spare = self._pop_spare(key)
-        if key is not None:
-            self._top_up(key)  # before waiting on ``spare``: the next job's warm up starts now
-        start = time.monotonic()  # a spare still warming up spends the job's time, as a cold one
-        proc = None
-        if spare is not None:
-            cwd = job.cwd or job.workdir
-            proc = spare.hand_over(job.workdir, cwd, self.poll_s, self.accept_timeout_s)
-        prestarted = proc is not None
-        if proc is None:
-            start = time.monotonic()
-            proc = self._start_cold(job, env)
-        outcome = _follow(proc, job, start + timeout_s, self.poll_s, on_progress, on_result)
+        start = time.monotonic()
+        process = self._take_spare(launch)
+        prestarted = process is not None
+        self._top_up(launch)  # the next candidate's process warms up while this one runs
+        if process is None:
+            process = self._start(launch)
+            if not process.wait_ready(READY_TIMEOUT_S):
+                log = tail(process.log, 2000)
+                process.discard()
+                raise HarnessError(
+                    "a candidate's process could not start (before any candidate code ran); "
+                    f"its output:\n{log}"
+                )
+        for name, text in files.items():
+            (process.scratch / name).write_text(text)
+        result: dict[str, Any] | None = None
+        try:
+            result = drive(process)
+        finally:
+            code = process.proc.poll()
+            log = tail(process.log)
+            process.discard()
         return JobResult(
-            result=outcome.result,
-            returncode=proc.returncode,
-            timed_out=outcome.timed_out,
-            last_phase=outcome.last_phase,
-            stderr_tail=_tail(job.workdir / "stderr.log"),
+            result=result,
+            returncode=code,
+            stderr_tail=log,
             duration_s=time.monotonic() - start,
             prestarted=prestarted,
+            killed=process.killed,
+            containment=dict((result or {}).get("containment")
+                             or (process.ready or {}).get("containment") or {}),
         )
 
-    def _key(self, job: Job, env: dict[str, str]) -> SpareKey | None:
-        if job.prestart_device is None:
-            return None
-        return SpareKey.of(self.python, job.worker, job.prestart_device, env)
+    def _start(self, launch: Launch) -> CandidateProcess:
+        become_subreaper()  # a daemon it forks (outside a PID namespace) is reparented here
+        return CandidateProcess(launch, self.base, self.python, self._namespace(launch))
 
-    def _top_up(self, key: SpareKey) -> None:
-        """Start spares for the jobs after this one (while it runs)."""
+    def _namespace(self, launch: Launch) -> bool:
+        if self.pid_namespace is not None:
+            return self.pid_namespace
+        setting = os.environ.get(PIDNS_ENV)
+        if setting is not None:
+            return setting != "0"
+        # CUDA IPC between processes of different PID namespaces is not assumed to work.
+        return launch.device == "cpu"
+
+    def _take_spare(self, launch: Launch) -> CandidateProcess | None:
+        if self._spares and self._spares[0].launch.key() != launch.key():
+            self.close()  # spares were started for another kind of launch
+        while self._spares:
+            spare = self._spares.pop(0)
+            if spare.proc.poll() is None and spare.wait_ready(SPARE_READY_TIMEOUT_S):
+                return spare
+            spare.discard()
+        return None
+
+    def _top_up(self, launch: Launch) -> None:
         try:
             while len(self._spares) < self.prestart:
-                self._spares.append(Spare(key))
+                self._spares.append(self._start(launch))
         except OSError:
-            pass  # no spare (no processes or disk left): the next job starts cold, as without
-
-    def _pop_spare(self, key: SpareKey | None) -> Spare | None:
-        """The oldest spare if it fits the job's key; on a different key, none are kept."""
-        if self._spares and self._spares[0].key != key:
-            self.close()  # the spares were all started for one key
-        return self._spares.pop(0) if self._spares else None
-
-    def _child_env(self, job: Job) -> dict[str, str]:
-        env = dict(os.environ)
-        env.update(job.env)
-        env["PYTHONPATH"] = child_pythonpath()
-        env["PYTHONUNBUFFERED"] = "1"
-        env.setdefault("PYTHONDONTWRITEBYTECODE", "1")
-        return env
-
-    def _start_cold(self, job: Job, env: dict[str, str]) -> subprocess.Popen[bytes]:
-        with open(job.workdir / "stderr.log", "wb") as stderr_file:
-            return subprocess.Popen(
-                [self.python, "-m", job.worker, str(job.workdir)],
-                cwd=str(job.cwd or job.workdir),
-                env=env,
-                stdin=subprocess.DEVNULL,
-                stdout=stderr_file,
-                stderr=subprocess.STDOUT,
-                start_new_session=True,
-            )
+            pass  # no spare (no processes or disk left): the next candidate starts cold
 
 
-@dataclass(frozen=True, slots=True)
-class _Outcome:
-    result: dict[str, Any] | None
-    timed_out: bool
-    last_phase: str
-
-
-def _prepare_workdir(job: Job) -> None:
-    job.workdir.mkdir(parents=True, exist_ok=True)
-    (job.workdir / "request.pkl").write_bytes(pickle.dumps(job.request))
-    for stale in ("progress.log", "result.json", ACCEPTED_FILE):
-        (job.workdir / stale).unlink(missing_ok=True)
-    if job.release_path is not None:
-        job.release_path.unlink(missing_ok=True)
-
-
-def _follow(
-    proc: subprocess.Popen[bytes],
-    job: Job,
-    deadline: float,
-    poll_s: float,
-    on_progress: ProgressFn | None,
-    on_result: ResultFn | None,
-) -> _Outcome:
-    """Report the child's phases until it exits, is released or runs out of time; kill it."""
-    progress = job.workdir / "progress.log"
-    result_path = job.workdir / "result.json"
-    result: dict[str, Any] | None = None
-    timed_out = False
-    seen_lines, last_phase = 0, ""
-    while True:
-        try:
-            proc.wait(timeout=poll_s)
-            break
-        except subprocess.TimeoutExpired:
-            pass
-        seen_lines, last_phase = _report_progress(progress, seen_lines, last_phase, on_progress)
-        if job.release_path is not None and result_path.exists():
-            result = _read_result(result_path)
-            if result is not None:
-                if on_result is not None:
-                    on_result(result)
-                # Done: the child only waits to be released. Ending it here skips its
-                # interpreter's slow teardown (torch, CUDA), which is seconds per job.
-                job.release_path.touch()
-                break
-        if time.monotonic() > deadline:
-            timed_out = True
-            break
-    kill_group(proc)  # reap anything the child left behind in its group
-    seen_lines, last_phase = _report_progress(progress, seen_lines, last_phase, on_progress)
-    if result is None and not timed_out and result_path.exists():
-        result = _read_result(result_path)
-        if result is not None and on_result is not None:
-            on_result(result)
-    return _Outcome(result, timed_out, last_phase)
-
-
-def _read_result(path: Path) -> dict[str, Any] | None:
+def prestart_count() -> int:
+    """How many spares to keep: ``KERNELWRIGHT_PRESTART`` (0 turns pre-starting off), else 1."""
+    value = os.environ.get(PRESTART_ENV, "1")
     try:
-        data = json.loads(path.read_text())
-    except (OSError, json.JSONDecodeError):
-        return None
-    return data if isinstance(data, dict) else None
+        count = int(value)
+    except ValueError:
+        count = -1
+    if count < 0:
+        raise ConfigError(
+            f"{PRESTART_ENV}={value!r}: give the number of candidate processes to pre-start "
+            "(0 turns pre-starting off, 1 is the default)"
+        )
+    return count
 
 
-def _report_progress(
-    path: Path, seen: int, last: str, on_progress: ProgressFn | None
-) -> tuple[int, str]:
+def _discard(proc: subprocess.Popen[bytes], directory: Path, sock: Any) -> None:
     try:
-        lines = path.read_text(errors="replace").splitlines()
+        sock.close()
     except OSError:
-        return seen, last
-    for line in lines[seen:]:
-        last = line
-        if on_progress is not None:
-            on_progress(line)
-    return len(lines), last
+        pass
+    kill_tree(proc)
+    shutil.rmtree(directory, ignore_errors=True)
 
 
-def _tail(path: Path, limit: int = 4000) -> str:
-    try:
-        data = path.read_bytes()
-    except OSError:
-        return ""
-    return data[-limit:].decode("utf-8", errors="replace")
+_prctl = ctypes.CDLL(None, use_errno=True).prctl if sys.platform.startswith("linux") else None
 
 
-# --- child side -------------------------------------------------------------------------------
-
-
-class ChildIO:
-    """The child's half of the protocol: read the request, report phases, write the result."""
-
-    def __init__(self, workdir: str | Path) -> None:
-        self.workdir = Path(workdir)
-        self._progress = open(self.workdir / "progress.log", "a", buffering=1)  # noqa: SIM115
-
-    def request(self) -> Any:
-        """The unpickled request."""
-        return pickle.loads((self.workdir / "request.pkl").read_bytes())
-
-    def phase(self, text: str) -> None:
-        """Record a phase; the parent shows it and names it if the child dies here."""
-        self._progress.write(text.replace("\n", " ") + "\n")
-        self._progress.flush()
-
-    def finish(self, result: Mapping[str, Any]) -> None:
-        """Write the result atomically (a reader never sees half a file)."""
-        tmp = self.workdir / "result.json.tmp"
-        tmp.write_text(json.dumps(result, default=_json_default))
-        tmp.replace(self.workdir / "result.json")
-
-
-def _json_default(value: Any) -> Any:
-    if isinstance(value, float | int | str | bool) or value is None:
-        return value
-    if isinstance(value, Path):
-        return str(value)
-    return repr(value)
+def _die_with_parent() -> None:  # runs in the child between fork and exec: no Python locks
+    if _prctl is not None:
+        _prctl(1, int(signal.SIGKILL), 0, 0, 0)  # PR_SET_PDEATHSIG

@@ -1,23 +1,27 @@
 """``evaluate(task, solution) -> Verdict``: the one entry point of the harness.
 
-    parent (this module)          judge process                  candidate process
-    ────────────────────          ─────────────                  ─────────────────
-    load task (no execution)
+    parent (this module)         judge process (trusted)           candidate's process
+    ────────────────────         ───────────────────────           ───────────────────
+    read the task (no exec)
     static guard checks
-    start judge  ───────────────► reference runs, baselines,
-                                  publishes inputs
-    start candidate ────────────────────────────────────────────► import, runs, timing,
-                                                                  ablation; publishes outputs
-    ask judge to compare ───────► compares every element ◄──────── (outputs stay alive)
-    runtime guard checks
-    build the verdict, archive it
+    start the judge ───────────► reference, footprint, memory
+                                 plan, expected outputs
+    start the process ──────────────────────────────────────────► confine itself, warm up, ready
+    hand its socket to the judge► drives it call by call: ◄──────► import, calls, batches
+                                 writes inputs, reads outputs,
+                                 keeps the clock, compares
+    runtime guard checks ◄────── the report
+    the verdict, the archive; kill the process and all it started
 
-The reference and its expected outputs never enter the candidate's process; the candidate's
-process never learns the task's path; each child is killed with its process group.
+The candidate's process never learns the task's path, never sees the judge's memory, and
+writes nothing the parent reads as a result: the verdict is built from the judge's report
+alone. Baselines (eager PyTorch, ``torch.compile``) are timed the same way, each in a process of
+its own. A failure of the harness itself (the judge dies) is a :class:`HarnessError`, not a
+verdict.
 
 :class:`EvalSession` keeps one judge for many candidates of the same task (the reference and
-baselines are computed once; every candidate still runs in a fresh process of its own). A search
-uses it to screen candidates; ``evaluate`` is a session of one, with a fresh seed.
+baselines are computed once; every candidate still runs in a fresh process of its own). A
+search uses it to screen candidates; ``evaluate`` is a session of one, with a fresh seed.
 """
 
 from __future__ import annotations
@@ -26,25 +30,34 @@ import ast
 import os
 import secrets
 import shutil
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
-from kernelwright.errors import SolutionError
+from kernelwright.errors import EvalError, SolutionError, TaskError
+from kernelwright.evaluate.baseline_cache import baseline_key, load_baselines, store_baselines
 from kernelwright.evaluate.devices import resolve_device
-from kernelwright.evaluate.executor import Executor, Job, ProgressFn, SubprocessExecutor
+from kernelwright.evaluate.executor import (
+    CandidateProcess,
+    Executor,
+    JobResult,
+    Launch,
+    SubprocessExecutor,
+)
 from kernelwright.evaluate.guard.registry import GuardContext, run_checks
-from kernelwright.evaluate.judge import JudgeSession
+from kernelwright.evaluate.judge import JudgeProcess, ProgressFn
 from kernelwright.evaluate.options import EvalOptions
-from kernelwright.evaluate.request import CandidateRequest, JudgeRequest
-from kernelwright.evaluate.transport import choose_transport
+from kernelwright.evaluate.request import JudgeRequest
+from kernelwright.evaluate.spawn import new_run_dir
 from kernelwright.evaluate.verdict import Evidence, build_verdict
 from kernelwright.paths import cache_dir, home
 from kernelwright.records import Candidate, Task, Tolerance, Verdict
 from kernelwright.task.kernelbench import load_task, task_options
 
-CANDIDATE_WORKER = "kernelwright.evaluate.candidate_worker"
+SOLUTION_FILE = "solution.py"
+# Spread (inter-quartile range over median) past which a baseline is not cached: the machine was
+# busy, and a cached number would mislead every later evaluation.
+MAX_CACHED_SPREAD = {"cuda": 0.2, "cpu": 0.5}
 
 
 def evaluate(
@@ -62,22 +75,26 @@ def evaluate(
         task: a task file path, or a :class:`Task` from :func:`kernelwright.task.load_task`.
         solution: a solution file path, or a :class:`Candidate` holding the source.
         options: see :class:`EvalOptions`; defaults evaluate on a GPU when one is visible.
-        executor: runs the candidate's process (default: a local subprocess).
+        executor: starts the candidate's process (default: a local, confined subprocess).
         archive: an :class:`kernelwright.archive.Archive` to record the verdict in.
         on_progress: called with a short phase description as the evaluation advances.
 
     Raises:
         TaskError, SolutionError, ConfigError: bad input (a CLI maps these to exit code 2).
-        EvalError: the task's own reference failed, so nothing can be judged.
+        EvalError: the task cannot be evaluated (its reference failed, or it is too large).
+        HarnessError: the harness itself failed (exit code 3).
     """
     candidate = solution if isinstance(solution, Candidate) else _read_solution(solution)
     # One candidate: a process pre-started for a next one would only compete with it.
+    own = executor is None
     executor = executor or SubprocessExecutor(prestart=0)
     session = EvalSession(task, options, executor=executor, on_progress=on_progress)
     try:
         verdict = session.evaluate(candidate)
     finally:
         session.close()
+        if own:
+            executor.close()
     if archive is not None:
         archive.add(session.task, candidate, verdict)
     return verdict
@@ -116,12 +133,16 @@ class EvalSession:
             executor = self._own_executor = SubprocessExecutor()
         self.executor = executor
         self.on_progress = on_progress
-        self.transport = choose_transport(self.device)
-        self.env = {"TRITON_INTERPRET": "1"} if self.device == "cpu" else {}
-        self._workdir: Path | None = None
-        self._judge: JudgeSession | None = None
+        self.launch = Launch(
+            device=self.device,
+            extra_env={"TRITON_INTERPRET": "1"} if self.device == "cpu" else {},
+            cpu_seconds=int(max(600.0, 4 * opts.timeout_s) * max(1, os.cpu_count() or 1)),
+        )
+        self._run_dir: Path | None = None
+        self._judge: JudgeProcess | None = None
         self._prepared: dict[str, Any] = {}
-        self._count = 0
+        self._baselines: dict[str, Any] | None = None
+        self._baselines_cached = False
 
     # -- lifecycle ---------------------------------------------------------------------------
 
@@ -132,20 +153,20 @@ class EvalSession:
         self.close()
 
     def close(self) -> None:
-        """Stop the judge and a spare candidate process; remove the working folder."""
+        """Stop the judge and spare processes; remove the session's folder."""
         if self._own_executor is not None:
             self._own_executor.close()
         if self._judge is not None:
             self._judge.close()
             self._judge = None
-        if self._workdir is not None and not os.environ.get("KERNELWRIGHT_KEEP_WORKDIR"):
-            shutil.rmtree(self._workdir, ignore_errors=True)
-        self._workdir = None
+        if self._run_dir is not None and not os.environ.get("KERNELWRIGHT_KEEP_WORKDIR"):
+            shutil.rmtree(self._run_dir, ignore_errors=True)
+        self._run_dir = None
 
     # -- evaluation --------------------------------------------------------------------------
 
     def evaluate(self, candidate: Candidate) -> Verdict:
-        """Judge one candidate (static checks, its own process, comparison, runtime checks)."""
+        """Judge one candidate (static checks, its own process, the judge, runtime checks)."""
         started = time.monotonic()
         opts = self.options
         tree = _parse_or_none(candidate.source)
@@ -153,28 +174,26 @@ class EvalSession:
         if opts.constraints is not None:
             static.extend(opts.constraints.violations(candidate.source))
         if static:
-            return build_verdict(self._evidence(candidate, {}, None, {}, static, started))
-        prepared = self._start_judge()
-        job, report = self._run_candidate(candidate)
+            return build_verdict(self._evidence(candidate, None, tuple(static), started))
+        self._start_judge()
+        baselines = self._ensure_baselines()
+        job = self._run("candidate", candidate.source, opts.timing, opts.guard)
         violations: list[Any] = []
         if opts.guard and job.result is not None:
-            ctx = GuardContext(candidate.source, tree, self.device, prepared, job.result, report)
+            ctx = GuardContext(candidate.source, tree, self.device, self._prepared, job.result)
             violations = run_checks("runtime", ctx)
-        return build_verdict(self._evidence(candidate, prepared, job, report, violations, started))
+        evidence = self._evidence(candidate, job, tuple(violations), started, baselines)
+        return build_verdict(evidence)
 
-    def _start_judge(self) -> dict[str, Any]:
+    def _start_judge(self) -> None:
         if self._judge is not None:
-            return self._prepared
+            return
         opts = self.options
-        self._workdir = workdir = Path(tempfile.mkdtemp(prefix="kw-eval-"))
-        (workdir / "shared").mkdir()  # what the judge publishes for candidates
+        self._run_dir = new_run_dir()
         distributions = (
             opts.distributions
             if opts.distributions is not None
             else bool(task_options(self.task).get("input_distributions", True))
-        )
-        want_compile = (
-            opts.compile_baseline if opts.compile_baseline is not None else self.device == "cuda"
         )
         request = JudgeRequest(
             task_path=self.task.path,
@@ -185,80 +204,99 @@ class EvalSession:
             seed=self.seed,
             trials=opts.trials,
             distributions=distributions,
-            time_eager=opts.baselines,
-            time_compile=opts.baselines and want_compile,
             cache_dir=str(cache_dir()),
-            inputs_path=str(workdir / "shared" / "inputs.bin"),
-            transport=self.transport,
             task_sha256=self.task.sha256,
-            cache_baselines=opts.cache_baselines,
             widen_atol=opts.atol is None,
+            run_dir=str(self._run_dir),
         )
-        self._judge = JudgeSession(request, workdir / "judge", self.env)
+        env = {"TRITON_INTERPRET": "1"} if self.device == "cpu" else {}
+        env["HOME"] = os.environ.get("HOME", str(self._run_dir))
+        env["OMP_NUM_THREADS"] = "1" if self.device == "cpu" else env.get("OMP_NUM_THREADS", "4")
+        self._judge = JudgeProcess(request, self._run_dir / "judge", env)
         prepared = self._judge.wait_prepared(max(600.0, opts.timeout_s), self.on_progress)
         if not prepared.get("ok"):
             self.close()
             _raise_reference_failure(self.task, prepared)
+        prepared["precision"] = opts.precision.value
+        self._store_ceilings(prepared)
         self._prepared = prepared
-        self._inputs_path = request.inputs_path
-        return prepared
 
-    def _run_candidate(self, candidate: Candidate) -> tuple[Any, dict[str, Any]]:
-        assert self._judge is not None and self._workdir is not None
-        self._count += 1
-        cand_dir = self._workdir / f"candidate-{self._count}"
-        (cand_dir / "solution").mkdir(parents=True)
-        sandbox = cand_dir / "sandbox"
-        sandbox.mkdir()
-        solution_path = cand_dir / "solution" / f"solution_{candidate.sha256[:12]}.py"
-        solution_path.write_text(candidate.source)
-        release = cand_dir / "release"
-        request = CandidateRequest(
-            solution_path=str(solution_path),
-            inputs_path=self._inputs_path,
-            outputs_path=str(cand_dir / "outputs.bin"),
-            transport=self.transport,
-            device=self.device,
-            precision=self.options.precision,
-            timing=self.options.timing,
-            guard=self.options.guard,
-            protected_paths=(self.task.path, str(home()), str(self._workdir / "judge")),
-            release_path=str(release),
-        )
-        reports: list[dict[str, Any]] = []
+    def _run(self, role: str, source: str, timing: bool, guard: bool) -> JobResult:
         judge = self._judge
+        assert judge is not None
+        plan = self._prepared.get("memory") or {}
+        fraction = None
+        if self.device == "cuda" and plan.get("candidate_gb") and plan.get("free_gb"):
+            fraction = min(0.95, 1.1 * plan["candidate_gb"] / plan["free_gb"] + 0.05)
+        timeout = self.options.timeout_s if role == "candidate" else max(
+            900.0, self.options.timeout_s)
 
-        def compare(result: dict[str, Any]) -> None:
-            if result.get("published"):
-                reports.append(judge.compare(result["published"]))
+        def drive(process: CandidateProcess) -> dict[str, Any]:
+            command = {"role": role, "timing": timing, "guard": guard,
+                       "memory_fraction": fraction, "source_file": SOLUTION_FILE}
+            report = judge.judge(process.sock, command, timeout, self.on_progress, process.watch)
+            if not report.get("containment"):
+                report["containment"] = (process.ready or {}).get("containment") or {}
+            return report
 
-        job = self.executor.run(
-            Job(
-                CANDIDATE_WORKER,
-                cand_dir,
-                request,
-                cwd=sandbox,
-                env=self.env,
-                release_path=release,
-                prestart_device=self.device,
-            ),
-            self.options.timeout_s,
-            self.on_progress,
-            compare,
+        return self.executor.run(self.launch, {SOLUTION_FILE: source}, drive)
+
+    def _ensure_baselines(self) -> dict[str, Any]:
+        """Eager and torch.compile timings: from the cache, else measured in processes of their
+        own through the same clock as candidates."""
+        if self._baselines is not None:
+            return self._baselines
+        opts = self.options
+        want_compile = (
+            opts.compile_baseline if opts.compile_baseline is not None else self.device == "cuda"
         )
-        if not os.environ.get("KERNELWRIGHT_KEEP_WORKDIR"):
-            shutil.rmtree(cand_dir, ignore_errors=True)
-        return job, (reports[0] if reports else {})
+        wanted = [] if not (opts.baselines and opts.timing) else (
+            ["eager", "compile"] if want_compile else ["eager"])
+        info = self._prepared.get("device_info") or {}
+        cache = cache_dir() if opts.cache_baselines else None
+        key = baseline_key(self.task.sha256, self.size, str(info.get("name")),
+                           opts.precision.value,
+                           f"torch {info.get('torch')} triton {info.get('triton')}")
+        found = (load_baselines(cache, key) or {}) if cache is not None else {}
+        missing = [name for name in wanted if name not in found]
+        for name in missing:
+            job = self._run("baseline", baseline_source(self.task, self.size, name), True, False)
+            timing = (job.result or {}).get("timing")
+            failure = (job.result or {}).get("failure")
+            if timing and timing.get("samples_ms") and not failure:
+                found[name] = {"samples_ms": timing["samples_ms"], "method": timing["method"]}
+            else:
+                why = (failure or {}).get("message") or "no timing"
+                self._prepared.setdefault("notes", []).append(
+                    f"{'torch.compile' if name == 'compile' else 'eager'} baseline failed: "
+                    f"{why}"[:300])
+        if cache is not None and missing:
+            steady = {n: v for n, v in found.items() if _steady(v, self.device)}
+            if steady:
+                store_baselines(cache, key, steady)
+        self._baselines = {name: found[name] for name in wanted if name in found}
+        self._baselines_cached = not missing
+        return self._baselines
+
+    def _store_ceilings(self, prepared: dict[str, Any]) -> None:
+        from kernelwright.hardware.ceilings import store_ceilings
+
+        ceilings = prepared.get("ceilings") or {}
+        if ceilings.get("measured") and self.options.cache_baselines:
+            store_ceilings(cache_dir(), str(ceilings["key"]), ceilings)
 
     def _evidence(
         self,
         candidate: Candidate,
-        prepared: dict[str, Any],
-        job: Any,
-        report: dict[str, Any],
-        violations: list[Any],
+        job: JobResult | None,
+        violations: tuple[Any, ...],
         started: float,
+        baselines: dict[str, Any] | None = None,
     ) -> Evidence:
+        labels = list(self._prepared.get("notes") or [])
+        labels = [f"note: {n}" for n in labels]
+        if job is not None:
+            labels += [f"containment: {g}" for g in _containment_gaps(job, self._protected())]
         return Evidence(
             precision=self.options.precision,
             tolerance=self.tolerance,
@@ -267,15 +305,76 @@ class EvalSession:
             trials=self.options.trials,
             task_sha256=self.task.sha256,
             solution_sha256=candidate.sha256,
-            prepared=prepared,
+            prepared=self._prepared,
             job=job,
-            report=report,
-            violations=tuple(violations),
-            baselines=dict(prepared.get("baselines") or {}),
-            baselines_cached=bool(prepared.get("baselines_cached")),
+            violations=violations,
+            baselines=dict(baselines or {}),
+            baselines_cached=self._baselines_cached,
             timeout_s=self.options.timeout_s,
             duration_s=time.monotonic() - started,
+            labels=tuple(labels),
         )
+
+    def _protected(self) -> tuple[str, ...]:
+        return tuple(p for p in (self.task.path, str(home()),
+                                 str(self._run_dir / "judge") if self._run_dir else "") if p)
+
+
+def baseline_source(task: Task, size: str, kind: str) -> str:
+    """A solution file whose ``ModelNew`` is the task's own model: eager, or compiled."""
+    from kernelwright.task.module import task_source
+
+    text = task_source(task.path, size)
+    if kind == "eager":
+        return text + "\n\n# kernelwright baseline: the task's own model, eager\nModelNew = Model\n"
+    return text + (
+        "\n\n# kernelwright baseline: the task's own model under torch.compile\n"
+        "import torch as _kw_torch\n\n\n"
+        "class ModelNew(_kw_torch.nn.Module):\n"
+        "    def __init__(self, *args, **kwargs):\n"
+        "        super().__init__()\n"
+        "        self.model = Model(*args, **kwargs)\n"
+        "        self.compiled = _kw_torch.compile(self.model)\n\n"
+        "    def forward(self, *args):\n"
+        "        return self.compiled(*args)\n"
+    )
+
+
+def _steady(raw: dict[str, Any], device: str) -> bool:
+    """The samples' spread says the machine was not busy (worth caching)."""
+    import statistics
+
+    data = sorted(raw.get("samples_ms") or [])
+    if len(data) < 3:
+        return False
+    q = statistics.quantiles(data, n=4)
+    median = statistics.median(data)
+    return bool(median > 0 and (q[2] - q[0]) / median <= MAX_CACHED_SPREAD.get(device, 0.2))
+
+
+def _containment_gaps(job: JobResult, protected: tuple[str, ...]) -> list[str]:
+    """What the candidate's process could reach that it should not have."""
+    from kernelwright.evaluate.containment import ContainmentReport, default_read_roots
+
+    c = job.containment
+    report = ContainmentReport(
+        landlock_abi=int(c.get("landlock_abi") or 0), seccomp=bool(c.get("seccomp")),
+        sealed=bool(c.get("sealed")), pid_namespace=bool(c.get("pid_namespace")))
+    gaps = report.gaps()
+    if report.seccomp and not report.sealed and (job.result or {}).get("runs"):
+        gaps.append("not sealed: it could still start processes after compiling")
+    if report.landlock_abi:
+        roots = default_read_roots()
+        exposed = [p for p in protected if _under_any(p, roots)]
+        if exposed:
+            gaps.append(f"readable through a system or package folder: {', '.join(exposed)}")
+    return gaps
+
+
+def _under_any(path: str, roots: tuple[str, ...]) -> bool:
+    real = os.path.realpath(path)
+    system = ("/usr", "/lib", "/lib64", "/bin", "/sbin", "/etc")
+    return any(real == r or real.startswith(r.rstrip("/") + "/") for r in (*roots, *system))
 
 
 def _read_solution(path: str | Path) -> Candidate:
@@ -312,14 +411,15 @@ def _parse_or_none(source: str) -> ast.Module | None:
 
 
 def _raise_reference_failure(task: Task, prepared: dict[str, Any]) -> None:
-    from kernelwright.errors import EvalError, TaskError
-
-    if prepared.get("kind") == "task":
+    kind = prepared.get("kind")
+    if kind == "task":
         raise TaskError(str(prepared.get("error")))
+    if kind == "size":
+        raise EvalError(f"{task.path}: too large for this device: {prepared.get('error')}")
     raise EvalError(
         f"{task.path}: the task's reference failed: {prepared.get('error')}; fix the task "
         "(it must run as plain PyTorch) before evaluating solutions for it"
     )
 
 
-__all__ = ["EvalSession", "evaluate"]
+__all__ = ["EvalSession", "baseline_source", "evaluate"]

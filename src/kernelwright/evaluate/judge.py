@@ -1,131 +1,136 @@
 """The parent's handle on the judge process (see ``judge_worker``).
 
-The judge is kernelwright's own trusted code running the task's reference, so it is driven
-directly (stdin commands, files back) rather than through an ``Executor``: it lives for the
-whole evaluation, holding the expected outputs while the candidate runs.
+The judge is kernelwright's own trusted code running the task's reference. The parent starts it
+with a control channel, waits for its summary, then hands it one process socket at a time to
+judge (the socket travels as a file descriptor, so the judge and that process talk directly).
+Anything that goes wrong with the judge itself is a :class:`~kernelwright.errors.HarnessError`:
+the harness failed, not the candidate.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import pickle
 import signal
+import socket
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from kernelwright.errors import EvalError
-from kernelwright.evaluate.executor import ProgressFn, _report_progress, _tail, child_pythonpath
+from kernelwright.errors import HarnessError
+from kernelwright.evaluate.channel import Channel, ChannelClosed, ChannelTimeout, pair
 from kernelwright.evaluate.request import JudgeRequest
+from kernelwright.evaluate.spawn import child_env, child_pythonpath, remember_spawn, tail
+
+ProgressFn = Callable[[str], None]
+WatchFn = Callable[[], str | None]
+# The judge's own steps after a process's time limit (reading outputs, comparing) get this long.
+GRACE_S = 120.0
 
 
-class JudgeSession:
-    """Start the judge, wait until it has prepared the reference, ask it to compare outputs."""
+class JudgeProcess:
+    """Start the judge, wait for its summary, ask it to judge processes."""
 
     def __init__(self, request: JudgeRequest, workdir: Path, env: dict[str, str]) -> None:
         self.request = request
         self.workdir = workdir
         workdir.mkdir(parents=True, exist_ok=True)
-        (workdir / "request.pkl").write_bytes(pickle.dumps(request))
-        full_env = dict(os.environ) | env
+        mine, theirs = pair()
+        full_env = child_env(os.environ, env)
         full_env["PYTHONPATH"] = child_pythonpath()
-        full_env["PYTHONUNBUFFERED"] = "1"
-        self._log = open(workdir / "stderr.log", "wb")  # noqa: SIM115
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "kernelwright.evaluate.judge_worker", str(workdir)],
-            cwd=str(workdir),
-            env=full_env,
-            stdin=subprocess.PIPE,
-            stdout=self._log,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
-        self._seen = 0
-        self._last = ""
-        self._compares = 0
+        self._log_path = workdir / "stderr.log"
+        with open(self._log_path, "wb") as log:
+            self.proc = subprocess.Popen(
+                [sys.executable, "-m", "kernelwright.evaluate.judge_worker", str(theirs.fileno())],
+                cwd=str(workdir),
+                env=full_env,
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+                pass_fds=(theirs.fileno(),),
+            )
+        remember_spawn(self.proc.pid)
+        theirs.close()
+        self.ch = Channel(mine)
+        self.ch.send({"op": "prepare"}, pickle.dumps(request))
+        self.last = ""
 
     def wait_prepared(self, timeout_s: float, on_progress: ProgressFn | None) -> dict[str, Any]:
-        """The judge's summary of the reference. Raises EvalError if the reference failed."""
-        path = self.workdir / "prepared.json"
-        deadline = time.monotonic() + timeout_s
-        while not path.exists():
-            self._seen, self._last = _report_progress(
-                self.workdir / "progress.log", self._seen, self._last, on_progress
-            )
-            if self.proc.poll() is not None and not path.exists():
-                raise EvalError(
-                    f"the task's reference process died ({_exit(self.proc.returncode)}) during "
-                    f"'{self._last or 'start-up'}':\n{_tail(self.workdir / 'stderr.log', 1500)}"
-                )
-            if time.monotonic() > deadline:
-                self.close()
-                raise EvalError(
-                    f"the task's reference did not finish within {timeout_s:.0f}s "
-                    f"(last phase: {self._last or 'start-up'}); is the task too large for "
-                    "this device? try --size small"
-                )
-            time.sleep(0.05)
-        self._seen, self._last = _report_progress(
-            self.workdir / "progress.log", self._seen, self._last, on_progress
-        )
-        summary: dict[str, Any] = json.loads(path.read_text())
+        """The judge's summary of the reference (``ok`` False: the task or reference failed)."""
+        header = self._until("prepared", time.monotonic() + timeout_s, on_progress, None)
+        summary: dict[str, Any] = header["prepared"]
         return summary
 
-    def compare(self, published_path: str, timeout_s: float = 600.0) -> dict[str, Any]:
-        """Ask the judge to compare what the candidate published; returns its report."""
-        self._compares += 1
-        report = self.workdir / f"report-{self._compares}.json"
-        command = {
-            "cmd": "compare",
-            "path": published_path,
-            "transport": self.request.transport,
-            "report": str(report),
-        }
-        assert self.proc.stdin is not None
-        try:
-            self.proc.stdin.write((json.dumps(command) + "\n").encode())
-            self.proc.stdin.flush()
-        except BrokenPipeError as exc:
-            raise EvalError("the judge process is gone; cannot compare outputs") from exc
-        deadline = time.monotonic() + timeout_s
-        while not report.exists():
-            if self.proc.poll() is not None:
-                raise EvalError(
-                    f"the judge died while comparing outputs ({_exit(self.proc.returncode)}):\n"
-                    f"{_tail(self.workdir / 'stderr.log', 1500)}"
-                )
-            if time.monotonic() > deadline:
-                raise EvalError(f"the judge did not compare outputs within {timeout_s:.0f}s")
-            time.sleep(0.02)
-        data: dict[str, Any] = json.loads(report.read_text())
-        return data
+    def judge(
+        self,
+        process: socket.socket,
+        command: dict[str, Any],
+        timeout_s: float,
+        on_progress: ProgressFn | None,
+        watch: WatchFn | None = None,
+    ) -> dict[str, Any]:
+        """Hand ``process`` to the judge with ``command`` (role, timing, guard...); its report."""
+        self.ch.send_fd({"op": "judge", "timeout_s": timeout_s} | command, process.fileno())
+        deadline = time.monotonic() + timeout_s + GRACE_S
+        header = self._until("report", deadline, on_progress, watch)
+        report: dict[str, Any] = header["report"]
+        if "harness_error" in report:
+            raise HarnessError(
+                f"the judge failed while judging ({report['harness_error']}); this is a "
+                f"kernelwright bug, not the candidate's fault:\n{report.get('traceback', '')}"
+            )
+        return report
+
+    def _until(
+        self, key: str, deadline: float, on_progress: ProgressFn | None, watch: WatchFn | None
+    ) -> dict[str, Any]:
+        while True:
+            try:
+                header, _ = self.ch.recv(min(deadline, time.monotonic() + 0.25), max_payload=0)
+            except ChannelTimeout:
+                if time.monotonic() > deadline:
+                    self.close()
+                    raise HarnessError(
+                        f"the judge did not answer in time (last phase: {self.last or 'start'})"
+                    ) from None
+                if watch is not None:
+                    watch()
+                continue
+            except ChannelClosed:
+                raise HarnessError(
+                    f"the judge process ended ({_exit(self.proc)}) during "
+                    f"'{self.last or 'start-up'}':\n{tail(self._log_path, 1500)}"
+                ) from None
+            if "progress" in header:
+                self.last = str(header["progress"])
+                if on_progress is not None:
+                    on_progress(self.last)
+                continue
+            if key in header:
+                return header
 
     def close(self) -> None:
-        """Stop the judge. It holds nothing worth a graceful exit, so it is killed at once
-        (an interpreter's teardown with torch loaded costs seconds)."""
-        if self.proc.stdin is not None:
-            try:
-                self.proc.stdin.close()
-            except OSError:
-                pass
+        """Stop the judge (it holds nothing worth a graceful exit)."""
+        self.ch.close()
         try:
             os.killpg(self.proc.pid, signal.SIGKILL)
         except (ProcessLookupError, PermissionError):
             pass
         self.proc.wait()
-        self._log.close()
 
-    def __enter__(self) -> JudgeSession:
+    def __enter__(self) -> JudgeProcess:
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.close()
 
 
-def _exit(code: int | None) -> str:
+def _exit(proc: subprocess.Popen[bytes]) -> str:
+    code = proc.poll()
     if code is None:
         return "still running"
     if code < 0:

@@ -119,24 +119,31 @@ def compute_ops(counts: Counter[str]) -> Counter[str]:
     return Counter({k: v for k, v in counts.items() if k not in NON_COMPUTE})
 
 
-def record_ops(fn: Callable[..., Any], *args: Any) -> tuple[Any, Counter[str], int]:
-    """Call ``fn(*args)``; count the ATen operators it dispatches and their matrix FLOPs.
+def record_ops(fn: Callable[..., Any], *args: Any) -> tuple[Any, Counter[str], int, Counter[str]]:
+    """Call ``fn(*args)``; count the ATen operators it dispatches, their matrix FLOPs and the
+    elements each operator produced.
 
     FLOPs come from PyTorch's flop-counter formulas (GEMM, convolution, attention), applied in
     this one dispatch pass (``FlopCounterMode`` itself would import TorchDynamo, seconds of
     start-up in every judge).
     """
+    import torch
     from torch.utils._python_dispatch import TorchDispatchMode
     from torch.utils.flop_counter import flop_registry
 
     counts: Counter[str] = Counter()
+    numels: Counter[str] = Counter()
     flops = [0]
 
     class _Recorder(TorchDispatchMode):
         def __torch_dispatch__(self, func, types, args=(), kwargs=None):  # type: ignore[no-untyped-def]
             kwargs = kwargs or {}
-            counts[op_name(func)] += 1
+            name = op_name(func)
+            counts[name] += 1
             out = func(*args, **kwargs)
+            for o in out if isinstance(out, list | tuple) else [out]:
+                if isinstance(o, torch.Tensor):
+                    numels[name] += o.numel()
             formula = flop_registry.get(func.overloadpacket)
             if formula is not None:
                 flops[0] += int(formula(*args, **kwargs, out_val=out))
@@ -144,4 +151,4 @@ def record_ops(fn: Callable[..., Any], *args: Any) -> tuple[Any, Counter[str], i
 
     with _Recorder():
         out = fn(*args)
-    return out, counts, flops[0]
+    return out, counts, flops[0], numels

@@ -42,20 +42,21 @@ def measure_ref_errors(
     inputs: list[Any],
     outputs: list[Any],
     device: str,
-) -> tuple[list[float | None] | None, str]:
+) -> tuple[list[float | None] | None, str, list[Any] | None]:
     """Per output of the fp32 reference ``outputs``: its error against a float64 run.
 
     ``inputs`` are the pristine inputs of the run (left untouched). Returns the errors (None for
-    non-floating outputs and for any output that could not be measured) and, when the float64
-    run failed as a whole, None and the reason.
+    non-floating outputs and for any output that could not be measured), an empty reason and the
+    float64 outputs; when the float64 run failed as a whole, None, the reason and None.
     """
     try:
-        exact = _float64_outputs(model_cls, init_inputs, seed, inputs, device)
+        exact = float64_outputs(model_cls, init_inputs, seed, inputs, device)
         if len(exact) != len(outputs):
-            return None, f"the float64 run returned {len(exact)} output(s), not {len(outputs)}"
-        return [_output_error(o, e) for o, e in zip(outputs, exact, strict=True)], ""
+            return (None, f"the float64 run returned {len(exact)} output(s), not {len(outputs)}",
+                    None)
+        return [_output_error(o, e) for o, e in zip(outputs, exact, strict=True)], "", exact
     except Exception as exc:  # any failure only means: no widening
-        return None, f"{type(exc).__name__}: {exc}"[:300]
+        return None, f"{type(exc).__name__}: {exc}"[:300], None
 
 
 def pooled_ref_errors(errors: Sequence[list[float | None] | None]) -> list[float | None] | None:
@@ -76,9 +77,10 @@ def pooled_ref_errors(errors: Sequence[list[float | None] | None]) -> list[float
     return pooled
 
 
-def _float64_outputs(
+def float64_outputs(
     model_cls: Any, init_inputs: list[Any], seed: int, inputs: list[Any], device: str
 ) -> list[Any]:
+    """The reference's outputs run in float64 (same weights and inputs)."""
     import torch
 
     model = build_model(model_cls, init_inputs, seed, device, Precision.FP32).double()

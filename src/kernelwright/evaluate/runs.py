@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 from kernelwright.evaluate.precision import prepare_model, to_device
@@ -83,13 +82,3 @@ def nbytes(values: list[Any]) -> int:
             seen.add(key)
             total += v.numel() * v.element_size()
     return total
-
-
-def timing_set_count(set_bytes: int, device: str) -> int:
-    """How many input sets to rotate: at least 2, and enough to exceed twice the L2 when small."""
-    if device != "cuda" or set_bytes <= 0:
-        return 2
-    import torch
-
-    l2 = int(getattr(torch.cuda.get_device_properties(0), "L2_cache_size", 50 * 2**20))
-    return int(min(8, max(2, math.ceil(2 * l2 / set_bytes))))

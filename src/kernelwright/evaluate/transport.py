@@ -1,77 +1,175 @@
-"""Moving tensors between the judge and the candidate's process.
+"""Tensors between the judge and a candidate's process, without trusting the candidate.
 
-``files`` (CPU, and any device when asked): ``torch.save`` / ``torch.load(weights_only=True)``.
-``cuda-ipc`` (GPU): CUDA tensors are pickled as IPC handles (PyTorch's own multiprocessing
-reductions), so full-size inputs and outputs never leave device memory; the producer keeps the
-tensors alive until the consumer has read them.
+Only the candidate's memory is ever shared, and only with the judge:
 
-Whatever the transport, data written by the candidate's process is read with a loader that can
-only build tensors (``weights_only`` / an allow-listed unpickler): a crafted file can't run code
-in the judge.
+    GPU   the candidate's process allocates its input buffers and returns its outputs; it
+          describes each as a CUDA IPC handle (:func:`describe_cuda`); the judge maps them
+          (:func:`open_cuda`), writes inputs into the buffers when a call starts and reads the
+          outputs when it ends. The judge never exports a handle, so no page of the judge's
+          memory (expected outputs, pristine inputs, future inputs) is mapped into the candidate.
+    CPU   tensors travel as bytes over the channel: ``torch.save`` on one side,
+          ``torch.load(weights_only=True)`` on the other, which builds nothing but tensors.
+
+Descriptors are plain JSON; the judge validates every field before it maps anything.
 """
 
 from __future__ import annotations
 
 import io
-import pickle
-from pathlib import Path
 from typing import Any
 
-TRANSPORTS = ("files", "cuda-ipc")
-
-_ALLOWED_TORCH_NAMES = frozenset({"Size", "Tensor", "device"})
-_ALLOWED_GLOBALS = {
-    ("torch.storage", "TypedStorage"),
-    ("torch.storage", "UntypedStorage"),
-    ("torch", "TypedStorage"),
-    ("torch", "UntypedStorage"),
-    ("torch.multiprocessing.reductions", "rebuild_cuda_tensor"),
-    ("torch.multiprocessing.reductions", "rebuild_typed_storage"),
-    ("collections", "OrderedDict"),
-}
+# dtypes a descriptor may name; anything else is refused.
+DTYPES = (
+    "float32", "float64", "float16", "bfloat16", "int64", "int32", "int16", "int8", "uint8",
+    "bool", "complex64", "complex128", "float8_e4m3fn", "float8_e5m2",
+)
+_MAX_DIMS = 16
+_CUDA_IPC_HANDLE_BYTES = 64
 
 
-def choose_transport(device: str) -> str:
-    """``cuda-ipc`` on a GPU, ``files`` elsewhere."""
-    return "cuda-ipc" if device == "cuda" else "files"
+class TransportError(Exception):
+    """A descriptor or a payload the judge cannot accept (the candidate's fault)."""
 
 
-def save_for_peer(obj: Any, path: Path, transport: str) -> None:
-    """Write ``obj`` (nested dicts/lists of tensors and plain values) for another process."""
-    if transport == "files":
-        import torch
+def dtype_name(dtype: Any) -> str:
+    """``torch.float32`` -> ``float32``."""
+    return str(dtype).removeprefix("torch.")
 
-        torch.save(obj, path)
-        return
-    from multiprocessing.reduction import ForkingPickler
 
-    import torch.multiprocessing  # noqa: F401  (registers the CUDA IPC reductions)
+def spec_of(t: Any) -> dict[str, Any]:
+    """Shape, stride and dtype of a tensor: enough to allocate a buffer like it."""
+    return {"shape": list(t.shape), "stride": list(t.stride()), "dtype": dtype_name(t.dtype)}
+
+
+# -- CPU: bytes ---------------------------------------------------------------------------------
+
+
+def pack(tensors: Any) -> bytes:
+    """Serialise nested lists of tensors (CPU)."""
+    import torch
 
     buf = io.BytesIO()
-    ForkingPickler(buf, pickle.HIGHEST_PROTOCOL).dump(obj)
-    tmp = path.with_suffix(".tmp")
-    tmp.write_bytes(buf.getvalue())
-    tmp.replace(path)
+    torch.save(tensors, buf)
+    return buf.getvalue()
 
 
-def load_from_peer(path: Path, transport: str) -> Any:
-    """Read what :func:`save_for_peer` wrote, building nothing but tensors and plain values."""
-    if transport == "files":
-        import torch
+def unpack(data: bytes) -> Any:
+    """Read what :func:`pack` wrote, building nothing but tensors and plain containers."""
+    import torch
 
-        return torch.load(path, weights_only=True)
-    return _TensorOnlyUnpickler(io.BytesIO(path.read_bytes())).load()
+    try:
+        return torch.load(io.BytesIO(data), weights_only=True)
+    except Exception as exc:  # a crafted payload: the candidate's failure, not ours
+        raise TransportError(f"unreadable tensor payload ({type(exc).__name__}: {exc})") from None
 
 
-class _TensorOnlyUnpickler(pickle.Unpickler):
-    def find_class(self, module: str, name: str) -> Any:
-        import torch
+# -- GPU: IPC handles of the candidate's memory -------------------------------------------------
 
-        if module == "torch" and (
-            name in _ALLOWED_TORCH_NAMES or isinstance(getattr(torch, name, None), torch.dtype)
-        ):
-            return getattr(torch, name)
-        if (module, name) in _ALLOWED_GLOBALS:
-            mod = __import__(module, fromlist=[name])
-            return getattr(mod, name)
-        raise pickle.UnpicklingError(f"refusing to load {module}.{name} from a peer process")
+
+def describe_cuda(t: Any) -> dict[str, Any]:
+    """A CUDA IPC descriptor of ``t`` (candidate side). The tensor must stay alive until the
+    judge has read it."""
+    storage = t.untyped_storage()
+    (
+        device,
+        handle,
+        size_bytes,
+        offset_bytes,
+        ref_handle,
+        ref_offset,
+        event_handle,
+        event_sync,
+    ) = storage._share_cuda_()
+    return {
+        "shape": list(t.shape),
+        "stride": list(t.stride()),
+        "offset": int(t.storage_offset()),
+        "dtype": dtype_name(t.dtype),
+        "device": int(device),
+        "handle": bytes(handle).hex(),
+        "size_bytes": int(size_bytes),
+        "offset_bytes": int(offset_bytes),
+        "ref_handle": bytes(ref_handle).hex() if ref_handle is not None else None,
+        "ref_offset": int(ref_offset),
+        "event_handle": bytes(event_handle).hex() if event_handle is not None else None,
+        "event_sync": bool(event_sync),
+    }
+
+
+def open_cuda(desc: Any) -> Any:
+    """Map a tensor the candidate described (judge side), after validating every field.
+
+    Raises TransportError for anything malformed: wrong types, a dtype outside :data:`DTYPES`,
+    a view that reaches past its storage.
+    """
+    import torch
+    from torch.multiprocessing.reductions import rebuild_cuda_tensor
+
+    if not isinstance(desc, dict):
+        raise TransportError("a tensor descriptor must be an object")
+    shape = _ints(desc.get("shape"), "shape")
+    stride = _ints(desc.get("stride"), "stride")
+    if len(shape) != len(stride) or len(shape) > _MAX_DIMS:
+        raise TransportError("shape and stride must have the same, small, length")
+    offset = _int(desc.get("offset"), "offset")
+    dtype_str = desc.get("dtype")
+    if dtype_str not in DTYPES:
+        raise TransportError(f"dtype {dtype_str!r} is not a tensor dtype the harness accepts")
+    dtype = getattr(torch, str(dtype_str))
+    size_bytes = _int(desc.get("size_bytes"), "size_bytes")
+    offset_bytes = _int(desc.get("offset_bytes"), "offset_bytes")
+    itemsize = torch.empty((), dtype=dtype).element_size()
+    if any(s < 0 for s in stride):
+        raise TransportError("negative strides are not accepted")
+    extent = offset + sum((n - 1) * s for n, s in zip(shape, stride, strict=True)) + 1
+    if all(shape) and extent * itemsize > size_bytes:
+        raise TransportError("the view reaches past the end of its storage")
+    handle = _hex(desc.get("handle"), "handle")
+    if not _CUDA_IPC_HANDLE_BYTES <= len(handle) <= 1024:
+        raise TransportError("a CUDA IPC handle has 64 bytes or a little more")
+    ref_handle = _hex(desc["ref_handle"], "ref_handle") if desc.get("ref_handle") else None
+    event = _hex(desc["event_handle"], "event_handle") if desc.get("event_handle") else None
+    try:
+        return rebuild_cuda_tensor(
+            torch.Tensor,
+            torch.Size(shape),
+            tuple(stride),
+            offset,
+            torch.UntypedStorage,
+            dtype,
+            _int(desc.get("device"), "device"),
+            handle,
+            size_bytes,
+            offset_bytes,
+            False,
+            ref_handle,
+            _int(desc.get("ref_offset", 0), "ref_offset"),
+            event,
+            bool(desc.get("event_sync")),
+        )
+    except Exception as exc:
+        raise TransportError(
+            f"cannot map the candidate's tensor ({type(exc).__name__}: {exc})") from None
+
+
+def _ints(value: Any, name: str) -> list[int]:
+    if not isinstance(value, list) or not all(isinstance(v, int) for v in value):
+        raise TransportError(f"{name} must be a list of integers")
+    if any(v < 0 for v in value) and name == "shape":
+        raise TransportError("negative sizes are not accepted")
+    return [int(v) for v in value]
+
+
+def _int(value: Any, name: str) -> int:
+    if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+        raise TransportError(f"{name} must be a non-negative integer")
+    return int(value)
+
+
+def _hex(value: Any, name: str) -> bytes:
+    if not isinstance(value, str) or len(value) > 4096:
+        raise TransportError(f"{name} must be a hex string")
+    try:
+        return bytes.fromhex(value)
+    except ValueError:
+        raise TransportError(f"{name} must be a hex string") from None

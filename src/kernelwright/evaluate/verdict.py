@@ -1,23 +1,24 @@
 """Turning what the harness gathered into a :class:`~kernelwright.records.Verdict`.
 
-A pure function of plain data (the judge's summary and report, the candidate's job result, the
-guard's violations), so every status can be tested without a subprocess.
+A pure function of plain data (the judge's summary and report, how the process ended, the
+guard's violations), so every status can be tested without a subprocess. Everything here comes
+from the trusted side: the judge's comparisons and clock, the executor's view of the process.
 
-Status precedence: ``timeout`` > ``rejected`` (any guard violation, even if the candidate also
-failed: reaching for protected files or patching timers is never excused by crashing) >
+Status precedence: ``rejected`` (any guard violation, even if the candidate also failed: reaching
+for protected files or patching the harness is never excused by crashing) > ``timeout`` >
 ``compile_error`` / ``runtime_error`` > ``incorrect`` (a trial mismatched) > ``correct``.
 """
 
 from __future__ import annotations
 
+import statistics
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from kernelwright.evaluate.correctness import REF_ERROR_FACTOR
 from kernelwright.evaluate.executor import JobResult
 from kernelwright.evaluate.oplog import VENDOR_OPS, compute_ops
-from kernelwright.evaluate.timing import summarise
 from kernelwright.hardware.ceilings import Ceilings
 from kernelwright.hardware.roofline import Work, speed_of_light
 from kernelwright.records import (
@@ -48,99 +49,77 @@ class Evidence:
     solution_sha256: str
     prepared: dict[str, Any]
     job: JobResult | None
-    report: dict[str, Any]
     violations: tuple[Violation, ...]
     baselines: dict[str, Any]
     baselines_cached: bool
     timeout_s: float
     duration_s: float
+    labels: tuple[str, ...] = field(default=())
+
+    @property
+    def report(self) -> dict[str, Any]:
+        """The judge's report (empty when the process never reached the judge)."""
+        return (self.job.result if self.job is not None else None) or {}
 
 
 def build_verdict(ev: Evidence) -> Verdict:
     """Decide the status and fill in errors, timing and speed of light."""
     base = _base_fields(ev)
-    job = ev.job
-    if job is None:  # rejected statically: never ran
-        return Verdict(
-            status=Status.REJECTED,
-            correct=False,
-            violations=ev.violations,
-            message=_violation_message(ev.violations),
-            **base,
-        )
-    if job.timed_out:
-        return Verdict(
-            status=Status.TIMEOUT,
-            correct=False,
-            message=f"no result within {ev.timeout_s:.0f}s (last phase: "
-            f"{job.last_phase or 'start-up'}); a hang or a very slow kernel",
-            **base,
-        )
-    result = job.result
-    if result is None:
-        return Verdict(
-            status=Status.RUNTIME_ERROR,
-            correct=False,
-            message=f"the candidate's process {job.describe_exit()} during "
-            f"'{job.last_phase or 'start-up'}'{_stderr_hint(job.stderr_tail)}",
-            **base,
-        )
-    status_hint = result.get("status")
     if ev.violations:  # a guard finding outranks whatever else went wrong
-        return Verdict(
-            status=Status.REJECTED,
-            correct=False,
-            violations=ev.violations,
-            message=_violation_message(ev.violations),
-            **base,
-        )
-    if status_hint in ("compile_error", "runtime_error"):
-        return Verdict(
-            status=Status(status_hint),
-            correct=False,
-            message=result.get("message") or status_hint,
-            **base,
-        )
-    if ev.report.get("error"):
-        return Verdict(
-            status=Status.RUNTIME_ERROR,
-            correct=False,
-            message=f"the candidate's outputs could not be read: {ev.report['error']}",
-            **base,
-        )
+        return _failed(Status.REJECTED, _violation_message(ev.violations), base, ev)
+    if ev.job is None:
+        return _failed(Status.RUNTIME_ERROR, "the candidate was not run", base, ev)
+    failure = ev.report.get("failure")
+    if failure:
+        status, message = _failure(failure, ev)
+        return _failed(status, message, base, ev)
     runs = ev.report.get("runs", [])
-    stats = _error_stats(runs)
     trial_runs = [r for r in runs if r.get("kind") == "trial"]
     passed = sum(1 for r in trial_runs if r.get("ok"))
     base["tolerance"], widened = _applied_tolerance(ev.tolerance, runs)
-    base |= stats | {"trials_passed": passed}
-    if ev.violations or status_hint == "rejected":
-        return Verdict(
-            status=Status.REJECTED,
-            correct=False,
-            violations=ev.violations,
-            message=_violation_message(ev.violations) or result.get("message", ""),
-            **base,
-        )
+    base |= _error_stats(runs) | {"trials_passed": passed}
     failed = next((r for r in trial_runs if not r.get("ok")), None)
     if failed is not None or len(trial_runs) < ev.trials:
-        message = (
-            f"{failed.get('label')}: {failed.get('message')}"
-            if failed
-            else "not every trial produced outputs"
-        )
-        return Verdict(status=Status.INCORRECT, correct=False, message=message, **base)
-    base["timing"] = _timing(ev, result)
-    sol = _speed_of_light(ev, base["timing"])
+        message = (f"{failed.get('label')}: {failed.get('message')}" if failed
+                   else "not every trial produced outputs")
+        return Verdict(status=Status.INCORRECT, correct=False, message=message,
+                       labels=ev.labels, **base)
+    base["timing"] = timing_of(ev)
+    sol = speed_of_light_of(ev.prepared, ev.precision, base["timing"].candidate)
     return Verdict(
         status=Status.CORRECT,
         correct=True,
         sol=sol,
         flags=_flags(base["timing"], sol),
-        labels=_labels(ev) + widened,
+        labels=_labels(ev) + widened + ev.labels,
         message=f"correct on {passed} trial(s)",
         **base,
     )
+
+
+def _failed(status: Status, message: str, base: dict[str, Any], ev: Evidence) -> Verdict:
+    return Verdict(status=status, correct=False, violations=ev.violations, message=message,
+                   labels=ev.labels, **base)
+
+
+def _failure(failure: dict[str, Any], ev: Evidence) -> tuple[Status, str]:
+    kind = failure.get("status")
+    phase = failure.get("phase") or failure.get("stage") or "start-up"
+    job = ev.job
+    if job is not None and job.killed:
+        return Status.RUNTIME_ERROR, f"stopped during {phase}: {job.killed}"
+    if kind == "timeout":
+        return Status.TIMEOUT, (f"no answer within {ev.timeout_s:.0f}s (during {phase}); a hang "
+                                "or a very slow kernel")
+    if kind == "crashed":
+        exit_text = _describe_exit(job.returncode if job else None)
+        hint = _stderr_hint(job.stderr_tail if job else "")
+        return Status.RUNTIME_ERROR, f"the candidate's process {exit_text} during {phase}{hint}"
+    if kind == "compile_error":
+        return Status.COMPILE_ERROR, str(failure.get("message") or "compile error")
+    if kind == "rejected":
+        return Status.REJECTED, str(failure.get("message") or "rejected")
+    return Status.RUNTIME_ERROR, str(failure.get("message") or "runtime error")
 
 
 def _base_fields(ev: Evidence) -> dict[str, Any]:
@@ -155,8 +134,8 @@ def _base_fields(ev: Evidence) -> dict[str, Any]:
         "seed": ev.seed,
         "duration_s": ev.duration_s,
         "timing": Timing(
-            eager=_stats(ev.baselines.get("eager")),
-            compile=_stats(ev.baselines.get("compile")),
+            eager=stats_of(ev.baselines.get("eager")),
+            compile=stats_of(ev.baselines.get("compile")),
             representative=ev.device == "cuda",
             baselines_cached=ev.baselines_cached,
         ),
@@ -183,10 +162,19 @@ def _applied_tolerance(
     return Tolerance(atol=widest, rtol=tol.rtol), (label,)
 
 
-def _stats(raw: dict[str, Any] | None) -> TimingStats | None:
+def stats_of(raw: dict[str, Any] | None) -> TimingStats | None:
+    """Robust statistics of raw per-call samples (``{"samples_ms": [...]}``)."""
     if not raw or not raw.get("samples_ms"):
         return None
-    return summarise(raw["samples_ms"])
+    data = sorted(float(s) for s in raw["samples_ms"])
+    q = statistics.quantiles(data, n=4) if len(data) >= 2 else [data[0]] * 3
+    return TimingStats(
+        median_ms=statistics.median(data),
+        mean_ms=statistics.fmean(data),
+        min_ms=data[0],
+        iqr_ms=q[2] - q[0],
+        n_runs=len(data),
+    )
 
 
 def _error_stats(runs: list[dict[str, Any]]) -> dict[str, Any]:
@@ -201,11 +189,12 @@ def _error_stats(runs: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
-def _timing(ev: Evidence, result: dict[str, Any]) -> Timing:
-    raw = result.get("timing")
-    eager = _stats(ev.baselines.get("eager"))
-    compiled = _stats(ev.baselines.get("compile"))
-    candidate = _stats(raw)
+def timing_of(ev: Evidence) -> Timing:
+    """Candidate and baseline statistics, speedups and how they were taken."""
+    raw = ev.report.get("timing") or {}
+    eager = stats_of(ev.baselines.get("eager"))
+    compiled = stats_of(ev.baselines.get("compile"))
+    candidate = stats_of(raw)
     notes: list[str] = []
     if ev.device != "cuda":
         notes.append("CPU timing (Triton interpreter): not representative of a GPU")
@@ -215,31 +204,27 @@ def _timing(ev: Evidence, result: dict[str, Any]) -> Timing:
             return None
         return base.median_ms / candidate.median_ms
 
-    median = _median
+    events = raw.get("events_ms") or []
     return Timing(
         candidate=candidate,
         eager=eager,
         compile=compiled,
         speedup_vs_eager=speedup(eager),
         speedup_vs_compile=speedup(compiled),
-        method=(raw or {}).get("method", "not timed"),
+        method=raw.get("method", "not timed"),
         representative=ev.device == "cuda",
-        wall_ms=median((raw or {}).get("wall_ms")),
-        launch_ms=median((raw or {}).get("launch_ms")),
+        wall_ms=None,
+        launch_ms=statistics.median(events) if events else None,
         baselines_cached=ev.baselines_cached,
         notes=tuple(notes),
     )
 
 
-def _median(values: list[float] | None) -> float | None:
-    if not values:
-        return None
-    data = sorted(values)
-    return data[len(data) // 2]
-
-
-def _speed_of_light(ev: Evidence, timing: Timing) -> SpeedOfLight | None:
-    ceilings = ev.prepared.get("ceilings")
+def speed_of_light_of(
+    prepared: dict[str, Any], precision: Precision, candidate: TimingStats | None
+) -> SpeedOfLight | None:
+    """The roofline floor of the task and the fraction ``candidate`` reaches."""
+    ceilings = prepared.get("ceilings")
     if not ceilings:
         return None
     c = Ceilings(
@@ -248,20 +233,15 @@ def _speed_of_light(ev: Evidence, timing: Timing) -> SpeedOfLight | None:
         matrix_tflops=dict(ceilings["matrix_tflops"]),
         source=ceilings["source"],
     )
-    work = Work(flops=int(ev.prepared.get("flops", 0)), bytes=int(ev.prepared.get("bytes", 0)))
-    measured = timing.candidate.median_ms if timing.candidate else None
-    return speed_of_light(work, c, ev.precision.value, measured)
+    work = Work(flops=int(prepared.get("flops", 0)), bytes=int(prepared.get("bytes", 0)))
+    measured = candidate.median_ms if candidate else None
+    return speed_of_light(work, c, precision.value, measured)
 
 
 def _flags(timing: Timing, sol: SpeedOfLight | None) -> tuple[str, ...]:
     flags: list[str] = []
     if not timing.representative:
         return ()
-    if sol is not None and sol.fraction is not None and sol.fraction > 1.0:
-        flags.append(
-            f"faster than the speed-of-light floor ({sol.floor_ms:.4f} ms, {sol.bound}-bound): "
-            "check that the task reads all its inputs, or that nothing is skipped"
-        )
     for name, value in (
         ("eager", timing.speedup_vs_eager),
         ("torch.compile", timing.speedup_vs_compile),
@@ -275,20 +255,31 @@ def _flags(timing: Timing, sol: SpeedOfLight | None) -> tuple[str, ...]:
 
 
 def _labels(ev: Evidence) -> tuple[str, ...]:
-    obs = (ev.job.result or {}).get("observations", {}) if ev.job else {}
-    cand_ops = compute_ops(Counter(obs.get("op_counts") or {}))
+    observed = ev.report.get("observed") or {}
+    cand_ops = compute_ops(Counter(observed.get("op_counts") or {}))
     vendor = sorted(op for op in cand_ops if op in VENDOR_OPS)
-    if vendor and obs.get("launches_first_run"):
+    if vendor and observed.get("launches"):
         return (f"hybrid: framework {'/'.join(vendor)} with custom kernels for the rest",)
     return ()
 
 
 def _violation_message(violations: tuple[Violation, ...]) -> str:
-    if not violations:
-        return ""
     first = violations[0]
     more = f" (+{len(violations) - 1} more)" if len(violations) > 1 else ""
     return f"rejected by {first.check}: {first.reason}{more}"
+
+
+def _describe_exit(code: int | None) -> str:
+    import signal
+
+    if code is None:
+        return "stopped"
+    if code < 0:
+        try:
+            return f"was killed by {signal.Signals(-code).name}"
+        except ValueError:
+            return f"was killed by signal {-code}"
+    return f"exited with code {code}"
 
 
 def _stderr_hint(tail: str) -> str:

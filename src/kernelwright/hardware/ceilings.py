@@ -36,42 +36,62 @@ class Ceilings:
         return float(self.matrix_tflops.get(precision, self.matrix_tflops.get("fp32", 1.0)))
 
 
-def load_or_measure_ceilings(device: str, cache_dir: Path | None) -> Ceilings:
-    """Return cached ceilings for ``device`` (``"cuda"`` or ``"cpu"``) or measure and cache them.
+def load_ceilings(device: str, cache_dir: Path | None) -> Ceilings | None:
+    """Cached ceilings for ``device`` (``"cuda"`` or ``"cpu"``) on this software, or None."""
+    path = cache_dir / "ceilings.json" if cache_dir is not None else None
+    if path is None or not path.exists():
+        return None
+    try:
+        table = json.loads(path.read_text())
+    except (OSError, json.JSONDecodeError):
+        return None
+    entry = table.get(_key(device)) if isinstance(table, dict) else None
+    if not isinstance(entry, dict):
+        return None
+    return Ceilings(
+        device=_device_name(device),
+        memory_gbps=float(entry["memory_gbps"]),
+        matrix_tflops=dict(entry["matrix_tflops"]),
+        source=f"cached, measured {entry.get('date', '?')}",
+    )
 
-    Must run in a process that may touch the device (a harness child); it allocates a few GB on a
-    GPU for a fraction of a second.
+
+def measure_ceilings(device: str) -> Ceilings:
+    """Measure now; must run in a process that may use the device (a few GB for a second)."""
+    measured = measure_cuda() if device == "cuda" else measure_cpu()
+    return dataclasses.replace(measured, source=f"measured {time.strftime('%Y-%m-%d')}")
+
+
+def store_ceilings(cache_dir: Path, device: str, ceilings: Mapping[str, Any]) -> None:
+    """Add measured ceilings (a dict with ``memory_gbps`` and ``matrix_tflops``) to the cache.
+
+    ``device`` is the measured device's name as :func:`load_ceilings` keys it.
     """
+    path = cache_dir / "ceilings.json"
+    try:
+        table = json.loads(path.read_text()) if path.exists() else {}
+    except (OSError, json.JSONDecodeError):
+        table = {}
+    table[device] = {
+        "memory_gbps": float(ceilings["memory_gbps"]),
+        "matrix_tflops": dict(ceilings["matrix_tflops"]),
+        "date": time.strftime("%Y-%m-%d"),
+    }
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(table, indent=1))
+    tmp.replace(path)
+
+
+def ceilings_key(device: str) -> str:
+    """The cache key of this device and software (what :func:`store_ceilings` is given)."""
+    return _key(device)
+
+
+def _key(device: str) -> str:
     import torch
 
-    name = _device_name(device)
-    key = f"{name}|torch {torch.__version__}|v{CEILINGS_VERSION}"
-    path = cache_dir / "ceilings.json" if cache_dir is not None else None
-    table: dict[str, Any] = {}
-    if path is not None and path.exists():
-        try:
-            table = json.loads(path.read_text())
-        except (OSError, json.JSONDecodeError):
-            table = {}
-    if key in table:
-        entry = table[key]
-        return Ceilings(
-            device=name,
-            memory_gbps=float(entry["memory_gbps"]),
-            matrix_tflops=dict(entry["matrix_tflops"]),
-            source=f"cached, measured {entry.get('date', '?')}",
-        )
-    measured = measure_cuda() if device == "cuda" else measure_cpu()
-    date = time.strftime("%Y-%m-%d")
-    ceilings = Ceilings(name, measured.memory_gbps, measured.matrix_tflops, f"measured {date}")
-    if path is not None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        entry = dataclasses.asdict(ceilings) | {"date": date}
-        table[key] = entry
-        tmp = path.with_suffix(".tmp")
-        tmp.write_text(json.dumps(table, indent=1))
-        tmp.replace(path)
-    return ceilings
+    return f"{_device_name(device)}|torch {torch.__version__}|v{CEILINGS_VERSION}"
 
 
 def _device_name(device: str) -> str:

@@ -43,6 +43,18 @@ def import_task_module(path: str | Path, size: str = "full") -> types.ModuleType
     return module
 
 
+def task_source(path: str | Path, size: str = "full") -> str:
+    """The task file's text at ``size`` (the small size's constants written in), for a process
+    that imports it as a module of its own."""
+    p = Path(path)
+    source = p.read_text(encoding="utf-8")
+    if size != "small":
+        return source
+    tree = ast.parse(source, filename=str(p))
+    _apply_overrides(p, tree, _small_overrides(tree))
+    return ast.unparse(tree) + "\n"
+
+
 def _small_overrides(tree: ast.Module) -> dict[str, Any]:
     for node in tree.body:
         if isinstance(node, ast.Assign) and any(

@@ -17,13 +17,11 @@ The reference runs in a child process (the task's code never runs in kernelwrigh
 from __future__ import annotations
 
 import sys
-import tempfile
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from kernelwright.errors import EvalError, TaskError
-from kernelwright.evaluate.executor import ChildIO, Job, SubprocessExecutor
+from kernelwright.evaluate.child import read_request, run_child, write_result
 from kernelwright.records import Precision, Task
 
 
@@ -54,16 +52,13 @@ def check_task(
     task: Task, precision: Precision = Precision.FP32, timeout_s: float = 300
 ) -> TaskQuality:
     """Run the degeneracy checks on ``task`` (at ``task.size``) in a child process."""
-    with tempfile.TemporaryDirectory(prefix="kw-check-") as tmp:
-        request = {"path": task.path, "size": task.size, "precision": precision.value}
-        result = SubprocessExecutor().run(
-            Job("kernelwright.task.quality", Path(tmp), request), timeout_s
-        )
+    request = {"path": task.path, "size": task.size, "precision": precision.value}
+    result = run_child("kernelwright.task.quality", request, timeout_s)
     data = result.result
     if data is None:
         raise EvalError(
             f"{task.path}: checking the task {'timed out' if result.timed_out else 'crashed'} "
-            f"({result.describe_exit()}): {result.stderr_tail[-500:]}"
+            f"(exit {result.returncode}): {result.stderr_tail[-500:]}"
         )
     if data.get("error"):
         raise TaskError(f"{task.path}: {data['error']}")
@@ -143,15 +138,15 @@ def main(workdir: str) -> None:
     """Child entry point: ``python -m kernelwright.task.quality WORKDIR``."""
     from kernelwright.task.module import import_task_module
 
-    io = ChildIO(workdir)
-    req = io.request()
+    req = read_request(workdir)
     try:
         module = import_task_module(req["path"], req["size"])
         findings, shapes = _findings(module, Precision(req["precision"]))
     except Exception as exc:  # the task's own code failed
-        io.finish({"error": f"running the reference failed: {type(exc).__name__}: {exc}"})
+        write_result(workdir, {"error": f"running the reference failed: {type(exc).__name__}: "
+                                        f"{exc}"})
         return
-    io.finish({"findings": findings, "shapes": shapes})
+    write_result(workdir, {"findings": findings, "shapes": shapes})
 
 
 if __name__ == "__main__":

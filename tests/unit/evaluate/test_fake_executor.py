@@ -1,23 +1,27 @@
-"""The harness end to end with the FakeExecutor: statuses from the parent's side only."""
+"""The harness end to end with a FakeExecutor: statuses decided from the judge's report alone."""
 
 import pytest
+from doubles.executors import FakeExecutor, failure
 
 from kernelwright.evaluate import EvalOptions, evaluate
 from kernelwright.records import Status
-from kernelwright.testing import FakeExecutor
 
-OPTS = EvalOptions(device="cpu", trials=1, baselines=False, timing=False, timeout_s=1.0)
+OPTS = EvalOptions(device="cpu", trials=1, baselines=False, timing=False, timeout_s=5.0)
 
 
 @pytest.mark.parametrize(
-    ("fake", "status"),
+    ("fake", "status", "fragment"),
     [
-        (FakeExecutor(crash=True), Status.RUNTIME_ERROR),
-        (FakeExecutor(sleep=2.0), Status.TIMEOUT),
-        (FakeExecutor({"status": "compile_error", "message": "SyntaxError"}), Status.COMPILE_ERROR),
+        (FakeExecutor(failure("crashed"), returncode=-11), Status.RUNTIME_ERROR, "SIGSEGV"),
+        (FakeExecutor(failure("timeout")), Status.TIMEOUT, "no answer within 5s"),
+        (FakeExecutor(failure("compile_error", "SyntaxError: x")), Status.COMPILE_ERROR,
+         "SyntaxError"),
+        (FakeExecutor(failure("crashed"), killed="its processes held 9.0 GB"),
+         Status.RUNTIME_ERROR, "9.0 GB"),
+        (FakeExecutor(failure("rejected", "output 0 is a Foo")), Status.REJECTED, "Foo"),
     ],
 )
-def test_statuses_from_the_executor(fixtures, fake, status):
+def test_statuses_from_the_report(fixtures, fake, status, fragment):
     v = evaluate(
         fixtures / "tasks" / "softmax_rows.py",
         fixtures / "solutions" / "softmax_rows__honest.py",
@@ -25,8 +29,15 @@ def test_statuses_from_the_executor(fixtures, fake, status):
         executor=fake,
     )
     assert v.status is status
-    assert fake.jobs and fake.jobs[0].worker == "kernelwright.evaluate.candidate_worker"
-    # The request the child would get never names the task.
-    request = fake.jobs[0].request
-    assert "softmax_rows.py" not in repr(request.solution_path)
-    assert "tasks" not in repr(request.inputs_path)
+    assert fragment in v.message
+    launch, files = fake.launches[0]
+    # What the process gets never names the task: its solution file and its device.
+    assert set(files) == {"solution.py"} and launch.device == "cpu"
+    assert "softmax_rows.py" not in repr(launch)
+
+
+def test_a_report_without_runs_is_not_correct(fixtures):
+    fake = FakeExecutor({"failure": None, "runs": [], "observed": {}, "observations": {}})
+    v = evaluate(fixtures / "tasks" / "softmax_rows.py",
+                 fixtures / "solutions" / "softmax_rows__honest.py", OPTS, executor=fake)
+    assert v.status is Status.INCORRECT and not v.correct

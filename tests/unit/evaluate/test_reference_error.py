@@ -14,9 +14,8 @@ from kernelwright.evaluate.correctness import (
     REF_ERROR_FACTOR,
     compare_outputs,
     effective_atol,
-    judge_outputs,
 )
-from kernelwright.evaluate.judge_worker import _run
+from kernelwright.evaluate.reference import Reference, RunSpec
 from kernelwright.evaluate.reference_error import measure_ref_errors, pooled_ref_errors
 from kernelwright.evaluate.request import JudgeRequest
 from kernelwright.records import Precision, Tolerance
@@ -69,7 +68,7 @@ def scan():
     """Inputs, the fp32 reference, its measured errors and an honest candidate's output."""
     x = torch.randn(ROWS, COLS, generator=torch.Generator().manual_seed(0))
     expected = [running_sum(x)]
-    errors, failure = measure_ref_errors(LongScan, [], 1, [x], expected, "cpu")
+    errors, failure, _exact = measure_ref_errors(LongScan, [], 1, [x], expected, "cpu")
     assert failure == "" and errors is not None
     return SimpleNamespace(x=x, expected=expected, errors=errors, honest=blocked_scan(x))
 
@@ -110,7 +109,7 @@ def test_a_wrong_scan_still_fails_with_the_widening(scan, wrong):
 
 def test_widening_is_per_output_so_a_bfloat16_result_still_fails(scan):
     exact_pair = [scan.expected[0], scan.x * torch.sigmoid(scan.x)]
-    errors, _ = measure_ref_errors(ScanAndElementwise, [], 1, [scan.x], exact_pair, "cpu")
+    errors, _, _exact = measure_ref_errors(ScanAndElementwise, [], 1, [scan.x], exact_pair, "cpu")
     assert errors is not None and errors[0] is not None and errors[1] is not None
     assert effective_atol(TOL, errors[1]) == TOL.atol  # elementwise: nothing to widen
     xb = scan.x.bfloat16()
@@ -128,7 +127,7 @@ def test_noise_ten_times_the_widened_atol_fails(scan):
 
 
 def test_a_failed_float64_run_measures_nothing_and_the_strict_tolerance_applies(scan):
-    errors, failure = measure_ref_errors(NoFloat64, [], 1, [scan.x], scan.expected, "cpu")
+    errors, failure, _exact = measure_ref_errors(NoFloat64, [], 1, [scan.x], scan.expected, "cpu")
     assert errors is None and "not implemented for 'Double'" in failure
     r = compare_outputs(scan.expected, [scan.honest], TOL, errors)
     assert not r["ok"] and r["atol"] == [TOL.atol] and r["widened"] == []
@@ -141,7 +140,7 @@ class DtypeBranch(nn.Module):
 
 def test_a_float64_run_that_computes_something_else_widens_nothing():
     x = torch.randn(8, 16)
-    errors, failure = measure_ref_errors(DtypeBranch, [], 1, [x], [x, x.argmax(-1)], "cpu")
+    errors, failure, _exact = measure_ref_errors(DtypeBranch, [], 1, [x], [x, x.argmax(-1)], "cpu")
     assert failure == "" and errors == [None, None]  # 1% off: not rounding; integers: exact
 
 
@@ -155,43 +154,40 @@ def request(precision, widen_atol=True):
         seed=1,
         trials=1,
         distributions=False,
-        time_eager=False,
-        time_compile=False,
         cache_dir=None,
-        inputs_path="inputs.bin",
-        transport="files",
         widen_atol=widen_atol,
     )
 
 
+def expected_of(model_cls, req, x):
+    ref = Reference(req, model_cls, lambda: [x.clone()], [])
+    ref.runs.append(RunSpec("trial", "trial 1 (task)", 1))
+    return ref.expected(0)[1]
+
+
 def test_the_judge_measures_only_under_the_fp32_policy_without_a_users_atol():
     x = torch.randn(2, 300)
-    _, fp32 = _run(LongScan, [], 1, [x], request(Precision.FP32), "trial 1 (task)", "trial")
-    assert fp32["ref_error"] is not None and fp32["ref_error"][0] > 0
-    _, tf32 = _run(LongScan, [], 1, [x], request(Precision.TF32), "trial 1 (task)", "trial")
-    assert tf32["ref_error"] is None and tf32["ref_error_failure"] == ""
-    exact = request(Precision.FP32, widen_atol=False)
-    _, user_atol = _run(LongScan, [], 1, [x], exact, "trial 1 (task)", "trial")
-    assert user_atol["ref_error"] is None
-    _, failed = _run(NoFloat64, [], 1, [x], request(Precision.FP32), "trial 1 (task)", "trial")
-    assert failed["ref_error"] is None and "Double" in failed["ref_error_failure"]
-    assert torch.equal(failed["outputs"][0], fp32["outputs"][0])
+    fp32 = expected_of(LongScan, request(Precision.FP32), x)
+    assert fp32.ref_error is not None and fp32.ref_error[0] > 0
+    assert fp32.exact is not None and fp32.exact[0].dtype == torch.float64
+    tf32 = expected_of(LongScan, request(Precision.TF32), x)
+    assert tf32.ref_error is None and tf32.ref_error_failure == "" and tf32.exact is None
+    user_atol = expected_of(LongScan, request(Precision.FP32, widen_atol=False), x)
+    assert user_atol.ref_error is None
+    failed = expected_of(NoFloat64, request(Precision.FP32), x)
+    assert failed.ref_error is None and "Double" in failed.ref_error_failure
+    assert torch.equal(failed.outputs[0], fp32.outputs[0])
 
 
 def test_timing_outputs_use_the_largest_error_of_the_task_distribution_trials():
+    ref = Reference(request(Precision.FP32), LongScan, list, [])
+    for k, dist in enumerate(("task", "task", "scaled")):
+        ref.runs.append(RunSpec("trial", f"trial {k + 1} ({dist})", k, dist))
+    ref.ref_errors = {0: [1e-3], 1: [2e-3], 2: [0.1]}
+    assert ref.timing_ref_errors() == [pytest.approx(2e-3)]
     out = torch.zeros(3)
-    runs = [
-        {"kind": "trial", "label": f"trial {k}", "distribution": d, "inputs": []}
-        for k, d in enumerate(("task", "task", "scaled"))
-    ]
-    expected = [
-        {"outputs": [out], "inputs_after": None, "ref_error": [e]} for e in (1e-3, 2e-3, 0.1)
-    ]
-    reference = SimpleNamespace(runs=runs, expected=expected, timing_outputs=[[out]])
-    published = {"runs": [], "timing_outputs": [[out]], "post_check": [out], "ablation": {}}
-    report = judge_outputs(reference, published, SimpleNamespace(tolerance=TOL))
-    assert report["timing_outputs"][0]["atol"] == [pytest.approx(REF_ERROR_FACTOR * 2e-3)]
-    assert report["post_check"]["atol"] == [pytest.approx(REF_ERROR_FACTOR * 2e-3)]
+    report = compare_outputs([out], [out], TOL, ref.timing_ref_errors())
+    assert report["atol"] == [pytest.approx(REF_ERROR_FACTOR * 2e-3)]
 
 
 def test_pooling_needs_every_run_measured():

@@ -167,7 +167,7 @@ def _prepare(spec: dict[str, Any], phase: Any, n_sets: int | None = None) -> dic
     if n_sets is None:
         phase("counting work")
         with torch.no_grad():
-            out, _ops, flops = record_ops(model, *clone_inputs(sets[0], device))
+            out, _ops, flops, _numels = record_ops(model, *clone_inputs(sets[0], device))
         outputs = as_output_list(out, strict=False)
         params = list(model.parameters()) + list(model.buffers())
         work = {"bytes": int(nbytes(sets[0]) + nbytes(outputs) + nbytes(params)), "flops": flops}

@@ -1,10 +1,10 @@
 """Snapshots taken inside the candidate's process before its code is imported.
 
-    identities   the exact objects behind the timers, synchronisation, comparison and harness
+    identities   the exact objects behind the timers, synchronisation, serialisation and harness
                  functions; a candidate that rebinds one (``time.perf_counter = ...``,
-                 ``torch.cuda.Event.elapsed_time = ...``) is caught when the snapshot is compared
-    threads      the Python threads alive; a thread the candidate leaves running can do work the
-                 timer never sees
+                 ``json.dumps = ...``) is caught when the snapshot is compared
+    threads      the Python threads and the operating-system threads alive; a thread the
+                 candidate leaves running can do work outside the observed call
     policy       the precision flags (TF32) the policy set
 
 The objects are held, not just their ids, so an id can't be reused by a new object.
@@ -45,15 +45,28 @@ WATCHED = (
     "torch.nn:Module._call_impl",
     "torch.nn:Module.to",
     "triton.testing:do_bench",
-    "kernelwright.evaluate.timing:time_forward",
-    "kernelwright.evaluate.timing:_time_cuda",
-    "kernelwright.evaluate.timing:_time_cpu",
-    "kernelwright.evaluate.timing:_perf_counter",
+    "kernelwright.evaluate.candidate_worker:Runner.do_call",
+    "kernelwright.evaluate.candidate_worker:Runner.do_batch",
+    "kernelwright.evaluate.candidate_worker:Runner.do_share",
+    "kernelwright.evaluate.candidate_worker:Runner.do_observe",
+    "kernelwright.evaluate.candidate_worker:_checked_outputs",
+    "kernelwright.evaluate.candidate_worker:_fresh_views",
+    "kernelwright.evaluate.guard.observer:ForwardObserver.dispatch",
+    "kernelwright.evaluate.guard.observer:ForwardObserver.summary",
+    "kernelwright.evaluate.guard.observer:ForwardObserver.__exit__",
+    "kernelwright.evaluate.guard.observer:fingerprint",
+    "kernelwright.evaluate.channel:Channel.send",
+    "kernelwright.evaluate.transport:describe_cuda",
+    "kernelwright.evaluate.transport:pack",
     "kernelwright.evaluate.runs:build_model",
     "kernelwright.evaluate.runs:as_output_list",
-    "kernelwright.evaluate.runs:clone_inputs",
-    "kernelwright.evaluate.transport:save_for_peer",
     "kernelwright.evaluate.precision:apply_policy",
+    "kernelwright.evaluate.precision:policy_flags",
+    "kernelwright.evaluate.guard.integrity:IdentitySnapshot.changed",
+    "kernelwright.evaluate.guard.integrity:live_threads",
+    "kernelwright.evaluate.guard.integrity:os_threads",
+    "json:dumps",
+    "gc:collect",
 )
 
 
@@ -86,6 +99,17 @@ class IdentitySnapshot:
     def changed(self) -> list[str]:
         """Names whose object is no longer the one in the snapshot."""
         return sorted(name for name, obj in self.objects.items() if _resolve(name) is not obj)
+
+
+def os_threads() -> list[int]:
+    """Operating-system threads of this process (/proc/self/task): native and ``_thread``
+    threads included, which ``threading`` does not list."""
+    import os
+
+    try:
+        return sorted(int(t) for t in os.listdir("/proc/self/task"))
+    except OSError:
+        return []
 
 
 def live_threads() -> dict[int, str]:

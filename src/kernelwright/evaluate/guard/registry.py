@@ -1,10 +1,11 @@
 """The guard's registry: every defence is a named, documented :class:`Check`.
 
-A check reads a :class:`GuardContext` (the candidate's source; and, for runtime checks, what the
-judge and the candidate's process reported) and returns plain-language reasons; each reason
-becomes a :class:`~kernelwright.records.Violation` carrying the check's name, and any violation
-makes the verdict ``rejected``. Static checks run in the parent before any candidate code does;
-runtime checks run in the parent on observations gathered by the harness.
+A check reads a :class:`GuardContext` (the candidate's source; and, for runtime checks, the
+judge's report) and returns plain-language reasons; each reason becomes a
+:class:`~kernelwright.records.Violation` carrying the check's name, and any violation makes the
+verdict ``rejected``. Static checks run in the parent before any candidate code does; runtime
+checks run in the parent on the judge's report. What the candidate's own process observed about
+itself is in the report too: checks may refuse on it, never accept on it.
 
 Register a check with::
 
@@ -33,22 +34,27 @@ class GuardContext:
         source: the candidate's source text.
         tree: its parsed AST (None when it does not parse: the import then fails on its own).
         device: ``cuda`` or ``cpu``.
-        prepared: the judge's summary of the reference (operators, output specs...).
-        result: the candidate process's result (observations, raw timing).
-        report: the judge's comparison report.
+        prepared: the judge's summary of the reference (operators, output specs, floor...).
+        report: the judge's report on the candidate's process (comparisons, timing, ablation,
+            what the process observed about itself).
     """
 
     source: str
     tree: ast.Module | None
     device: str = "cpu"
     prepared: Mapping[str, Any] = field(default_factory=dict)
-    result: Mapping[str, Any] = field(default_factory=dict)
     report: Mapping[str, Any] = field(default_factory=dict)
 
     @property
     def observations(self) -> Mapping[str, Any]:
-        """What the candidate's process observed (empty before it ran)."""
-        obs = self.result.get("observations")
+        """What the candidate's process reported about itself at the end (refusals only)."""
+        obs = self.report.get("observations")
+        return obs if isinstance(obs, Mapping) else {}
+
+    @property
+    def observed(self) -> Mapping[str, Any]:
+        """What the candidate's process saw of its first checked call (refusals only)."""
+        obs = self.report.get("observed")
         return obs if isinstance(obs, Mapping) else {}
 
     @property

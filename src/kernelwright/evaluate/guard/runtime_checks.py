@@ -1,4 +1,13 @@
-"""Checks on what the judge and the candidate's process observed while it ran."""
+"""Checks on the judge's report about a candidate's process.
+
+Two kinds of evidence, never mixed up:
+
+    the judge's own    comparisons of every output (trials, variants, timed calls, the elements
+                       sampled when a batch returned), the inputs after each call, the clock
+    the process's      what the candidate's process says it saw of itself (operators, launches,
+                       threads, patched functions, its CUDA-event times); it can be lied about,
+                       so it only ever adds a reason to refuse
+"""
 
 from __future__ import annotations
 
@@ -12,18 +21,37 @@ from kernelwright.evaluate.oplog import compute_ops
 # Python threads that libraries start on their own (none seen so far with Triton 3.6 / torch 2.11
 # to 2.13); a name is listed here only after it was seen in an honest evaluation.
 BENIGN_THREADS: frozenset[str] = frozenset()
+# A candidate past the speed of light by more than this is refused (the ceilings are measured,
+# so a few percent of measurement noise is allowed).
+SOL_LIMIT = 1.05
+# The judge's clock must see at least this fraction of the time the process's own events saw.
+CLOCK_AGREEMENT = 0.8
 
 
 @register_check(
     "plain-tensor-outputs",
     stage="runtime",
     catches="lazy outputs: tensor subclasses or views that compute (or change) on access",
-    how="every output must be a plain, strided torch.Tensor that is not a lazy conjugate or "
-    "negative view; outputs are copied by the harness after a device synchronisation",
+    how="every output must be exactly a torch.Tensor (no subclass, nn.Parameter included), "
+    "strided, not a lazy conjugate or negative view; the judge reads the output's memory itself",
 )
 def plain_tensor_outputs(ctx: GuardContext) -> list[str]:
-    err = ctx.observations.get("output_type_error")
-    return [str(err)] if err else []
+    failure = ctx.report.get("failure") or {}
+    if failure.get("status") == "rejected" and failure.get("stage") == "outputs":
+        return [str(failure.get("message"))]
+    return []
+
+
+@register_check(
+    "protocol",
+    stage="runtime",
+    catches="a process that answers the judge with something other than what it asked for "
+    "(forged descriptors, malformed frames)",
+    how="every frame and tensor descriptor is validated by the judge before it is used",
+)
+def protocol(ctx: GuardContext) -> list[str]:
+    failure = ctx.report.get("failure") or {}
+    return [str(failure.get("message"))] if failure.get("check") == "protocol" else []
 
 
 @register_check(
@@ -31,9 +59,9 @@ def plain_tensor_outputs(ctx: GuardContext) -> list[str]:
     stage="runtime",
     catches="unwritten or stale outputs (returning `empty` memory) and partial work (some rows, "
     "one block)",
-    how="the reference runs in another process first, so no stale result can be found in "
-    "memory; every allocation the candidate makes during correctness runs is filled with NaN "
-    "first; every element of every output is compared, over several trials and input shapes",
+    how="the reference never runs in the candidate's process, so no stale answer is in its "
+    "memory; its allocations during checked calls are filled with NaN; every element of every "
+    "output is compared, over several trials and input shapes",
 )
 def unwritten_output(ctx: GuardContext) -> list[str]:
     reasons = []
@@ -51,9 +79,8 @@ def unwritten_output(ctx: GuardContext) -> list[str]:
     "input-mutation",
     stage="runtime",
     catches="modifying inputs, including writing the answer into an input",
-    how="each run gets its own clones of the inputs, compared bit for bit with the originals "
-    "after the call (when the reference itself mutates its inputs, the candidate's mutated "
-    "inputs must match the reference's)",
+    how="the judge writes each call's inputs and compares them bit for bit after the call "
+    "(when the reference itself mutates its inputs, the candidate's must match the reference's)",
 )
 def input_mutation(ctx: GuardContext) -> list[str]:
     return [
@@ -83,32 +110,23 @@ def shape_variants(ctx: GuardContext) -> list[str]:
 @register_check(
     "timed-outputs",
     stage="runtime",
-    catches="caching results across calls (by shape, by pointer, by hash) so timed runs skip work",
-    how="every trial draws fresh values into fresh tensors; timed runs rotate between input sets "
-    "with different values, and the last output of each set is compared with the reference",
+    catches="behaving honestly only when checked: caching answers (by pointer, version, sampled "
+    "values), skipping work in timed calls, going wrong after many calls, or finishing work after "
+    "the call returned (a thread, a side stream, another process, a finalizer)",
+    how="every timed call runs on fresh inputs; the judge reads calls it picks at random after "
+    "each batch, copies sampled elements the moment the batch returned and compares every "
+    "element afterwards",
 )
 def timed_outputs(ctx: GuardContext) -> list[str]:
     if not ctx.trials_correct:
         return []
-    return [
-        f"{entry.get('label')}: the output of a timed run is wrong ({entry.get('message')})"
-        for entry in ctx.report.get("timing_outputs", [])
-        if not entry.get("ok")
-    ][:2]
-
-
-@register_check(
-    "state-drift",
-    stage="runtime",
-    catches="kernels that are correct for the first calls and wrong (or skipped) later",
-    how="after the timing loop the same model instance runs once more on fresh inputs and is "
-    "compared with the reference",
-)
-def state_drift(ctx: GuardContext) -> list[str]:
-    post = ctx.report.get("post_check")
-    if not ctx.trials_correct or not post or post.get("ok"):
-        return []
-    return [f"wrong after the timing loop: {post.get('message')}"]
+    reasons = []
+    for entry in (ctx.report.get("timing") or {}).get("checked", []):
+        if not entry.get("ok"):
+            reasons.append(f"{entry.get('label')}: wrong output ({entry.get('message')})")
+        elif entry.get("late"):
+            reasons.append(f"{entry.get('label')}: {entry['late']}")
+    return reasons[:2]
 
 
 @register_check(
@@ -119,9 +137,9 @@ def state_drift(ctx: GuardContext) -> list[str]:
     "installed before the candidate is imported; at least one must happen per forward",
 )
 def custom_kernel(ctx: GuardContext) -> list[str]:
-    if not ctx.trials_correct or "launches_first_run" not in ctx.observations:
+    if not ctx.trials_correct or "launches" not in ctx.observed:
         return []
-    if int(ctx.observations.get("launches_first_run") or 0) == 0:
+    if int(ctx.observed.get("launches") or 0) == 0:
         return [
             "no Triton kernel or compiled extension ran during the forward; the work was left "
             "to PyTorch"
@@ -138,8 +156,9 @@ def custom_kernel(ctx: GuardContext) -> list[str]:
     "not produce it",
 )
 def kernel_result_used(ctx: GuardContext) -> list[str]:
-    skip = (ctx.report.get("ablation") or {}).get("skip")
-    if ctx.trials_correct and skip and skip.get("ok"):
+    skip = (ctx.report.get("ablation") or {}).get("skip") or {}
+    compare = skip.get("compare") or {}
+    if ctx.trials_correct and skip.get("outcome") == "returned" and compare.get("ok"):
         return [
             "with the candidate's kernels disabled the output is still correct, so the kernels' "
             "results are not what the forward returns"
@@ -155,8 +174,9 @@ def kernel_result_used(ctx: GuardContext) -> list[str]:
     "the right answer has swallowed the failure",
 )
 def exception_fallback_runtime(ctx: GuardContext) -> list[str]:
-    raised = (ctx.report.get("ablation") or {}).get("raise")
-    if ctx.trials_correct and raised and raised.get("ok"):
+    raised = (ctx.report.get("ablation") or {}).get("raise") or {}
+    compare = raised.get("compare") or {}
+    if ctx.trials_correct and raised.get("outcome") == "returned" and compare.get("ok"):
         return [
             "when its kernels fail the forward still returns the right answer: it falls back "
             "to the framework"
@@ -167,20 +187,49 @@ def exception_fallback_runtime(ctx: GuardContext) -> list[str]:
 @register_check(
     "framework-delegation",
     stage="runtime",
-    catches="doing the task's work in PyTorch while launching a token kernel (a copy, say)",
-    how="the ATen operators the reference dispatches are compared with the candidate's: a "
-    "candidate that dispatches every compute operator of the reference itself delegates the "
-    "work. Keeping a vendor GEMM/convolution and fusing the rest is a hybrid: accepted, labelled",
+    catches="doing the task's work in PyTorch while launching a token kernel (a copy, say), "
+    "including the same math spelled with other operators (erf for gelu)",
+    how="the candidate's ATen operators are counted and every framework result shaped like an "
+    "output is fingerprinted: refused when it runs every compute operator of the reference, or "
+    "when a framework result already equals the answer it returns. Keeping a vendor "
+    "GEMM/convolution and computing the rest in its own kernels is a hybrid: accepted, labelled",
 )
 def framework_delegation(ctx: GuardContext) -> list[str]:
-    ref_ops = compute_ops(Counter(ctx.prepared.get("op_counts") or {}))
-    cand = ctx.observations.get("op_counts")
-    if not ctx.trials_correct or not ref_ops or cand is None:
+    if not ctx.trials_correct:
         return []
-    cand_ops = compute_ops(Counter(cand))
-    if all(cand_ops[op] >= n for op, n in ref_ops.items()):
-        names = ", ".join(sorted(ref_ops))
-        return [f"the candidate runs every compute operator of the reference in PyTorch ({names})"]
+    reasons = []
+    answered = ctx.observed.get("answer_from_framework") or []
+    if answered:
+        reasons.append(
+            f"the returned output was already computed by the framework ({', '.join(answered)}); "
+            "the candidate's kernels only moved it"
+        )
+    ref_ops = compute_ops(Counter(ctx.prepared.get("op_counts") or {}))
+    cand = ctx.observed.get("op_counts")
+    if ref_ops and cand is not None:
+        cand_ops = compute_ops(Counter(cand))
+        if all(cand_ops[op] >= n for op, n in ref_ops.items()):
+            names = ", ".join(sorted(ref_ops))
+            reasons.append(
+                f"the candidate runs every compute operator of the reference in PyTorch ({names})"
+            )
+    if int(ctx.observed.get("numpy_conversions") or 0):
+        reasons.append("tensors were converted to NumPy arrays inside forward: the work must "
+                       "run in the candidate's kernels")
+    return reasons
+
+
+@register_check(
+    "dispatch-escape",
+    stage="runtime",
+    catches="leaving the harness's dispatch mode (torch.utils._python_dispatch."
+    "_disable_current_modes) so the framework work it does is not seen",
+    how="the mode that observes each checked call must still be on the stack when forward "
+    "returns; the private dispatch-mode APIs are also refused in the source",
+)
+def dispatch_escape(ctx: GuardContext) -> list[str]:
+    if ctx.observed and ctx.observed.get("mode_intact") is False:
+        return ["the harness's dispatch mode was removed during forward"]
     return []
 
 
@@ -188,10 +237,9 @@ def framework_delegation(ctx: GuardContext) -> list[str]:
     "harness-integrity",
     stage="runtime",
     catches="patching timers or the harness (time.perf_counter, torch.cuda.Event.elapsed_time, "
-    "torch.cuda.synchronize, triton.testing.do_bench, comparison and launch-monitor functions)",
+    "torch.cuda.synchronize, the runner's functions, the launch monitor)",
     how="the objects behind those names are recorded before the candidate is imported and "
-    "compared after import and after every stage; timing statistics are computed in the parent "
-    "from raw samples",
+    "compared at the end; the times that count come from the judge's clock in another process",
 )
 def harness_integrity(ctx: GuardContext) -> list[str]:
     changed = sorted(
@@ -204,47 +252,32 @@ def harness_integrity(ctx: GuardContext) -> list[str]:
 @register_check(
     "background-threads",
     stage="runtime",
-    catches="work on a background thread that outlives the call, unseen by the timer",
-    how="the Python threads alive before the candidate is imported are compared with those "
-    "alive after timing",
+    catches="work on a background thread that outlives the call, outside the observed region",
+    how="the Python threads and the operating-system threads (/proc/self/task, which also sees "
+    "_thread and native threads) alive after the warm-up are compared with those alive at the end",
 )
 def background_threads(ctx: GuardContext) -> list[str]:
-    new = [n for n in ctx.observations.get("new_threads") or [] if n not in BENIGN_THREADS]
-    return [f"left thread(s) running: {', '.join(new)}"] if new else []
-
-
-@register_check(
-    "unsynchronised-work",
-    stage="runtime",
-    catches="work on a side stream (or thread) that CUDA events on the timed stream miss",
-    how="a few runs are also timed with a device-wide synchronisation before and after; the "
-    "synchronised wall time must not exceed event time plus host launch time by more than "
-    "0.1 ms and 50%",
-)
-def unsynchronised_work(ctx: GuardContext) -> list[str]:
-    timing: Any = ctx.result.get("timing")
-    if ctx.device != "cuda" or not timing or not timing.get("wall_ms"):
-        return []
-    events = statistics.median(timing["samples_ms"])
-    wall = statistics.median(timing["wall_ms"])
-    launch = statistics.median(timing["launch_ms"])
-    expected = events + launch
-    if wall - expected > max(0.1, 0.5 * expected):
-        return [
-            f"synchronised wall time {wall:.3f} ms far exceeds event time {events:.3f} ms plus "
-            f"launch time {launch:.3f} ms: work runs outside the timed stream"
-        ]
-    return []
+    py = [n for n in ctx.observations.get("new_threads") or [] if n not in BENIGN_THREADS]
+    native = ctx.observations.get("new_os_threads") or []
+    reasons = []
+    if py:
+        reasons.append(f"left Python thread(s) running: {', '.join(py)}")
+    if native:
+        reasons.append(f"started {len(native)} operating-system thread(s) after its warm-up")
+    return reasons
 
 
 @register_check(
     "precision-policy",
     stage="runtime",
-    catches="switching TF32 on (or other matmul precision flags) under the fp32 policy",
-    how="the policy's flags are read back after the candidate ran; silent bf16/fp16 arithmetic "
-    "is caught by the fp32 tolerance (1e-4) instead",
+    catches="switching TF32 on (or other matmul precision flags) under the fp32 policy, and "
+    "computing in half precision, bfloat16 or TF32 under it",
+    how="the policy's flags are read back at the end; under fp32 each output's error against a "
+    "float64 run of the reference may be at most 16x the fp32 reference's own (trials and one "
+    "timed call chosen at random)",
 )
 def precision_policy(ctx: GuardContext) -> list[str]:
+    reasons = []
     before = ctx.observations.get("policy_before")
     after = ctx.observations.get("policy_after")
     if before and after and before != after:
@@ -253,17 +286,71 @@ def precision_policy(ctx: GuardContext) -> list[str]:
             for k in after
             if before.get(k) != after.get(k)
         )
-        return [f"changed the precision policy's flags ({diff})"]
-    return []
+        reasons.append(f"changed the precision policy's flags ({diff})")
+    entries = list(ctx.report.get("runs", [])) + list(
+        (ctx.report.get("timing") or {}).get("checked", []))
+    for entry in entries:
+        if entry.get("precision"):
+            reasons.append(f"{entry.get('label')}: {entry['precision']}")
+            break
+    return reasons
 
 
 @register_check(
     "sandbox",
     stage="runtime",
-    catches="reading the task file, cached results, the archive or the parent's command line",
-    how="an audit hook installed before the import refuses opening protected paths and other "
-    "processes' /proc entries, and records each attempt",
+    catches="reading the task file, cached results or the archive; reading other processes",
+    how="Landlock confines the process's file system before it imports anything (read-only "
+    "system and package folders, its own scratch folder); an audit hook records attempts on "
+    "other processes' /proc entries",
 )
 def sandbox(ctx: GuardContext) -> list[str]:
     denied = ctx.observations.get("audit_denied") or []
     return [f"tried to access protected paths: {'; '.join(denied[:3])}"] if denied else []
+
+
+@register_check(
+    "speed-of-light",
+    stage="runtime",
+    catches="a time no correct kernel can reach: work skipped or done outside the timed calls",
+    how=f"a median time below the roofline floor (bytes / measured copy bandwidth, FLOPs / "
+    f"measured matrix rate) by more than {SOL_LIMIT - 1:.0%} is refused",
+)
+def speed_of_light(ctx: GuardContext) -> list[str]:
+    from kernelwright.evaluate.verdict import speed_of_light_of, stats_of
+    from kernelwright.records import Precision
+
+    timing = ctx.report.get("timing")
+    if ctx.device != "cuda" or not timing or not ctx.trials_correct:
+        return []
+    stats = stats_of(timing)
+    precision = Precision(ctx.prepared.get("precision", "fp32"))
+    sol = speed_of_light_of(dict(ctx.prepared), precision, stats)
+    if sol is not None and sol.fraction is not None and sol.fraction > SOL_LIMIT:
+        return [
+            f"{stats.median_ms if stats else 0:.4f} ms is {sol.fraction:.2f}x the speed of light "
+            f"({sol.floor_ms:.4f} ms, {sol.bound}-bound): impossible for a kernel that reads its "
+            "inputs and writes its outputs"
+        ]
+    return []
+
+
+@register_check(
+    "clock-agreement",
+    stage="runtime",
+    catches="timed work the judge's clock did not see",
+    how=f"the judge's time per call must be at least {CLOCK_AGREEMENT:.0%} of the time the "
+    "process's own CUDA events measured inside the same batches",
+)
+def clock_agreement(ctx: GuardContext) -> list[str]:
+    timing: Any = ctx.report.get("timing")
+    if ctx.device != "cuda" or not timing or not timing.get("events_ms"):
+        return []
+    judge = statistics.median(timing["samples_ms"])
+    events = statistics.median(timing["events_ms"])
+    if judge < CLOCK_AGREEMENT * events:
+        return [
+            f"the judge measured {judge:.4f} ms per call but the process's own events "
+            f"{events:.4f} ms: part of the timed work ran outside the judge's window"
+        ]
+    return []

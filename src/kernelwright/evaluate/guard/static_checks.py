@@ -31,9 +31,12 @@ _PROTECTED_MODULES = frozenset(
     }
 )
 _CONCURRENCY_MODULES = frozenset(
-    {"threading", "_thread", "multiprocessing", "concurrent", "asyncio", "subprocess", "signal"}
+    {"threading", "_thread", "multiprocessing", "concurrent", "asyncio", "subprocess", "signal",
+     "pty", "posix", "_posixsubprocess"}
 )
 _INTROSPECTION_MODULES = frozenset({"gc", "inspect", "ctypes", "kernelwright"})
+_PROCESS_CALLS = ("system", "popen", "fork", "exec", "spawn", "posix_spawn", "kill", "setsid",
+                  "setpgid", "_exit", "pidfd")
 _FILESYSTEM_MODULES = frozenset(
     {"glob", "shutil", "pickle", "marshal", "shelve", "socket", "urllib", "http", "requests"}
 )
@@ -102,29 +105,90 @@ def reference_access(ctx: GuardContext) -> list[str]:
     return _dedupe(reasons)
 
 
+def _launches(node: ast.AST) -> bool:
+    """``node`` launches a kernel: a Triton grid launch ``kernel[grid](...)`` or a call into a
+    compiled extension's function (``module.fn(...)`` where ``module`` came from load_inline)."""
+    for sub in ast.walk(node):
+        if isinstance(sub, ast.Call) and isinstance(sub.func, ast.Subscript):
+            return True
+    return False
+
+
+def _local_functions(tree: ast.Module) -> dict[str, ast.AST]:
+    found: dict[str, ast.AST] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            found[node.name] = node
+    return found
+
+
+def _reaches_launch(node: ast.AST, functions: dict[str, ast.AST], extensions: set[str],
+                    seen: set[str]) -> bool:
+    """``node`` launches a kernel itself or through the file's own functions and extensions."""
+    if _launches(node):
+        return True
+    for sub in ast.walk(node):
+        if not isinstance(sub, ast.Call):
+            continue
+        name = sub.func.id if isinstance(sub.func, ast.Name) else (
+            sub.func.attr if isinstance(sub.func, ast.Attribute) else None)
+        root = _root_name(sub.func)
+        if root in extensions:
+            return True
+        if name in functions and name not in seen:
+            seen.add(name)
+            if _reaches_launch(functions[name], functions, extensions, seen):
+                return True
+    return False
+
+
+def _extension_names(tree: ast.Module) -> set[str]:
+    """Names bound to ``load_inline(...)`` / ``load(...)`` results."""
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call):
+            func = node.value.func
+            called = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+            if called in ("load_inline", "load"):
+                for target in node.targets:
+                    if isinstance(target, ast.Name):
+                        names.add(target.id)
+                    elif isinstance(target, ast.Attribute):
+                        names.add(target.attr)
+    return names
+
+
 @register_check(
     "exception-fallback",
     stage="static",
     catches="try/except around a kernel that falls back to the framework when the kernel fails",
-    how="an except handler inside a function that does anything but re-raise is refused; "
-    "at run time the ablation makes every launch raise and checks the forward does not still "
-    "return the right answer",
+    how="an except handler that does not re-raise, around code that launches a kernel (directly "
+    "or through the file's own functions), is refused; handlers around anything else (a cache "
+    "lookup, a device query) are fine. At run time the ablation makes every launch raise and "
+    "checks that the forward does not still return the right answer",
 )
 def exception_fallback(ctx: GuardContext) -> list[str]:
     if ctx.tree is None:
         return []
+    functions = _local_functions(ctx.tree)
+    extensions = _extension_names(ctx.tree)
     reasons: list[str] = []
     for fn in ast.walk(ctx.tree):
         if not isinstance(fn, ast.FunctionDef | ast.AsyncFunctionDef):
             continue
         for node in ast.walk(fn):
-            if isinstance(node, ast.Try | ast.TryStar):
-                for handler in node.handlers:
-                    if not (handler.body and isinstance(handler.body[-1], ast.Raise)):
-                        reasons.append(
-                            f"line {handler.lineno}: `{fn.name}` catches an exception without "
-                            "re-raising it; a failing kernel must fail, not fall back"
-                        )
+            if not isinstance(node, ast.Try | ast.TryStar):
+                continue
+            body = ast.Module(body=list(node.body), type_ignores=[])
+            if not _reaches_launch(body, functions, extensions, set()):
+                continue
+            for handler in node.handlers:
+                if not (handler.body and isinstance(handler.body[-1], ast.Raise)):
+                    reasons.append(
+                        f"line {handler.lineno}: `{fn.name}` catches an exception around a "
+                        "kernel launch without re-raising it; a failing kernel must fail, not "
+                        "fall back"
+                    )
     return _dedupe(reasons)
 
 
@@ -144,6 +208,8 @@ def monkey_patching(ctx: GuardContext) -> list[str]:
     protected = {name for name, top in aliases.items() if top in _PROTECTED_MODULES}
     reasons: list[str] = []
     for node in ast.walk(ctx.tree):
+        if isinstance(node, ast.Assign | ast.AugAssign | ast.AnnAssign) and _allowed_setting(node):
+            continue
         targets: list[ast.AST] = []
         if isinstance(node, ast.Assign):
             targets = list(node.targets)
@@ -165,6 +231,66 @@ def monkey_patching(ctx: GuardContext) -> list[str]:
     return _dedupe(reasons)
 
 
+# Settings an honest kernel file may change: they trade speed, never correctness or precision.
+_ALLOWED_SETTINGS = ("torch.backends.cudnn.benchmark", "torch.backends.cudnn.deterministic",
+                     "torch._inductor.config.", "torch._dynamo.config.")
+
+
+def _allowed_setting(node: ast.Assign | ast.AugAssign | ast.AnnAssign) -> bool:
+    targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+    texts = [ast.unparse(t) for t in targets]
+    return all(
+        any(text == allowed or (allowed.endswith(".") and text.startswith(allowed))
+            for allowed in _ALLOWED_SETTINGS)
+        for text in texts
+    )
+
+
+# Private machinery that switches off what observes a call (dispatch and function modes).
+_ESCAPE_NAMES = frozenset({
+    "_disable_current_modes", "_python_dispatch", "_pop_mode", "_push_mode", "_set_dispatch_mode",
+    "_pop_torch_dispatch_stack", "_push_on_torch_dispatch_stack", "DisableTorchFunction",
+    "DisableTorchFunctionSubclass", "_DisableTorchDispatch", "_ExcludeDispatchKeyGuard",
+    "_get_current_dispatch_mode_stack", "_len_torch_dispatch_stack", "_unset_dispatch_mode",
+    "_disabled_torch_function_impl", "_disabled_torch_dispatch_impl", "TorchDispatchMode",
+    "TorchFunctionMode",
+})
+
+
+@register_check(
+    "harness-escape",
+    stage="static",
+    catches="switching off the harness's observation of a call (private dispatch-mode APIs) or "
+    "hiding which attribute is used (getattr with a computed name on torch, sys or builtins)",
+    how="the source may not name the private dispatch-mode machinery; getattr/setattr on "
+    "torch, sys, os or builtins must use a literal name",
+)
+def harness_escape(ctx: GuardContext) -> list[str]:
+    if ctx.tree is None:
+        return []
+    aliases = _module_aliases(ctx.tree)
+    watched = {name for name, top in aliases.items() if top in ("torch", "sys", "os", "builtins")}
+    watched |= {"__builtins__"}
+    reasons: list[str] = []
+    for node in ast.walk(ctx.tree):
+        name = node.attr if isinstance(node, ast.Attribute) else (
+            node.id if isinstance(node, ast.Name) else None)
+        if name in _ESCAPE_NAMES:
+            reasons.append(f"line {getattr(node, 'lineno', '?')}: uses `{name}`")
+        if isinstance(node, ast.alias) and node.name.split(".")[-1] in _ESCAPE_NAMES:
+            reasons.append(f"imports `{node.name}`")
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+                and node.func.id in ("getattr", "setattr", "hasattr", "delattr") and node.args
+                and _root_name(node.args[0]) in watched
+                and not (len(node.args) > 1 and isinstance(node.args[1], ast.Constant))):
+            reasons.append(f"line {node.lineno}: {node.func.id} with a computed name on "
+                           f"`{ast.unparse(node.args[0])}`")
+    for module, line in _imported_modules(ctx.tree):
+        if module.split(".")[-1] in _ESCAPE_NAMES:
+            reasons.append(f"line {line}: imports {module}")
+    return _dedupe(reasons)
+
+
 @register_check(
     "threads-and-processes",
     stage="static",
@@ -175,11 +301,18 @@ def monkey_patching(ctx: GuardContext) -> list[str]:
 def threads_and_processes(ctx: GuardContext) -> list[str]:
     if ctx.tree is None:
         return []
-    return _dedupe(
+    reasons = [
         f"line {line}: imports {module}"
         for module, line in _imported_modules(ctx.tree)
         if module.split(".")[0] in _CONCURRENCY_MODULES
-    )
+    ]
+    aliases = _module_aliases(ctx.tree)
+    os_names = {name for name, top in aliases.items() if top in ("os", "pty", "posix")}
+    for node in ast.walk(ctx.tree):
+        if (isinstance(node, ast.Attribute) and _root_name(node) in os_names
+                and node.attr.startswith(_PROCESS_CALLS)):
+            reasons.append(f"line {node.lineno}: uses `{ast.unparse(node)}`")
+    return _dedupe(reasons)
 
 
 @register_check(

@@ -1,0 +1,177 @@
+"""Framed messages over a connected Unix stream socket, the harness's only wire between processes.
+
+    frame   := header_len:u64 payload_len:u64 header payload
+    header  := UTF-8 JSON object (at most ``MAX_HEADER`` bytes)
+    payload := raw bytes (tensors serialised by :mod:`~kernelwright.evaluate.transport`)
+
+The judge talks to a candidate's process through one of these, and the parent to the judge
+through another. Every receive has a deadline and a size limit: a peer that stops answering, sends
+garbage or floods the socket ends the conversation with a :class:`ChannelError`, never a hang or
+an unbounded allocation. The parent hands a candidate's socket to the judge as a file descriptor
+(``send_fd`` / ``recv_fd``, SCM_RIGHTS), so the judge and the candidate talk directly.
+"""
+
+from __future__ import annotations
+
+import json
+import select
+import socket
+import struct
+import time
+from typing import Any
+
+_PREFIX = struct.Struct(">QQ")
+MAX_HEADER = 4 << 20
+
+
+class ChannelError(Exception):
+    """The conversation cannot go on (base class)."""
+
+
+class ChannelClosed(ChannelError):
+    """The peer closed its end (it exited or died)."""
+
+
+class ChannelTimeout(ChannelError):
+    """The peer did not answer before the deadline."""
+
+
+class ProtocolError(ChannelError):
+    """The peer sent something that is not a well-formed frame."""
+
+
+class Channel:
+    """One end of a conversation; not thread-safe (one request, one reply at a time)."""
+
+    def __init__(self, sock: socket.socket) -> None:
+        self.sock = sock
+        sock.setblocking(True)
+        # Bytes of a frame not yet complete: a deadline may pass in the middle of one, and the
+        # next ``recv`` must go on from there, not from the middle of a frame.
+        self._pending = bytearray()
+
+    @classmethod
+    def from_fd(cls, fd: int) -> Channel:
+        """Wrap an inherited socket descriptor."""
+        return cls(socket.socket(fileno=fd))
+
+    def fileno(self) -> int:
+        """The socket's descriptor (for ``select``)."""
+        return self.sock.fileno()
+
+    def close(self) -> None:
+        """Close this end (idempotent)."""
+        try:
+            self.sock.close()
+        except OSError:
+            pass
+
+    # -- sending ---------------------------------------------------------------------------
+
+    def send(self, header: dict[str, Any], payload: bytes = b"") -> None:
+        """Send one frame. Raises ChannelClosed when the peer is gone."""
+        data = json.dumps(header, separators=(",", ":")).encode()
+        try:
+            self.sock.sendall(_PREFIX.pack(len(data), len(payload)) + data)
+            if payload:
+                self.sock.sendall(payload)
+        except (BrokenPipeError, ConnectionResetError, OSError) as exc:
+            raise ChannelClosed(f"the peer is gone ({exc})") from None
+
+    def send_fd(self, header: dict[str, Any], fd: int) -> None:
+        """Send one frame (no payload) with a file descriptor attached."""
+        data = json.dumps(header, separators=(",", ":")).encode()
+        try:
+            socket.send_fds(self.sock, [_PREFIX.pack(len(data), 0) + data], [fd])
+        except OSError as exc:
+            raise ChannelClosed(f"the peer is gone ({exc})") from None
+
+    # -- receiving -------------------------------------------------------------------------
+
+    def recv(
+        self, deadline: float | None = None, max_payload: int = 1 << 30
+    ) -> tuple[dict[str, Any], bytes]:
+        """The next frame: ``(header, payload)``.
+
+        Args:
+            deadline: ``time.monotonic()`` value after which ChannelTimeout is raised (what was
+                read of a frame so far is kept for the next call).
+            max_payload: frames announcing a larger payload are refused (ProtocolError).
+        """
+        self._fill(_PREFIX.size, deadline)
+        header_len, payload_len = _PREFIX.unpack(bytes(self._pending[: _PREFIX.size]))
+        if header_len > MAX_HEADER:
+            raise ProtocolError(f"a header of {header_len} bytes exceeds {MAX_HEADER}")
+        if payload_len > max_payload:
+            raise ProtocolError(f"a payload of {payload_len} bytes exceeds {max_payload}")
+        total = _PREFIX.size + header_len + payload_len
+        self._fill(total, deadline)
+        frame = bytes(self._pending[:total])
+        del self._pending[:total]
+        header = _parse_header(frame[_PREFIX.size : _PREFIX.size + header_len])
+        return header, frame[_PREFIX.size + header_len :]
+
+    def recv_fd(self, deadline: float | None = None) -> tuple[dict[str, Any], int]:
+        """The next frame, which must carry one file descriptor (nothing may be pending)."""
+        if self._pending:
+            raise ProtocolError("a descriptor frame must not follow a partial frame")
+        _wait_readable(self.sock, deadline)
+        try:
+            data, fds, _flags, _addr = socket.recv_fds(self.sock, MAX_HEADER + _PREFIX.size, 1)
+        except OSError as exc:
+            raise ChannelClosed(f"the peer is gone ({exc})") from None
+        if not data:
+            raise ChannelClosed("the peer closed the connection")
+        if len(fds) != 1 or len(data) < _PREFIX.size:
+            for fd in fds:
+                socket.close(fd)
+            raise ProtocolError("expected one frame carrying one file descriptor")
+        header_len, payload_len = _PREFIX.unpack(data[: _PREFIX.size])
+        body = data[_PREFIX.size :]
+        if payload_len or len(body) != header_len:
+            socket.close(fds[0])
+            raise ProtocolError("a descriptor frame must be a whole header and nothing else")
+        return _parse_header(body), fds[0]
+
+    def _fill(self, n: int, deadline: float | None) -> None:
+        """Read until at least ``n`` bytes are pending."""
+        while len(self._pending) < n:
+            _wait_readable(self.sock, deadline)
+            try:
+                chunk = self.sock.recv(min(n - len(self._pending), 1 << 24))
+            except (ConnectionResetError, OSError) as exc:
+                raise ChannelClosed(f"the peer is gone ({exc})") from None
+            if not chunk:
+                raise ChannelClosed("the peer closed the connection")
+            self._pending += chunk
+
+
+def pair() -> tuple[socket.socket, socket.socket]:
+    """A connected pair of Unix stream sockets (both inheritable by children that need them)."""
+    a, b = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+    return a, b
+
+
+def _wait_readable(sock: socket.socket, deadline: float | None) -> None:
+    while True:
+        timeout = None if deadline is None else deadline - time.monotonic()
+        if timeout is not None and timeout <= 0:
+            raise ChannelTimeout("no answer before the deadline")
+        try:
+            ready, _, _ = select.select([sock], [], [], timeout)
+        except InterruptedError:
+            continue
+        except (OSError, ValueError) as exc:
+            raise ChannelClosed(f"the connection is unusable ({exc})") from None
+        if ready:
+            return
+
+
+def _parse_header(data: bytes) -> dict[str, Any]:
+    try:
+        header = json.loads(data.decode())
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ProtocolError(f"a header that is not JSON ({exc})") from None
+    if not isinstance(header, dict):
+        raise ProtocolError(f"a header that is a {type(header).__name__}, not an object")
+    return header

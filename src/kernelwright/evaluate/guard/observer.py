@@ -1,0 +1,178 @@
+"""Watching one forward pass from inside the candidate's process (refusals only, never vouching).
+
+A ``TorchDispatchMode`` active around a checked call:
+
+    poison     every uninitialised allocation (``empty``, ``empty_like``...) is filled with NaN
+               (floating) or the dtype's largest value before the candidate sees it, so memory a
+               kernel never wrote shows up as NaN in the judge
+    count      the framework (ATen) operators dispatched, by name, and the elements each compute
+               operator produced (vendor GEMM/convolution/attention counted apart)
+    answers    a fingerprint of every framework compute result shaped like an expected output;
+               if one matches a returned output, the framework computed the answer and the
+               candidate's kernels only moved it (a copy kernel after ``erf``-spelled GELU, say)
+    NumPy      conversions of tensors to NumPy arrays during the call are counted
+
+All of it lives in the candidate's process and can be defeated there (leaving the mode, threads);
+the guard uses it only to refuse. What the harness guarantees is decided by the judge.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+from kernelwright.evaluate.oplog import NON_COMPUTE, VENDOR_OPS, op_name
+
+_ALLOCATORS = frozenset({"empty", "empty_like", "empty_strided", "new_empty", "new_empty_strided"})
+_SAMPLES = 16
+_MAX_PRINTS = 64
+
+
+def poison_fill_(t: Any) -> None:
+    """Fill ``t`` in place with the poison value of its dtype."""
+    import torch
+
+    if t.numel() == 0:
+        return
+    if t.is_floating_point() or t.is_complex():
+        t.fill_(float("nan"))
+    elif t.dtype == torch.bool:
+        t.fill_(True)
+    else:
+        t.fill_(torch.iinfo(t.dtype).max)
+
+
+def fingerprint(t: Any) -> tuple[float, ...]:
+    """Sum, sum of squares and a few fixed samples of ``t``, in float64."""
+    import torch
+
+    flat = t.detach().reshape(-1)
+    n = flat.numel()
+    if n == 0:
+        return ()
+    k = min(_SAMPLES, n)
+    # Integer positions spread over the tensor (a float linspace rounds past the end at 2^24).
+    idx = torch.arange(k, device=flat.device, dtype=torch.int64) * (n - 1) // max(k - 1, 1)
+    x = flat.double()
+    return (float(x.sum()), float((x * x).sum()), *[float(v) for v in x[idx].tolist()])
+
+
+def same_print(a: Sequence[float], b: Sequence[float]) -> bool:
+    """Two fingerprints of (nearly) the same values."""
+    import math
+
+    if len(a) != len(b) or not a:
+        return False
+    return all(math.isclose(x, y, rel_tol=1e-6, abs_tol=1e-9) for x, y in zip(a, b, strict=True))
+
+
+def _make_mode_class() -> type:
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    class _Observer(TorchDispatchMode):
+        """See :class:`ForwardObserver`."""
+
+        def __init__(self, owner: ForwardObserver) -> None:
+            super().__init__()
+            self.owner = owner
+
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):  # type: ignore[no-untyped-def]
+            return self.owner.dispatch(func, args, kwargs or {})
+
+    return _Observer
+
+
+class ForwardObserver:
+    """Poisons, counts and fingerprints one forward call; use as a context manager."""
+
+    _mode_cls: type | None = None
+
+    def __init__(
+        self, counts: Counter[str], *, poison: bool = True, watch: Sequence[tuple[int, ...]] = ()
+    ) -> None:
+        if ForwardObserver._mode_cls is None:
+            ForwardObserver._mode_cls = _make_mode_class()
+        self.counts = counts
+        self.poison = poison
+        self.watch = set(watch)
+        self.framework_work = 0
+        self.vendor_work = 0
+        self.prints: list[tuple[str, tuple[float, ...]]] = []
+        self.numpy_conversions = 0
+        self.intact = True
+        self._mode = ForwardObserver._mode_cls(self)
+
+    def __enter__(self) -> ForwardObserver:
+        self._mode.__enter__()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        from torch.utils._python_dispatch import _get_current_dispatch_mode_stack
+
+        self.intact = self._mode in _get_current_dispatch_mode_stack()
+        if self.intact:
+            self._mode.__exit__(*exc)
+
+    def dispatch(self, func: Any, args: Any, kwargs: Any) -> Any:
+        """Run one ATen operator and record it."""
+        import torch
+
+        name = op_name(func)
+        self.counts[name] += 1
+        out = func(*args, **kwargs)
+        tensors = [o for o in (out if isinstance(out, list | tuple) else [out])
+                   if isinstance(o, torch.Tensor)]
+        if self.poison and name in _ALLOCATORS:
+            for t in tensors:
+                poison_fill_(t)
+        elif name not in NON_COMPUTE:
+            for t in tensors:
+                if name in VENDOR_OPS:
+                    self.vendor_work += t.numel()
+                    continue
+                self.framework_work += t.numel()
+                if (tuple(t.shape) in self.watch and t.is_floating_point()
+                        and len(self.prints) < _MAX_PRINTS):
+                    self.prints.append((name, fingerprint(t)))
+        return out
+
+    @contextmanager
+    def numpy_guard(self) -> Iterator[None]:
+        """Count tensor -> NumPy conversions while active."""
+        import torch
+
+        originals = (torch.Tensor.numpy, torch.Tensor.__array__)
+        observer = self
+
+        def numpy(t: Any, *a: Any, **k: Any) -> Any:
+            observer.numpy_conversions += 1
+            return originals[0](t, *a, **k)
+
+        def array(t: Any, *a: Any, **k: Any) -> Any:
+            observer.numpy_conversions += 1
+            return originals[1](t, *a, **k)
+
+        torch.Tensor.numpy, torch.Tensor.__array__ = numpy, array  # type: ignore[method-assign,assignment]
+        try:
+            yield
+        finally:
+            torch.Tensor.numpy, torch.Tensor.__array__ = originals  # type: ignore[method-assign]
+
+    def summary(self, outputs: Sequence[Any]) -> dict[str, Any]:
+        """Plain values for the judge: counts, work, which framework ops produced an answer."""
+        answered: list[str] = []
+        for out in outputs:
+            if not (out.is_floating_point() and out.numel()):
+                continue
+            mine = fingerprint(out)
+            answered += [op for op, fp in self.prints if same_print(fp, mine)]
+        return {
+            "op_counts": dict(self.counts),
+            "framework_work": self.framework_work,
+            "vendor_work": self.vendor_work,
+            "answer_from_framework": sorted(set(answered)),
+            "numpy_conversions": self.numpy_conversions,
+            "mode_intact": self.intact,
+        }

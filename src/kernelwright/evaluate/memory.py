@@ -1,0 +1,125 @@
+"""How much of the device an evaluation may use, from the task's measured footprint.
+
+The judge measures one reference call (inputs, outputs, parameters, the peak above what was
+allocated before the call) and the device's free memory before anything else, then plans:
+
+    judge       the current call's pristine inputs and expected outputs; optionally every trial's
+                (``cache_runs``: computed once per session instead of once per candidate), the
+                float64 reference (``float64``, about twice a call) and a private copy of the
+                candidate's outputs (``copy_outputs``; otherwise compared where they lie)
+    candidate   its parameters, its workspace and ``timing_sets`` input sets with their outputs
+                (the calls of one timed batch, each on inputs of its own)
+
+Options are given up in that order until the plan fits 90% of the free memory. The smallest plan
+needs about twice one eager call, so every task that eager PyTorch can run twice over on the
+device evaluates; a task beyond that gets a plain message, never an out-of-memory crash.
+
+Notation: ``in_b``, ``out_b``, ``param_b`` bytes of inputs, outputs and parameters of one call;
+``work_b`` the peak allocated during the forward above what was allocated before it (outputs and
+temporaries).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+USABLE_FRACTION = 0.9
+MAX_TIMING_SETS = 256
+CONTEXT_BYTES = 1 << 30  # a CUDA context and allocator slack per process
+
+
+@dataclass(frozen=True, slots=True)
+class Footprint:
+    """One reference call, measured in bytes."""
+
+    in_b: int
+    out_b: int
+    param_b: int
+    work_b: int
+
+    @property
+    def call_b(self) -> int:
+        """What one call needs beyond its parameters."""
+        return self.in_b + max(self.work_b, self.out_b)
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryPlan:
+    """What the judge keeps and what the candidate may use; see the module docstring."""
+
+    free_b: int
+    cache_runs: bool
+    float64: bool
+    copy_outputs: bool
+    timing_sets: int
+    candidate_b: int
+    notes: tuple[str, ...] = field(default=())
+
+    def to_dict(self) -> dict[str, object]:
+        """JSON-ready."""
+        return {
+            "free_gb": round(self.free_b / 1e9, 2),
+            "cache_runs": self.cache_runs,
+            "float64": self.float64,
+            "copy_outputs": self.copy_outputs,
+            "timing_sets": self.timing_sets,
+            "candidate_gb": round(self.candidate_b / 1e9, 2),
+            "notes": list(self.notes),
+        }
+
+
+class TooLarge(Exception):
+    """The task cannot be judged on this device even with the smallest plan."""
+
+
+def plan_memory(fp: Footprint, free_b: int, runs: int, *, want_float64: bool) -> MemoryPlan:
+    """The richest plan that fits; raises TooLarge when even the smallest does not."""
+    budget = int(USABLE_FRACTION * free_b) - 2 * CONTEXT_BYTES
+    judge_call = fp.in_b + fp.out_b  # pristine inputs and expected outputs of the current call
+    candidate_fixed = fp.param_b + fp.call_b
+    choices = [
+        (cache, f64, copy)
+        for cache in (True, False)
+        for f64 in ((True, False) if want_float64 else (False,))
+        for copy in (True, False)
+    ]
+    for cache, f64, copy in choices:
+        judge = fp.param_b + judge_call + (runs * judge_call if cache else 0)
+        judge += fp.out_b if copy else 0
+        judge += 2 * (fp.param_b + fp.call_b) if f64 else fp.work_b
+        left = budget - judge - candidate_fixed
+        if left < 0:
+            continue
+        per_set = fp.in_b + fp.out_b
+        sets = MAX_TIMING_SETS if per_set == 0 else int(min(MAX_TIMING_SETS, 1 + left // per_set))
+        if sets < 2 and (cache or f64 or copy):
+            continue  # prefer two timing sets to any luxury
+        notes = []
+        if not cache:
+            notes.append("trials recomputed per candidate (not kept between candidates)")
+        if want_float64 and not f64:
+            notes.append("no float64 reference: too large (strict tolerance, no precision check)")
+        if not copy:
+            notes.append("outputs compared in the candidate's memory (no private copy)")
+        return MemoryPlan(
+            free_b=free_b,
+            cache_runs=cache,
+            float64=f64,
+            copy_outputs=copy,
+            timing_sets=max(1, sets),
+            candidate_b=candidate_fixed + max(1, sets) * per_set,
+            notes=tuple(notes),
+        )
+    need = fp.param_b * 2 + judge_call + candidate_fixed + 2 * CONTEXT_BYTES
+    raise TooLarge(
+        f"one call needs {fp.call_b / 1e9:.1f} GB plus {fp.param_b / 1e9:.1f} GB of parameters; "
+        f"judging it needs about {need / 1e9:.1f} GB and the device has {free_b / 1e9:.1f} GB "
+        "free: use --size small or a device with more memory"
+    )
+
+
+def unlimited_plan(runs: int) -> MemoryPlan:
+    """The plan on the CPU, where the tasks' small sizes make memory no concern."""
+    return MemoryPlan(
+        free_b=0, cache_runs=True, float64=True, copy_outputs=True, timing_sets=2, candidate_b=0
+    )

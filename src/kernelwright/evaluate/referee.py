@@ -1,0 +1,383 @@
+"""The judge's conversation with one candidate's process: what is asked, in which order, and what
+is concluded from the answers. Runs in the judge.
+
+    start       precision policy, memory limit, in-process monitors (all before the import)
+    import      the solution file (a failure is ``compile_error``)
+    warm-up     one call per input shape on throwaway values: kernels compile now
+    seal        no process can be started from here on
+    runs        each trial and input variant: a model with the run's seed, input buffers the
+                judge fills when the call starts, a call, its outputs read back and compared
+    timing      batches of calls on fresh inputs, timed by the judge's clock (see ``clock``)
+    ablation    run 1 again with the candidate's kernels skipped, then made to raise
+    observe     what the process saw of itself (may refuse, never vouch)
+
+Each step has the evaluation's deadline; a process that stops answering is a timeout, one that
+goes away has crashed, one whose answers are malformed is rejected. The result is a plain
+report (the parent builds the verdict from it).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from kernelwright.evaluate import transport
+from kernelwright.evaluate.channel import Channel, ChannelClosed, ChannelError, ChannelTimeout
+from kernelwright.evaluate.correctness import compare_outputs, inputs_unchanged, precision_shortfall
+from kernelwright.evaluate.reference import Expected, Reference
+
+
+class Stop(Exception):
+    """The conversation ends early; carries the failure to report."""
+
+    def __init__(self, failure: dict[str, Any]) -> None:
+        super().__init__(failure.get("message", ""))
+        self.failure = failure
+
+
+@dataclass(frozen=True, slots=True)
+class Assignment:
+    """What to do with one process.
+
+    ``role``: ``candidate`` (everything) or ``baseline`` (the task's own model, trusted: import,
+    warm-up and timing only). ``source_file``: the file to import inside the process's scratch.
+    """
+
+    role: str
+    timing: bool
+    guard: bool
+    deadline: float
+    memory_fraction: float | None = None
+    source_file: str = "solution.py"
+
+
+class Referee:
+    """Drives one process through the steps in the module docstring."""
+
+    def __init__(
+        self, channel: Channel, ref: Reference, job: Assignment, phase: Callable[[str], None]
+    ) -> None:
+        self.ch = channel
+        self.ref = ref
+        self.job = job
+        self.phase_fn = phase
+        self.phase = "start-up"
+        self.device = ref.req.device
+        self.overhead_ms = 0.0
+        self.report: dict[str, Any] = {
+            "role": job.role,
+            "failure": None,
+            "runs": [],
+            "observed": {},
+            "timing": None,
+            "ablation": {},
+            "observations": {},
+            "containment": {},
+        }
+
+    # -- the conversation --------------------------------------------------------------------
+
+    def run(self) -> dict[str, Any]:
+        """Every step; never raises (a failure is recorded in the report)."""
+        try:
+            self._steps()
+        except Stop as stop:
+            self.report["failure"] = stop.failure | {"phase": self.phase}
+            if stop.failure.get("status") in ("compile_error", "runtime_error") and (
+                    self.job.role == "candidate"):
+                self._observe_after_failure()
+        except transport.TransportError as exc:
+            self.report["failure"] = {"status": "rejected", "stage": self.phase,
+                                      "message": f"the process sent a malformed tensor: {exc}",
+                                      "check": "protocol", "phase": self.phase}
+        self.report["phase"] = self.phase
+        return self.report
+
+    def _steps(self) -> None:
+        job = self.job
+        self._step("starting")
+        self._ask("start", {"precision": self.ref.req.precision.value, "guard": job.guard,
+                            "memory_fraction": job.memory_fraction})
+        if job.timing:
+            from kernelwright.evaluate.clock import measure_overhead
+
+            self.overhead_ms = measure_overhead(self)
+        self._step("importing the solution")
+        self._ask("import", {"file": job.source_file})
+        self._warm_up()
+        if job.role == "candidate":
+            sealed, _ = self._ask("seal", {})
+            self.report["containment"] = sealed.get("containment") or self.report["containment"]
+            self._checked_runs()
+            if not self._runs_correct():
+                self._observe()
+                return
+        if job.timing:
+            from kernelwright.evaluate.clock import time_batches
+
+            self.report["timing"] = time_batches(self)
+        if job.role == "candidate" and job.guard:
+            self._ablation()
+        if job.role == "candidate":
+            self._observe()
+
+    def _observe_after_failure(self) -> None:
+        """The process failed but still answers: what it observed may still refuse it (reaching
+        for a protected path and crashing on the refusal is no excuse)."""
+        try:
+            self._observe()
+        except (Stop, transport.TransportError):
+            pass
+
+    def _observe(self) -> None:
+        obs, _ = self._ask("observe", {})
+        self.report["observations"] = obs.get("observations") or {}
+
+    def _warm_up(self) -> None:
+        """Compile for every input shape before the process is sealed."""
+        seen: set[tuple[Any, ...]] = set()
+        indices = [0] if self.job.role == "baseline" else range(len(self.ref.runs))
+        for i in indices:
+            inputs = self.ref.warmup_inputs(i)
+            key = tuple((tuple(v.shape), str(v.dtype)) if hasattr(v, "shape") else repr(v)
+                        for v in inputs)
+            if key in seen:
+                continue
+            seen.add(key)
+            self._step(f"warm-up {len(seen)} (compiling)")
+            self._call("warmup", self.ref.runs[i].seed, inputs, observe=False)
+            self._forget("warmup")
+
+    def _checked_runs(self) -> None:
+        for i, run in enumerate(self.ref.runs):
+            self._step(run.label)
+            inputs, exp = self.ref.expected(i)
+            reply, outputs, after = self._call(f"run{i}", run.seed, inputs, expect=exp)
+            entry = self._compare(exp, outputs)
+            entry.update(label=run.label, kind=run.kind)
+            entry["mutation"] = self._mutation(inputs, exp, after)
+            if i == 0:
+                self.report["observed"] = reply.get("observed") or {}
+            else:
+                first = self.report["observed"]
+                seen = reply.get("observed") or {}
+                first["answer_from_framework"] = sorted(
+                    set(first.get("answer_from_framework") or [])
+                    | set(seen.get("answer_from_framework") or []))
+                first["numpy_conversions"] = int(first.get("numpy_conversions") or 0) + int(
+                    seen.get("numpy_conversions") or 0)
+                first["mode_intact"] = bool(first.get("mode_intact", True)) and bool(
+                    seen.get("mode_intact", True))
+            self.report["runs"].append(entry)
+            self._forget(f"run{i}")
+            del outputs, after
+
+    def _ablation(self) -> None:
+        inputs, exp = self.ref.expected(0)
+        for mode in ("skip", "raise"):
+            self._step(f"ablation ({mode} own kernels)")
+            reply, outputs, _after = self._call("ablation", self.ref.runs[0].seed, inputs,
+                                                ablation=mode)
+            self.report["ablation"][mode] = {
+                "outcome": reply.get("ablated"),
+                "compare": self._compare(exp, outputs, precision=False) if outputs else None,
+            }
+            self._forget("ablation")
+            if str(reply.get("ablated", "")).startswith("failed") and self.device == "cuda":
+                break  # a CUDA error leaves the process's device unusable
+
+    # -- one call ----------------------------------------------------------------------------
+
+    def _call(
+        self,
+        name: str,
+        seed: int,
+        inputs: list[Any],
+        *,
+        expect: Expected | None = None,
+        observe: bool = True,
+        ablation: str | None = None,
+    ) -> tuple[dict[str, Any], list[Any], list[Any]]:
+        """Build a model, fill its input buffers, call it; the outputs and the inputs after."""
+        self._ask("model", {"name": name, "seed": seed},
+                  transport.pack(self.ref.init_inputs) if self.ref.init_inputs else b"")
+        mapped = self.allocate(name, [inputs])
+        self.fill(name, mapped, [inputs])
+        shapes = [list(o.shape) for o in expect.outputs] if expect is not None else []
+        reply, payload = self._ask("call", {"model": name, "buffers": name, "set": 0,
+                                            "observe": observe, "ablation": ablation,
+                                            "expect": shapes})
+        if ablation and reply.get("ablated") != "returned":
+            return reply, [], []
+        if self.device == "cuda":
+            outputs = [self.open(d) for d in reply.get("outputs") or []]
+            after = [m if m is not None else v for m, v in zip(mapped[0], inputs, strict=True)]
+        else:
+            data = transport.unpack(payload)
+            if not (isinstance(data, list) and len(data) == 2 and isinstance(data[0], list)):
+                raise transport.TransportError("expected [outputs, inputs after the call]")
+            outputs, after = data
+        outputs = self.take(outputs)
+        return reply, outputs, after
+
+    def allocate(self, name: str, sets: list[list[Any]]) -> list[list[Any]]:
+        """Ask the process for input buffers like ``sets[0]``, one group per set; on a GPU the
+        judge maps them (None for non-tensor inputs)."""
+        import torch
+
+        specs = [transport.spec_of(v) if isinstance(v, torch.Tensor) else {"value": v}
+                 for v in sets[0]]
+        reply, _ = self._ask("buffers", {"name": name, "specs": specs, "count": len(sets)})
+        if self.device != "cuda":
+            return [[None] * len(specs) for _ in sets]
+        handles = reply.get("handles")
+        if not isinstance(handles, list) or len(handles) != len(sets):
+            raise transport.TransportError("the buffers' descriptors do not match the request")
+        mapped = []
+        for group, values in zip(handles, sets, strict=True):
+            if not isinstance(group, list) or len(group) != len(values):
+                raise transport.TransportError("the buffers' descriptors do not match")
+            row: list[Any] = []
+            for desc, v in zip(group, values, strict=True):
+                if not isinstance(v, torch.Tensor) or not v.numel():
+                    row.append(None)
+                    continue
+                t = self.open(desc)
+                if t.shape != v.shape or t.dtype != v.dtype or t.stride() != v.stride():
+                    raise transport.TransportError("a buffer is not shaped as requested")
+                row.append(t)
+            mapped.append(row)
+        return mapped
+
+    def fill(self, name: str, mapped: list[list[Any]], sets: list[list[Any]],
+             which: list[int] | None = None) -> None:
+        """Write ``sets`` into the process's buffers ``which`` (default: all, in order)."""
+        import torch
+
+        which = which if which is not None else list(range(len(sets)))
+        if self.device == "cuda":
+            for k, values in zip(which, sets, strict=True):
+                for buf, v in zip(mapped[k], values, strict=True):
+                    if buf is not None:
+                        buf.copy_(v)
+            torch.cuda.synchronize()  # written before the process reads them
+            return
+        self._ask("fill", {"name": name, "sets": which}, transport.pack(sets))
+
+    def open(self, desc: Any) -> Any:
+        """A tensor of the process's memory, mapped into the judge (GPU)."""
+        import torch
+
+        if isinstance(desc, dict) and desc.get("empty"):
+            shape = desc.get("shape")
+            if desc.get("dtype") not in transport.DTYPES or not isinstance(shape, list):
+                raise transport.TransportError("malformed empty tensor")
+            return torch.empty(shape, dtype=getattr(torch, desc["dtype"]), device="cuda")
+        return transport.open_cuda(desc)
+
+    def take(self, outputs: list[Any]) -> list[Any]:
+        """The judge's own copy of the outputs, when the memory plan allows one."""
+        import torch
+
+        if not isinstance(outputs, list) or not all(isinstance(o, torch.Tensor) for o in outputs):
+            raise transport.TransportError("outputs must be a list of tensors")
+        plan = self.ref.plan
+        if self.device == "cuda" and (plan is None or plan.copy_outputs):
+            outputs = [o.clone() for o in outputs]
+            torch.cuda.synchronize()
+        return outputs
+
+    def _compare(self, exp: Expected, outputs: list[Any], precision: bool = True) -> dict[str, Any]:
+        entry = compare_outputs(exp.outputs, outputs, self.ref.req.tolerance, exp.ref_error)
+        if precision and entry["ok"]:
+            entry["precision"] = precision_shortfall(outputs, exp.exact, exp.outputs)
+        return entry
+
+    def _mutation(self, inputs: list[Any], exp: Expected, after: list[Any]) -> str:
+        if exp.inputs_after is None:
+            return inputs_unchanged(inputs, after)
+        same = compare_outputs(exp.inputs_after, after, self.ref.req.tolerance)
+        if same["ok"]:
+            return ""
+        return ("the reference mutates its inputs and the candidate's mutated inputs differ: "
+                + str(same["message"]))
+
+    def _runs_correct(self) -> bool:
+        runs = [r for r in self.report["runs"] if r.get("kind") == "trial"]
+        return bool(runs) and all(r.get("ok") and not r.get("mutation") for r in runs)
+
+    def _forget(self, name: str) -> None:
+        self._ask("forget", {"models": [name], "buffers": [name]})
+
+    # -- messages ----------------------------------------------------------------------------
+
+    def ask(self, op: str, header: dict[str, Any], payload: bytes = b"") -> tuple[dict[str, Any],
+                                                                                 bytes]:
+        """Send a command and return the process's successful answer (else Stop)."""
+        return self._ask(op, header, payload)
+
+    def _ask(self, op: str, header: dict[str, Any], payload: bytes = b"") -> tuple[dict[str, Any],
+                                                                                  bytes]:
+        try:
+            self.ch.send({"op": op} | header, payload)
+        except ChannelError:
+            raise Stop(self._lost()) from None
+        reply, data = self._recv()
+        if reply.get("ok") is not True:
+            raise Stop(_failure_from(reply))
+        return reply, data
+
+    def _recv(self) -> tuple[dict[str, Any], bytes]:
+        try:
+            return self.ch.recv(self.job.deadline, max_payload=_max_payload(self.ref))
+        except ChannelTimeout:
+            raise Stop({"status": "timeout", "stage": self.phase,
+                        "message": f"no answer in time during {self.phase}"}) from None
+        except ChannelClosed:
+            raise Stop(self._lost()) from None
+        except ChannelError as exc:
+            raise Stop({"status": "rejected", "stage": self.phase, "check": "protocol",
+                        "message": f"the process broke the harness's protocol: {exc}"}) from None
+
+    def _lost(self) -> dict[str, Any]:
+        return {"status": "crashed", "stage": self.phase,
+                "message": f"the process ended during {self.phase}"}
+
+    def _step(self, text: str) -> None:
+        self.phase = text
+        self.phase_fn(f"{self.job.role}: {text}")
+
+    def step(self, text: str) -> None:
+        """Report a phase (used by the clock)."""
+        self._step(text)
+
+    @property
+    def deadline(self) -> float:
+        """When the whole evaluation must be over (``time.monotonic``)."""
+        return self.job.deadline
+
+    def time_left(self) -> float:
+        """Seconds until the deadline."""
+        return self.job.deadline - time.monotonic()
+
+
+def _failure_from(reply: dict[str, Any]) -> dict[str, Any]:
+    status = reply.get("status")
+    if status not in ("compile_error", "runtime_error", "rejected"):
+        status = "runtime_error"
+    return {
+        "status": status,
+        "stage": str(reply.get("stage", ""))[:100],
+        "message": str(reply.get("message", "the process reported a failure"))[:1000],
+        "detail": str(reply.get("detail", ""))[-4000:],
+    }
+
+
+def _max_payload(ref: Reference) -> int:
+    """Payloads from a process on the CPU carry its outputs: a few times one call's bytes."""
+    fp = ref.footprint
+    if fp is None:
+        return 1 << 32
+    return int(8 * (fp.in_b + fp.out_b) + (64 << 20))

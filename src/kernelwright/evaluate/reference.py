@@ -1,0 +1,300 @@
+"""The judge's side of a task: its reference, every call's inputs and expected outputs. Judge only.
+
+Inputs are drawn from seeds, so any call's inputs can be made again exactly when they are needed
+and exist nowhere before: trials (fresh seed each, several input distributions), the task's input
+variants, throwaway warm-up inputs and the timed calls' inputs (one seed per batch and call).
+All candidates of a session see the same values, so they compare.
+
+What a call expects (outputs, inputs after the call when the reference mutates them, the fp32
+reference's own error against float64, and the float64 outputs for the precision check) is
+computed on first use and kept when the memory plan says so (:mod:`~kernelwright.evaluate.memory`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from kernelwright.errors import TaskError
+from kernelwright.evaluate.inputs import distribution_for_trial, transform_inputs, trial_seed
+from kernelwright.evaluate.memory import Footprint, MemoryPlan, plan_memory, unlimited_plan
+from kernelwright.evaluate.precision import apply_policy, cast_value, to_device
+from kernelwright.evaluate.reference_error import measure_ref_errors
+from kernelwright.evaluate.request import JudgeRequest
+from kernelwright.evaluate.runs import (
+    OutputTypeError,
+    all_finite,
+    as_output_list,
+    build_model,
+    clone_inputs,
+    nbytes,
+)
+from kernelwright.records import Precision
+
+VARIANT_SEED_INDEX = 200
+WARMUP_SEED_INDEX = 300
+TIMING_SEED_INDEX = 1000
+
+
+@dataclass(frozen=True, slots=True)
+class RunSpec:
+    """One checked call: a trial (``distribution`` of its inputs) or an input variant."""
+
+    kind: str
+    label: str
+    seed: int
+    distribution: str = "task"
+    variant: int = -1
+
+
+@dataclass(slots=True)
+class Expected:
+    """What one call must produce."""
+
+    outputs: list[Any]
+    inputs_after: list[Any] | None = None
+    ref_error: list[float | None] | None = None
+    ref_error_failure: str = ""
+    exact: list[Any] | None = None  # float64 outputs, for the precision check
+
+
+@dataclass(slots=True)
+class Reference:
+    """The task's module, its runs and what they expect; see the module docstring."""
+
+    req: JudgeRequest
+    model_cls: Any
+    get_inputs: Any
+    init_inputs: list[Any]
+    runs: list[RunSpec] = field(default_factory=list)
+    variants: list[list[Any]] = field(default_factory=list)
+    plan: MemoryPlan | None = None
+    footprint: Footprint | None = None
+    notes: list[str] = field(default_factory=list)
+    ref_errors: dict[int, list[float | None] | None] = field(default_factory=dict)
+    _cache: dict[int, tuple[list[Any], Expected]] = field(default_factory=dict)
+    _timing_model: Any = None
+
+    # -- inputs ------------------------------------------------------------------------------
+
+    def inputs(self, i: int) -> list[Any]:
+        """Fresh pristine inputs of run ``i`` on the device."""
+        run = self.runs[i]
+        if run.kind == "variant":
+            return clone_inputs(self.variants[run.variant], self.req.device)
+        return self._draw(run.seed, run.distribution)
+
+    def warmup_inputs(self, i: int) -> list[Any]:
+        """Inputs shaped like run ``i``'s with throwaway values (floating tensors redrawn)."""
+        import torch
+
+        values = self.inputs(i)
+        gen = torch.Generator(device=self.req.device).manual_seed(
+            trial_seed(self.req.seed, WARMUP_SEED_INDEX + i)
+        )
+        return [
+            torch.randn(v.shape, generator=gen, device=v.device, dtype=v.dtype)
+            if isinstance(v, torch.Tensor) and v.is_floating_point() else v
+            for v in values
+        ]
+
+    def timing_inputs(self, batch: int, call: int) -> list[Any]:
+        """Inputs of timed call ``call`` of batch ``batch`` (the task's own distribution)."""
+        return self._draw(self.timing_seed(batch, call), "task")
+
+    def timing_seed(self, batch: int, call: int) -> int:
+        """The seed of one timed call's inputs."""
+        return trial_seed(self.req.seed, TIMING_SEED_INDEX + batch * 4096 + call)
+
+    @property
+    def model_seed_timing(self) -> int:
+        """The weights' seed of the timed model."""
+        return trial_seed(self.req.seed, TIMING_SEED_INDEX - 1)
+
+    def _draw(self, seed: int, distribution: str) -> list[Any]:
+        import torch
+
+        torch.manual_seed(seed)
+        raw = draw_inputs(self.get_inputs, self.req, "get_inputs()")
+        values: list[Any] = cast_value(transform_inputs(raw, distribution, seed),
+                                       self.req.precision)
+        return values
+
+    # -- expected outputs --------------------------------------------------------------------
+
+    def expected(self, i: int) -> tuple[list[Any], Expected]:
+        """Pristine inputs and expected outputs of run ``i`` (kept when the plan allows).
+
+        The inputs may be the kept ones: callers read them and never write them.
+        """
+        if i in self._cache:
+            return self._cache[i]
+        run = self.runs[i]
+        inputs = self.inputs(i)
+        exp = self._run(run.seed, inputs)
+        if run.kind == "trial" and run.distribution != "task" and not all_finite(exp.outputs):
+            self.notes.append(f"{run.label}: its inputs made the reference non-finite; used task")
+            self.runs[i] = run = RunSpec(run.kind, run.label.replace(run.distribution, "task"),
+                                         run.seed, "task")
+            inputs = self.inputs(i)
+            exp = self._run(run.seed, inputs)
+        self.ref_errors[i] = exp.ref_error
+        if self.plan is None or self.plan.cache_runs:
+            self._cache[i] = (inputs, exp)
+        return inputs, exp
+
+    def timing_ref_errors(self) -> list[float | None] | None:
+        """Reference errors for timed outputs: per output, the largest over the trials drawn
+        like the timed inputs (the task's own distribution); None where any lacks one."""
+        from kernelwright.evaluate.reference_error import pooled_ref_errors
+
+        pooled = [self.ref_errors.get(i) for i, run in enumerate(self.runs)
+                  if run.kind == "trial" and run.distribution == "task"]
+        return pooled_ref_errors(pooled)
+
+    def timing_expected(self, inputs: list[Any], exact: bool = False) -> Expected:
+        """Expected outputs of a timed call (the timed model's weights)."""
+        import torch
+
+        if self._timing_model is None:
+            self._timing_model = build_model(self.model_cls, self.init_inputs,
+                                             self.model_seed_timing, self.req.device,
+                                             self.req.precision)
+        with torch.no_grad():
+            outs = as_output_list(self._timing_model(*clone_inputs(inputs, self.req.device)),
+                                  strict=False)
+        exp = Expected([o.detach() for o in outs])
+        if exact and self._float64_wanted():
+            exp.ref_error, exp.ref_error_failure, exp.exact = measure_ref_errors(
+                self.model_cls, self.init_inputs, self.model_seed_timing, inputs, exp.outputs,
+                self.req.device)
+            if not self.req.widen_atol:
+                exp.ref_error = None
+        return exp
+
+    def _run(self, seed: int, inputs: list[Any]) -> Expected:
+        import torch
+
+        model = build_model(self.model_cls, self.init_inputs, seed, self.req.device,
+                            self.req.precision)
+        work = clone_inputs(inputs, self.req.device)
+        with torch.no_grad():
+            try:
+                outputs = as_output_list(model(*work), strict=False)
+            except OutputTypeError as exc:
+                raise TaskError(
+                    f"{self.req.task_path}: Model.forward returned an unusable value: {exc}"
+                ) from exc
+        mutated = any(
+            isinstance(a, torch.Tensor) and not torch.equal(a, b)
+            for a, b in zip(work, inputs, strict=True)
+        )
+        exp = Expected([o.detach() for o in outputs], work if mutated else None)
+        del model
+        if self._float64_wanted():
+            exp.ref_error, exp.ref_error_failure, exp.exact = measure_ref_errors(
+                self.model_cls, self.init_inputs, seed, inputs, exp.outputs, self.req.device)
+            if not self.req.widen_atol:
+                exp.ref_error = None  # a user's --atol applies exactly
+        return exp
+
+    def _float64_wanted(self) -> bool:
+        if self.req.precision is not Precision.FP32:
+            return False
+        return self.plan is None or self.plan.float64
+
+    # -- sizing ------------------------------------------------------------------------------
+
+    def measure_and_plan(self) -> None:
+        """Measure one call's footprint and choose the memory plan (first run's inputs)."""
+        import torch
+
+        device = self.req.device
+        if device != "cuda":
+            self.plan = unlimited_plan(len(self.runs))
+            return
+        torch.cuda.synchronize()
+        free_b, _total = torch.cuda.mem_get_info()
+        inputs = self.inputs(0)
+        model = build_model(self.model_cls, self.init_inputs, self.runs[0].seed, device,
+                            self.req.precision)
+        params = list(model.parameters()) + list(model.buffers())
+        torch.cuda.synchronize()
+        before = torch.cuda.memory_allocated()
+        torch.cuda.reset_peak_memory_stats()
+        with torch.no_grad():
+            outputs = as_output_list(model(*clone_inputs(inputs, device)), strict=False)
+        torch.cuda.synchronize()
+        peak = torch.cuda.max_memory_allocated()
+        self.footprint = Footprint(
+            in_b=nbytes(inputs), out_b=nbytes(outputs), param_b=nbytes(params),
+            work_b=max(0, peak - before),
+        )
+        del model, outputs, inputs
+        torch.cuda.empty_cache()
+        self.plan = plan_memory(self.footprint, free_b, len(self.runs),
+                                want_float64=self.req.precision is Precision.FP32)
+
+
+def load_reference(req: JudgeRequest, phase: Any) -> Reference:
+    """Import the task and lay out its runs (nothing is computed yet)."""
+    import torch
+
+    from kernelwright.task.module import import_task_module
+
+    apply_policy(req.precision)
+    phase("reference: importing the task")
+    module = import_task_module(req.task_path, req.size)
+    model_cls = getattr(module, "Model", None)
+    get_inputs = getattr(module, "get_inputs", None)
+    if model_cls is None or get_inputs is None:
+        raise TaskError(f"{req.task_path}: Model or get_inputs is missing after import")
+    get_init_inputs = getattr(module, "get_init_inputs", list)
+    torch.manual_seed(req.seed)
+    init = as_list(get_init_inputs(), "get_init_inputs()", req.task_path)
+    ref = Reference(req, model_cls, get_inputs, init)
+    for k in range(req.trials):
+        dist = distribution_for_trial(k, req.distributions)
+        ref.runs.append(RunSpec("trial", f"trial {k + 1} ({dist})", trial_seed(req.seed, k), dist))
+    variants = getattr(module, "get_input_variants", None)
+    if variants is not None:
+        torch.manual_seed(trial_seed(req.seed, VARIANT_SEED_INDEX))
+        for v, raw in enumerate(variants()):
+            values = cast_value(as_list(raw, f"get_input_variants()[{v}]", req.task_path),
+                                req.precision)
+            ref.variants.append(clone_inputs(values, req.device))
+            shapes = ", ".join(str(tuple(t.shape)) for t in values if hasattr(t, "shape"))
+            ref.runs.append(RunSpec("variant", f"variant {v + 1} {shapes}",
+                                    trial_seed(req.seed, VARIANT_SEED_INDEX + v), variant=v))
+    return ref
+
+
+def draw_inputs(get_inputs: Any, req: JudgeRequest, what: str) -> list[Any]:
+    """Call ``get_inputs()`` with the device as the default for new tensors.
+
+    Factory calls (randn, randint...) then draw straight into device memory: full-size inputs of
+    several GB take milliseconds instead of seconds on the CPU. A task that needs CPU tensors
+    (NumPy interop, say) falls back to a CPU draw, moved to the device.
+    """
+    import torch
+
+    state = torch.random.get_rng_state()
+    cuda_state = torch.cuda.get_rng_state_all() if req.device == "cuda" else None
+    try:
+        with torch.device(req.device):
+            values = as_list(get_inputs(), what, req.task_path)
+    except TaskError:
+        raise
+    except Exception:
+        torch.random.set_rng_state(state)
+        if cuda_state is not None:
+            torch.cuda.set_rng_state_all(cuda_state)
+        values = as_list(get_inputs(), what, req.task_path)
+    return list(to_device(values, req.device))
+
+
+def as_list(value: Any, what: str, path: str) -> list[Any]:
+    """``value`` as a list, or a TaskError naming ``what`` returned something else."""
+    if isinstance(value, list | tuple):
+        return list(value)
+    raise TaskError(f"{path}: {what} returned {type(value).__name__}; expected a list")

@@ -1,0 +1,1 @@
+"""Test doubles for kernelwright's seams (importable as ``doubles`` from any test)."""
