@@ -30,5 +30,12 @@ for _name in COMMAND_MODULES:
 
 
 def main() -> None:
-    """Console-script entry point."""
+    """Console-script entry point. SIGTERM is handled like Ctrl-C: the command stops its
+    judge and candidates' processes, keeps what it finished, and says so."""
+    import signal
+
+    def interrupt(_signum: int, _frame: object) -> None:
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, interrupt)
     app()

@@ -12,7 +12,7 @@ from typing import Annotated, Any, TypeVar
 import typer
 from rich.console import Console
 
-from kernelwright.errors import ConfigError, KernelwrightError
+from kernelwright.errors import ConfigError, HarnessError, KernelwrightError
 from kernelwright.records import Precision
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -23,6 +23,7 @@ err = Console(stderr=True)
 
 EXIT_FAILED = 1
 EXIT_USAGE = 2
+EXIT_HARNESS = 3
 
 # Options shared by the commands that evaluate (eval, bench, optimize): one wording everywhere.
 DeviceOpt = Annotated[str, typer.Option(help="auto | cuda | cpu (Triton interpreter).")]
@@ -50,12 +51,16 @@ ArchiveOpt = Annotated[
 
 
 def user_errors(fn: F) -> F:
-    """Turn kernelwright's input errors into one red line and exit code 2 (never a traceback)."""
+    """Turn kernelwright's input errors into one red line and exit code 2, a failure of the
+    harness itself into exit code 3 (never a traceback)."""
 
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
             return fn(*args, **kwargs)
+        except HarnessError as exc:
+            err.print(f"[bold red]harness failure:[/] {exc}", highlight=False, soft_wrap=True)
+            raise typer.Exit(EXIT_HARNESS) from None
         except KernelwrightError as exc:
             err.print(f"[bold red]error:[/] {exc}", highlight=False, soft_wrap=True)
             raise typer.Exit(EXIT_USAGE) from None

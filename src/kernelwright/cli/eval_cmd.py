@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -28,6 +28,10 @@ from kernelwright.cli.common import (
     user_errors,
 )
 
+if TYPE_CHECKING:
+    from kernelwright.evaluate.options import EvalOptions
+    from kernelwright.records import Candidate  # noqa: F811
+
 
 def register(app: typer.Typer) -> None:
     """Add the command to the app."""
@@ -37,7 +41,10 @@ def register(app: typer.Typer) -> None:
 @user_errors
 def eval_command(
     task: Annotated[Path, typer.Argument(help="KernelBench problem file (defines Model).")],
-    solution: Annotated[Path, typer.Argument(help="KernelBench solution file (defines ModelNew).")],
+    solution: Annotated[
+        Path | None,
+        typer.Argument(help="KernelBench solution file (defines ModelNew); see --reference."),
+    ] = None,
     device: DeviceOpt = "auto",
     precision: PrecisionOpt = "fp32",
     trials: TrialsOpt = 5,
@@ -59,6 +66,14 @@ def eval_command(
     archive: ArchiveOpt = None,
     no_archive: Annotated[bool, typer.Option("--no-archive", help="Do not record.")] = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress display.")] = False,
+    reference: Annotated[
+        bool,
+        typer.Option(
+            "--reference",
+            help="Judge the task's own Model as the solution (guard off): does the harness "
+            "evaluate this task at this size on this device?",
+        ),
+    ] = False,
 ) -> None:
     """Evaluate SOLUTION against TASK: correctness, guard, timing and speed of light.
 
@@ -67,7 +82,11 @@ def eval_command(
     """
     from kernelwright.archive import Archive
     from kernelwright.cli.render import verdict_panel
+    from kernelwright.errors import ConfigError
     from kernelwright.evaluate import EvalOptions, evaluate
+
+    if (solution is None) == (not reference):
+        raise ConfigError("give a SOLUTION file or --reference (the task's own model), not both")
 
     options = EvalOptions(
         device=device,
@@ -81,15 +100,20 @@ def eval_command(
         timing=timing,
         size=size,
         seed=seed,
+        guard=not reference,
     )
     store = None if no_archive else Archive(archive_path(archive))
     try:
         with progress_status(not quiet, "evaluating") as show:
-            verdict = evaluate(task, solution, options, archive=store, on_progress=show)
+            chosen: Candidate | Path | None = (
+                _reference_candidate(task, options) if reference else solution)
+            assert chosen is not None
+            verdict = evaluate(task, chosen, options, archive=store, on_progress=show)
     finally:
         if store is not None:
             store.close()
-    data = verdict.to_dict() | {"task": str(task), "solution": str(solution)}
+    shown = "reference" if reference else str(solution)
+    data = verdict.to_dict() | {"task": str(task), "solution": shown}
     if json_path is not None and str(json_path) == "-":
         out.print_json(json.dumps(data))
     else:
@@ -97,7 +121,21 @@ def eval_command(
             json_path.write_text(json.dumps(data, indent=2))
         if not quiet or verdict.status.value != "correct":
             (err if json_path is not None and quiet else out).print(
-                verdict_panel(verdict, f"{task.name} ← {solution.name}")
+                verdict_panel(verdict, f"{task.name} ← {Path(shown).name}")
             )
     if not verdict.correct:
         raise typer.Exit(EXIT_FAILED)
+
+
+def _reference_candidate(task: Path, options: EvalOptions) -> Candidate:
+    """The task's own ``Model`` as a solution file, at the size the evaluation uses."""
+    from kernelwright.evaluate.devices import resolve_device
+    from kernelwright.evaluate.harness import baseline_source
+    from kernelwright.records import Candidate
+    from kernelwright.task import load_task
+
+    size = options.size
+    if size == "auto":
+        size = "full" if resolve_device(options.device) == "cuda" else "small"
+    loaded = load_task(task, size=size)
+    return Candidate(baseline_source(loaded, size, "eager"), origin="reference")
