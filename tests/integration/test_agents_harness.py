@@ -11,9 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from kernelwright.agents import Constraints, LLMSettings, RetryPolicy, make_llm_proposer
+from kernelwright.agents import LLMSettings, RetryPolicy, make_llm_proposer
 from kernelwright.agents.testing import Fail, Reply, ScriptedLLMServer
 from kernelwright.archive import Archive
+from kernelwright.constraints import Constraints
 from kernelwright.evaluate.options import EvalOptions
 from kernelwright.records import Status
 from kernelwright.search import Budget, run_search

@@ -2,7 +2,9 @@
 fails only when its strategy is used, with the command that installs it).
 
     random          random search without replacement (the baseline)
+    neighbours      coordinate descent from the fastest config, nearest values first
     bo              Bayesian optimisation with the GPU-aware kernel
+    neighbours-then-bo   one-parameter moves until 3 timings, then bo (optimize's default)
     bo-discovered   BO with a kernel discovered from the run's own data by LOO-CRPS
     gp-default      BO with the usual default GP (Matérn-5/2 ARD on raw parameters)
     tpe             Optuna's TPE sampler                                   needs optuna
@@ -58,6 +60,10 @@ KERNEL_TUNER_STRATEGIES = (
 
 _REGISTRY: dict[str, _Entry] = {
     "random": _Entry("kernelwright.tuning.strategies.random_search"),
+    "neighbours": _Entry("kernelwright.tuning.strategies.neighbours"),
+    "neighbours-then-bo": _Entry(
+        "kernelwright.tuning.strategies.staged", {}, "scipy", "pip install scipy"
+    ),
     "bo": _Entry(
         "kernelwright.tuning.strategies.bayesopt", {"variant": "bo"}, "scipy", "pip install scipy"
     ),
