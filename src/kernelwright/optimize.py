@@ -62,7 +62,8 @@ class OptimizeOptions:
         llm: use an LLM proposer (seeded with the templates' best designs) instead.
 
     Raises:
-        ConfigError: the constraints require another precision than ``evaluation``'s.
+        ConfigError: the constraints require another precision than ``evaluation``'s, or
+            ``evaluation`` carries other constraints.
     """
 
     evaluation: EvalOptions = field(default_factory=EvalOptions)
@@ -74,8 +75,14 @@ class OptimizeOptions:
     llm: LLMConfig | None = None
 
     def __post_init__(self) -> None:
-        if self.constraints is not None:
-            self.constraints.check_precision(self.evaluation.precision)
+        if self.constraints is None:
+            return
+        if self.evaluation.constraints not in (None, self.constraints):
+            raise ConfigError(
+                "constraints given twice (OptimizeOptions.constraints and "
+                "EvalOptions.constraints); give them once, as OptimizeOptions.constraints"
+            )
+        self.constraints.check_precision(self.evaluation.precision)
 
 
 @dataclass
@@ -136,9 +143,9 @@ def optimize_task(
     plan = plan_only(task, options, archive)
     task_obj, device, size = plan.task, plan.device, plan.size
     run_id = options.resume or run_id_for(task_obj, options, device, size)
-    judged = dataclasses.replace(
-        options.evaluation, device=device, size=size, constraints=options.constraints
-    )
+    judged = dataclasses.replace(options.evaluation, device=device, size=size)
+    if options.constraints is not None:
+        judged = options.constraints.apply(judged)
     if options.constraints is not None:
         budget = options.constraints.limit(budget)
     if not plan.designs and options.llm is None:
