@@ -11,6 +11,7 @@ import pytest
 from kernelwright.archive import Archive
 from kernelwright.design.choices import design_from_json
 from kernelwright.design.plan import plan_task
+from kernelwright.errors import ConfigError
 from kernelwright.evaluate import EvalOptions
 from kernelwright.optimize import tuning_strategy
 from kernelwright.records import Candidate, Status, Timing, TimingStats, Verdict
@@ -135,13 +136,19 @@ def test_auto_tuning_is_neighbours_then_bo_and_neighbours_without_scipy(plan, mo
 
     def no_scipy(name, **options):  # type: ignore[no-untyped-def]
         if name != "neighbours":
-            raise registry.ConfigError("strategy needs 'scipy'")
+            raise ConfigError("strategy needs 'scipy'")
         return real(name, **options)
 
     monkeypatch.setattr(registry, "get_strategy", no_scipy)
     assert tuning_strategy("auto").name == "neighbours"
-    with pytest.raises(registry.ConfigError, match="scipy"):
+    with pytest.raises(ConfigError, match="scipy"):
         tuning_strategy("bo")
+
+
+def test_replay_only_strategies_cannot_tune_optimize() -> None:
+    pytest.importorskip("kernel_tuner")
+    with pytest.raises(ConfigError, match="replay only"):
+        tuning_strategy("kt-pso")
 
 
 def test_the_tuner_moves_one_parameter_from_the_default_before_optimising(plan) -> None:  # type: ignore[no-untyped-def]
