@@ -88,20 +88,23 @@ def run_task(
     out_dir: Path,
     deadline: float,
 ) -> dict[str, Any]:
+    from kernelwright.evaluate.options import EvalOptions
     from kernelwright.optimize import OptimizeOptions, optimize_task
     from kernelwright.records import Precision
     from kernelwright.search.controller import Budget
 
     left = deadline - time.monotonic()
     options = OptimizeOptions(
-        device=args.device,
-        precision=Precision(args.precision),
-        size=args.size,
-        trials=args.trials,
-        timeout_s=max(30.0, min(args.timeout, left - 5)),
+        evaluation=EvalOptions(
+            device=args.device,
+            precision=Precision(args.precision),
+            size=args.size or "auto",
+            trials=args.trials,
+            timeout_s=max(30.0, min(args.timeout, left - 5)),
+            compile_baseline=args.compile,
+        ),
         structures=args.budget,
         tuner=args.tuner,
-        compile_baseline=args.compile,
         isolate_capture=False,
     )
     minutes = max(0.25, min(args.task_minutes, (left - 10) / 60.0))

@@ -56,7 +56,7 @@ from gpu_optimize_suite import discover, fmt  # noqa: E402
 def variants_for(plan: Any, designs: int, configs: int, full: bool, seed: str) -> list[Any]:
     """(design index, Design) pairs: defaults first, then sampled or every valid configuration."""
     from kernelwright.design.choices import Design
-    from kernelwright.search.strategies.params import params_key, tunable
+    from kernelwright.search.tunable import params_key, tunable
 
     out: list[tuple[int, Any]] = []
     for di, base in enumerate(plan.designs[:designs]):

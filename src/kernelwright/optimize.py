@@ -2,16 +2,22 @@
 
     capture -> lower -> fuse -> skills per group -> ranked designs (stage 1: structure)
       -> run_search(TemplateProposer): evaluate each through the harness, archive it
-      -> stage 2: tune the best structure's parameters (the tuning stage's BO, or enumeration)
+      -> stage 2: tune the best structure's parameters (a tuning strategy: neighbours-then-bo)
       -> DIR/best.py, DIR/report.md, DIR/candidates/
 
+Options are one ``EvalOptions`` (how every candidate is judged) plus what only a search has.
+A constraints file binds every proposer: its precision must be the run's policy (checked before
+anything runs), its budget caps the run's, and every proposal's source is screened before it
+costs an evaluation (``search.controller``).
+
 A run's id is a function of the task's text and the options that change what is measured
-(device, precision, size, proposer), so running the same command again resumes the same run
-from the archive: the budget already spent counts, and the proposer skips what was tried.
+(device, precision, size, proposer, constraints), so running the same command again resumes the
+same run from the archive: the budget already spent counts, and the proposer skips what was tried.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 from collections.abc import Callable, Sequence
@@ -20,10 +26,13 @@ from pathlib import Path
 from typing import Any
 
 from kernelwright.archive import Archive
+from kernelwright.constraints import Constraints
 from kernelwright.errors import ConfigError
+from kernelwright.evaluate.options import EvalOptions
 from kernelwright.records import Candidate, Precision, Task
 from kernelwright.search.controller import Budget, SearchEvent, SearchResult, run_search
 from kernelwright.search.proposer import Proposer, Trial
+from kernelwright.tuning.strategies.base import Strategy
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,7 +41,6 @@ class LLMConfig:
 
     spec: str
     base_url: str | None = None
-    constraints: str | None = None
     notes: str | None = None
     review: bool = False
 
@@ -42,32 +50,39 @@ class OptimizeOptions:
     """How to optimize.
 
     Attributes:
-        device: auto, cuda or cpu (Triton's interpreter, small shapes).
-        precision: the policy for candidates and baselines.
-        size: ``full``/``small``; None follows the device (full on a GPU, small on the CPU).
-        trials: correctness trials per candidate.
-        timeout_s: per-candidate limit.
+        evaluation: how every candidate is judged (device, precision, size, trials, timeout,
+            baselines, seed...); ``size="auto"`` is full on a GPU and small on the CPU. Its
+            seed also seeds the proposers (None: 0 for them, fresh inputs per evaluation).
+        constraints: what candidates may be, enforced for every proposer (None: anything).
         structures: stage-1 designs to evaluate before tuning (None: half the budget, >= 1).
-        tuner: ``auto`` (the tuning stage's BO when it imports), ``bo`` or ``neighbours``.
-        compile_baseline: time torch.compile too (None: on a GPU only).
+        tuner: the stage-2 tuning strategy: a name from ``kernelwright tune strategies``, or
+            ``auto`` (``neighbours-then-bo`` when SciPy imports, else ``neighbours``).
         isolate_capture: capture the graph in a child process.
         resume: continue this run id instead of the deterministic one.
         llm: use an LLM proposer (seeded with the templates' best designs) instead.
-        seed: evaluation seed (None: fresh per evaluation).
+
+    Raises:
+        ConfigError: the constraints require another precision than ``evaluation``'s, or
+            ``evaluation`` carries other constraints.
     """
 
-    device: str = "auto"
-    precision: Precision = Precision.FP32
-    size: str | None = None
-    trials: int = 5
-    timeout_s: float = 300.0
+    evaluation: EvalOptions = field(default_factory=EvalOptions)
+    constraints: Constraints | None = None
     structures: int | None = None
     tuner: str = "auto"
-    compile_baseline: bool | None = None
     isolate_capture: bool = True
     resume: str | None = None
     llm: LLMConfig | None = None
-    seed: int | None = None
+
+    def __post_init__(self) -> None:
+        if self.constraints is None:
+            return
+        if self.evaluation.constraints not in (None, self.constraints):
+            raise ConfigError(
+                "constraints given twice (OptimizeOptions.constraints and "
+                "EvalOptions.constraints); give them once, as OptimizeOptions.constraints"
+            )
+        self.constraints.check_precision(self.evaluation.precision)
 
 
 @dataclass
@@ -78,6 +93,7 @@ class OptimizeResult:
     run_id: str
     device: str
     size: str
+    precision: Precision  # the policy of every timing and speed-up in it
     search: SearchResult | None
     plan: Any  # kernelwright.design.plan.DesignPlan
     out_dir: Path | None = None
@@ -90,14 +106,17 @@ class OptimizeResult:
 
     @property
     def trials(self) -> list[Trial]:
-        """Every evaluated candidate of the run, in order."""
+        """Every candidate of the run in order (evaluated, or refused by the constraints)."""
         return self.search.trials if self.search else []
 
 
 def run_id_for(task: Task, options: OptimizeOptions, device: str, size: str) -> str:
-    """The deterministic run id of (task text, device, precision, size, proposer)."""
+    """The deterministic run id of (task text, device, precision, size, proposer, constraints)."""
     proposer = f"llm:{options.llm.spec}" if options.llm else "templates"
-    key = json.dumps([task.sha256, device, options.precision.value, size, proposer])
+    parts = [task.sha256, device, options.evaluation.precision.value, size, proposer]
+    if options.constraints is not None:
+        parts.append(options.constraints.fingerprint)
+    key = json.dumps(parts)
     return f"opt-{task.name}-{hashlib.sha256(key.encode()).hexdigest()[:10]}"
 
 
@@ -119,24 +138,18 @@ def optimize_task(
         TaskError: the task cannot be loaded or captured.
         ConfigError: bad options, or ``llm`` set without the agents package.
     """
-    from kernelwright.evaluate.options import EvalOptions
-
     phase = on_phase or (lambda _msg: None)
     phase("capturing the graph")
     plan = plan_only(task, options, archive)
     task_obj, device, size = plan.task, plan.device, plan.size
     run_id = options.resume or run_id_for(task_obj, options, device, size)
-    eval_options = EvalOptions(
-        device=device,
-        precision=options.precision,
-        trials=options.trials,
-        timeout_s=options.timeout_s,
-        size=size,
-        compile_baseline=options.compile_baseline,
-        seed=options.seed,
-    )
+    judged = dataclasses.replace(options.evaluation, device=device, size=size)
+    if options.constraints is not None:
+        judged = options.constraints.apply(judged)
+    if options.constraints is not None:
+        budget = options.constraints.limit(budget)
     if not plan.designs and options.llm is None:
-        result = OptimizeResult(task_obj, run_id, device, size, None, plan)
+        result = OptimizeResult(task_obj, run_id, device, size, judged.precision, None, plan)
         _write(result, out_dir, archive)
         return result
     proposer = _proposer(task_obj, plan, options, budget, archive, run_id)
@@ -145,22 +158,24 @@ def optimize_task(
     search = run_search(
         task_obj,
         proposer,
-        eval_options,
+        judged,
         archive,
         budget,
         run_id,
         executor=executor,
+        seed=judged.seed or 0,
         on_event=on_event,
         evaluate_fn=judge,
         run_config={
             "proposer": proposer.name,
             "device": device,
             "size": size,
-            "precision": options.precision.value,
+            "precision": judged.precision.value,
             "structures": len(plan.designs),
+            "constraints": options.constraints.describe() if options.constraints else [],
         },
     )
-    result = OptimizeResult(task_obj, run_id, device, size, search, plan)
+    result = OptimizeResult(task_obj, run_id, device, size, judged.precision, search, plan)
     _write(result, out_dir, archive)
     return result
 
@@ -177,8 +192,10 @@ def plan_only(
     from kernelwright.evaluate.devices import resolve_device
     from kernelwright.task import load_task
 
-    device = resolve_device(options.device)
-    size = options.size or ("full" if device == "cuda" else "small")
+    device = resolve_device(options.evaluation.device)
+    size = options.evaluation.size
+    if size == "auto":
+        size = "full" if device == "cuda" else "small"
     task_obj = task if isinstance(task, Task) else load_task(task, size=size)
     if task_obj.size != size:
         task_obj = load_task(task_obj.path, size=size)
@@ -188,19 +205,40 @@ def plan_only(
 def _proposer(
     task: Task, plan: Any, options: OptimizeOptions, budget: Budget, archive: Archive, run_id: str
 ) -> Proposer:
-    from kernelwright.search.strategies import TemplateProposer, make_param_search
+    from kernelwright.search.templates import TemplateProposer
 
     if options.llm is not None:
         return _llm_proposer(task, plan, options, archive, run_id)
     n = budget.candidates if budget.candidates is not None else 12
     structures = options.structures or max(1, min(len(plan.designs), (n + 1) // 2))
-    search = make_param_search(
+    return TemplateProposer(
+        plan.designs,
+        plan.render,
         plan.library,
-        prefer=options.tuner if options.tuner != "auto" else "auto",
+        tuning_strategy(options.tuner),
         prior=plan.warm_start,
-        seed=options.seed or 0,
+        structures=structures,
     )
-    return TemplateProposer(plan.designs, plan.render, search, structures=structures)
+
+
+def tuning_strategy(name: str) -> Strategy:
+    """The stage-2 strategy called ``name``; ``auto`` is ``neighbours-then-bo`` when its
+    dependencies (SciPy) import, else ``neighbours``, which needs nothing.
+
+    Raises:
+        ConfigError: an unknown name, a missing dependency, or a replay-only strategy.
+    """
+    from kernelwright.tuning.strategies import get_strategy
+
+    if name == "auto":
+        try:
+            return tuning_strategy("neighbours-then-bo")
+        except ConfigError:  # SciPy is optional: coordinate descent needs nothing
+            return tuning_strategy("neighbours")
+    made = get_strategy(name)
+    if not hasattr(made, "ask"):
+        raise ConfigError(f"--tuner {name}: that strategy drives its own loop (replay only)")
+    return made  # type: ignore[return-value]
 
 
 def _llm_proposer(
@@ -227,12 +265,13 @@ def _llm_proposer(
         spec=llm.spec,
         base_url=llm.base_url,
         task=task,
-        constraints=llm.constraints,
+        constraints=options.constraints,
         notes=llm.notes,
         review=llm.review,
         archive=archive,
         run_id=run_id,
         seed_candidates=seeds,
+        precision=options.evaluation.precision,
     )
     return proposer
 
@@ -251,12 +290,15 @@ def summarise(result: OptimizeResult) -> dict[str, Any]:
     best = result.best
     v = best.verdict if best else None
     t = v.timing if v else None
+    search = result.search
     return {
         "task": result.task.name,
         "run_id": result.run_id,
         "device": result.device,
         "size": result.size,
-        "evaluated": len(result.trials),
+        "precision": result.precision.value,
+        "evaluated": search.evaluated if search else 0,
+        "refused": search.refused if search else 0,
         "correct": sum(1 for x in result.trials if x.verdict.correct),
         "best_candidate": best.candidate_id if best else None,
         "best_design": best.candidate.design if best else None,
@@ -277,4 +319,5 @@ __all__: Sequence[str] = [
     "plan_only",
     "run_id_for",
     "summarise",
+    "tuning_strategy",
 ]

@@ -1,8 +1,9 @@
 """End to end with the real harness under Triton's interpreter:
 
 scripted OpenAI-compatible server -> openai SDK -> LLMProposer -> run_search -> evaluate
-propose (breaks a constraint) -> rejected before it runs -> repair (wrong sum) -> incorrect,
-mismatch statistics fed back -> repair -> verified correct best; stops at the budget.
+propose (breaks a constraint) -> refused before it is evaluated -> repair (wrong sum) ->
+incorrect, mismatch statistics fed back -> repair -> verified correct best; stops at the budget
+of two evaluations (the refusal costs none).
 """
 
 from __future__ import annotations
@@ -11,9 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from kernelwright.agents import Constraints, LLMSettings, RetryPolicy, make_llm_proposer
+from kernelwright.agents import LLMSettings, RetryPolicy, make_llm_proposer
 from kernelwright.agents.testing import Fail, Reply, ScriptedLLMServer
 from kernelwright.archive import Archive
+from kernelwright.constraints import Constraints
 from kernelwright.evaluate.options import EvalOptions
 from kernelwright.records import Status
 from kernelwright.search import Budget, run_search
@@ -89,14 +91,14 @@ def test_propose_evaluate_feedback_repair_verified_best(tmp_path):
             proposer,
             options,
             archive,
-            constraints.limit(Budget(3)),
+            constraints.limit(Budget(2)),  # the refused cheat costs no evaluation
             "e2e",
             evaluate_fn=proposer.evaluate_fn,
         )
         best = archive.best(task.sha256, "e2e")
 
     cheat, wrong, fixed = result.trials
-    assert cheat.verdict.status is Status.REJECTED
+    assert cheat.refused and cheat.verdict.status is Status.REJECTED
     assert [v.check for v in cheat.verdict.violations] == ["constraint-forbidden-op"]
     assert wrong.verdict.status is Status.INCORRECT and wrong.verdict.max_abs_err > 0.1
     assert fixed.verdict.status is Status.CORRECT and fixed.verdict.correct

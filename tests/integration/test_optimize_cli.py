@@ -103,8 +103,9 @@ def test_optimize_refuses_bad_options_with_exit_2(tmp_path: Path) -> None:
     task.write_text(TASK)
     runner = CliRunner()
     for extra, message in [
-        (["--constraints", str(task)], "need --llm"),
-        (["--tuner", "magic"], "--tuner"),
+        (["--notes", str(task)], "need --llm"),
+        (["--constraints", str(task)], "cannot read the constraints file"),
+        (["--tuner", "magic"], "unknown strategy 'magic'"),
         (["--budget-candidates", "0"], "at least 1"),
     ]:
         result = runner.invoke(app, ["optimize", str(task), "--device", "cpu", *extra])

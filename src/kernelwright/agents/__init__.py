@@ -1,16 +1,17 @@
 """LLM agents: an optional proposer for the search, behind one small provider seam.
 
     make_llm_proposer(spec="openai:MODEL", ...)  -> LLMProposer (planner, coder, debugger, tuner)
-    load_constraints("constraints.toml")         -> Constraints (EvalOptions.constraints)
     make_chat_model(spec, base_url)              -> ChatModel over the official openai/anthropic SDK
+
+Constraints (``kernelwright.constraints``) reach the agents' prompts; ``optimize`` enforces them
+for every proposer.
 
 Importing this package never imports an SDK: a provider imports its SDK when it is built, and a
 missing one fails there with "install kernelwright[agents]". kernelwright itself never imports
 this package. See docs/agents.md.
 """
 
-from kernelwright.agents.constraints import Constraints, load_constraints
-from kernelwright.agents.context import Reference, describe_verdict
+from kernelwright.agents.context import describe_verdict
 from kernelwright.agents.extract import Extraction, extract_code
 from kernelwright.agents.factory import make_llm_proposer
 from kernelwright.agents.llm import ChatMessage, ChatModel, Completion, LLMError, Usage
@@ -38,7 +39,6 @@ __all__ = [
     "ChatModel",
     "Completion",
     "ConsoleReviewer",
-    "Constraints",
     "Extraction",
     "LLMError",
     "LLMProposer",
@@ -48,7 +48,6 @@ __all__ = [
     "LibrarySkills",
     "Price",
     "PriceTable",
-    "Reference",
     "RetryPolicy",
     "RetryingModel",
     "ReviewDecision",
@@ -62,7 +61,6 @@ __all__ = [
     "describe_verdict",
     "export_trajectories",
     "extract_code",
-    "load_constraints",
     "load_prices",
     "make_chat_model",
     "make_llm_proposer",

@@ -1,4 +1,4 @@
-"""What a role sees: references, and the harness's verdicts turned into short, exact feedback.
+"""What a role sees: the harness's verdicts turned into short, exact feedback.
 
 The debugger needs the failure (status, the harness's message, error statistics, guard
 violations with the check that fired); the tuner needs the performance (timings, speedups, the
@@ -7,25 +7,7 @@ speed-of-light fraction and which bound applies). Both read :func:`describe_verd
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from kernelwright.records import Status, Verdict
-
-_MAX_REFERENCE_CHARS = 6000
-
-
-@dataclass(frozen=True, slots=True)
-class Reference:
-    """A known-good implementation shown to the planner and coder (a template, a human's file)."""
-
-    title: str
-    source: str
-
-    def excerpt(self, limit: int = _MAX_REFERENCE_CHARS) -> str:
-        """The source, cut at ``limit`` characters with a marker."""
-        if len(self.source) <= limit:
-            return self.source
-        return self.source[:limit] + "\n# ... (truncated)\n"
 
 
 def _num(x: float | None) -> str:

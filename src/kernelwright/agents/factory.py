@@ -12,8 +12,6 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from kernelwright.agents.constraints import Constraints, load_constraints
-from kernelwright.agents.context import Reference
 from kernelwright.agents.llm import ChatModel
 from kernelwright.agents.proposer import LLMProposer
 from kernelwright.agents.providers import LLMSettings, make_chat_model
@@ -21,6 +19,7 @@ from kernelwright.agents.review import ConsoleReviewer, Reviewer
 from kernelwright.agents.skills import LibrarySkills, SkillSource
 from kernelwright.agents.usage import PriceTable, load_prices
 from kernelwright.archive import Archive
+from kernelwright.constraints import Constraints, Reference, load_constraints
 from kernelwright.errors import ConfigError
 from kernelwright.records import Candidate, Precision, Task
 

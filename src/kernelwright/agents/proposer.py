@@ -1,12 +1,12 @@
 """The LLM proposer: planner -> coder -> (harness) -> debugger or tuner -> ...
 
-    ask(task, history, n)
+    ask(task, history, n, seed)
       step = next_step(history)                  roles.py: decided from the history alone
       planner once per run (its reply is archived and read back on resume)
       conversation = [system rules, the role's prompt]
       up to max_turns replies: extract the ModelNew; no code or a duplicate -> a feedback turn
       candidate(parent = the trial repaired or improved) -> archived with its conversation
-    tell(trials): nothing to keep; the next ask reads the history
+    the next ask reads the verdicts from the history (refusals by the constraints included)
 
 A provider failure that survives the retries stops the proposer with a message
 (``stop_reason``) and an empty answer, which ends the search cleanly; it never raises.
@@ -18,8 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from kernelwright.agents.constraints import Constraints
-from kernelwright.agents.context import Reference, describe_verdict, profile_summary
+from kernelwright.agents.context import describe_verdict, profile_summary
 from kernelwright.agents.extract import extract_code, strip_reasoning
 from kernelwright.agents.llm import ChatMessage, ChatModel, LLMError, Role
 from kernelwright.agents.prompting import render, system_prompt
@@ -36,6 +35,7 @@ from kernelwright.agents.roles import (
 from kernelwright.agents.skills import SkillHint, SkillSource
 from kernelwright.agents.usage import Ledger, PriceTable
 from kernelwright.archive import Archive
+from kernelwright.constraints import Constraints, Reference
 from kernelwright.records import Candidate, Precision, Task
 from kernelwright.search.dedup import canonical_key
 from kernelwright.search.proposer import Proposal, Trial
@@ -106,8 +106,9 @@ class LLMProposer:
 
     # -- the Proposer protocol -------------------------------------------------------------------
 
-    def ask(self, task: Task, history: Sequence[Trial], n: int) -> list[Proposal]:
-        """Up to ``n`` candidates from the model; empty once stopped."""
+    def ask(self, task: Task, history: Sequence[Trial], n: int, seed: int) -> list[Proposal]:
+        """Up to ``n`` candidates from the model; empty once stopped (``seed`` is unused: the
+        model's sampling is the provider's)."""
         proposals: list[Proposal] = []
         seen = {
             canonical_key(t.candidate.source): (t.candidate_id, t.verdict.status.value)
@@ -122,9 +123,6 @@ class LLMProposer:
                 break
             proposals.append(proposal)
         return proposals
-
-    def tell(self, trials: Sequence[Trial]) -> None:
-        """Nothing to do: every decision is re-derived from the history in :meth:`ask`."""
 
     @property
     def ledger(self) -> Ledger:

@@ -17,6 +17,7 @@ from kernelwright.agents.context import describe_verdict
 from kernelwright.archive import Archive
 from kernelwright.evaluate.options import EvalOptions
 from kernelwright.records import Candidate, Status, Task, Verdict, Violation
+from kernelwright.search.proposer import candidate_ms, fastest_correct
 
 REVIEW_CHECK = "human-review"
 
@@ -108,10 +109,6 @@ class _RaiseOnEOF:
         return line
 
 
-def _ms(v: Verdict) -> float:
-    return v.timing.candidate.median_ms if v.timing.candidate else float("inf")
-
-
 class ReviewGate:
     """An ``evaluate_fn`` for :func:`kernelwright.search.run_search` that asks before promoting.
 
@@ -146,13 +143,12 @@ class ReviewGate:
             self.inner = evaluate
         verdict = self.inner(task, candidate, options, **kwargs)
         if not self._loaded:
-            for rec in self.archive.history(task.sha256, self.run_id):
-                if rec.verdict.correct and (
-                    self._best is None or _ms(rec.verdict) < _ms(self._best)
-                ):
-                    self._best = rec.verdict
+            best = fastest_correct(self.archive.history(task.sha256, self.run_id))
+            self._best = best.verdict if best is not None else None
             self._loaded = True
-        if not verdict.correct or (self._best is not None and _ms(verdict) >= _ms(self._best)):
+        if not verdict.correct or (
+            self._best is not None and candidate_ms(verdict) >= candidate_ms(self._best)
+        ):
             return verdict
         decision = self.reviewer.review(
             ReviewRequest(task.name, candidate.source, verdict, self._best)

@@ -16,8 +16,7 @@ import enum
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from kernelwright.records import Verdict
-from kernelwright.search.proposer import Trial
+from kernelwright.search.proposer import Trial, candidate_ms, fastest_correct
 
 ORIGIN = "llm"
 
@@ -39,19 +38,6 @@ class Step:
     subject: Trial | None = None
 
 
-def _ms(v: Verdict) -> float:
-    return v.timing.candidate.median_ms if v.timing.candidate else float("inf")
-
-
-def best_trial(history: Sequence[Trial]) -> Trial | None:
-    """The fastest correct trial (the first one when none was timed)."""
-    best: Trial | None = None
-    for t in history:
-        if t.verdict.correct and (best is None or _ms(t.verdict) < _ms(best.verdict)):
-            best = t
-    return best
-
-
 def repair_depth(trial: Trial, history: Sequence[Trial]) -> int:
     """How many debugger repairs in a row led to ``trial``."""
     by_id = {t.candidate_id: t for t in history}
@@ -69,7 +55,7 @@ def repair_depth(trial: Trial, history: Sequence[Trial]) -> int:
 
 def next_step(history: Sequence[Trial], *, max_repairs: int = 3) -> Step:
     """Which role acts next, on what (see the module docstring)."""
-    best = best_trial(history)
+    best = fastest_correct(history)
     ours = [t for t in history if t.candidate.origin == ORIGIN]
     if not ours:
         return Step(AgentRole.TUNER, best) if best else Step(AgentRole.CODER)
@@ -94,12 +80,13 @@ def recent_failures(history: Sequence[Trial], limit: int = 3) -> list[str]:
 def attempts_from(subject: Trial, history: Sequence[Trial], limit: int = 4) -> list[str]:
     """One line per earlier LLM attempt derived from ``subject``, so a tuner does not repeat it."""
     lines = []
-    base = _ms(subject.verdict)
+    base = candidate_ms(subject.verdict)
     for t in history:
         if t.candidate.parent != subject.candidate_id or t.candidate.origin != ORIGIN:
             continue
-        if t.verdict.correct and base != float("inf") and _ms(t.verdict) != float("inf"):
-            outcome = f"correct, {_ms(t.verdict) / base:.2f}x the time of #{subject.candidate_id}"
+        ms = candidate_ms(t.verdict)
+        if t.verdict.correct and base != float("inf") and ms != float("inf"):
+            outcome = f"correct, {ms / base:.2f}x the time of #{subject.candidate_id}"
         else:
             outcome = t.verdict.status.value
         lines.append(f"#{t.candidate_id} ({t.candidate.design.get('agent', '?')}): {outcome}")

@@ -156,17 +156,7 @@ class OptimizeStep:
         from kernelwright.optimize import OptimizeOptions
         from kernelwright.search.controller import Budget
 
-        opt = OptimizeOptions(
-            device=options.device,
-            precision=options.precision,
-            size=options.size if options.size != "auto" else None,
-            trials=options.trials,
-            timeout_s=options.timeout_s,
-            structures=self.structures,
-            tuner=self.tuner,
-            compile_baseline=options.compile_baseline,
-            seed=options.seed,
-        )
+        opt = OptimizeOptions(evaluation=options, structures=self.structures, tuner=self.tuner)
         budget = Budget(candidates=self.budget_candidates, minutes=self.budget_minutes)
 
         def on_event(event: Any) -> None:

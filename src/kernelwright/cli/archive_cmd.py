@@ -11,7 +11,8 @@ from rich.syntax import Syntax
 from rich.table import Table
 
 from kernelwright.cli.common import archive_path, err, out, user_errors
-from kernelwright.cli.render import STATUS_STYLE, fmt_ms, fmt_x, median
+from kernelwright.cli.render import STATUS_STYLE, median
+from kernelwright.report.tables import fmt_ms, fmt_x
 
 archive_app = typer.Typer(
     help="Inspect and export the archive of evaluations.", no_args_is_help=True

@@ -35,8 +35,12 @@ def optimize_command(
         str, typer.Option(help="auto | cuda | cpu (Triton interpreter, small shapes).")
     ] = "auto",
     precision: Annotated[
-        str, typer.Option(help="fp32 | tf32 | bf16, for candidates and baselines.")
-    ] = "fp32",
+        str | None,
+        typer.Option(
+            help="fp32 | tf32 | bf16, for candidates and baselines (default: the constraints' "
+            "precision, else fp32)."
+        ),
+    ] = None,
     budget_candidates: Annotated[
         int | None, typer.Option("--budget-candidates", help="Stop after N evaluated candidates.")
     ] = None,
@@ -61,7 +65,11 @@ def optimize_command(
         typer.Option(help="Stage-1 designs to try before tuning (default: half the budget)."),
     ] = None,
     tuner: Annotated[
-        str, typer.Option(help="auto | bo | neighbours: stage-2 parameter search.")
+        str,
+        typer.Option(
+            help="Stage-2 tuning strategy: auto (neighbours-then-bo, or neighbours without "
+            "SciPy) or a name from `kernelwright tune strategies`."
+        ),
     ] = "auto",
     compile_baseline: Annotated[
         bool | None,
@@ -75,7 +83,11 @@ def optimize_command(
         str | None, typer.Option("--llm-base-url", help="OpenAI-compatible endpoint.")
     ] = None,
     constraints: Annotated[
-        Path | None, typer.Option(help="Constraints file for the LLM proposer.")
+        Path | None,
+        typer.Option(
+            help="Constraints file (backends, precision, forbidden ops, signatures, budget), "
+            "enforced for every proposer."
+        ),
     ] = None,
     notes: Annotated[
         Path | None, typer.Option(help="Engineer's notes for the LLM proposer.")
@@ -102,18 +114,31 @@ def optimize_command(
     Exit code 0 when a correct candidate was found, 1 when none was, 2 for bad input.
     """
     from kernelwright.archive import Archive
+    from kernelwright.constraints import load_constraints
     from kernelwright.errors import ConfigError
-    from kernelwright.optimize import LLMConfig, OptimizeOptions, optimize_task, summarise
+    from kernelwright.evaluate.options import EvalOptions
+    from kernelwright.optimize import (
+        LLMConfig,
+        OptimizeOptions,
+        optimize_task,
+        summarise,
+        tuning_strategy,
+    )
+    from kernelwright.records import Precision
     from kernelwright.search.controller import Budget
 
-    if tuner not in ("auto", "bo", "neighbours"):
-        raise ConfigError(f"--tuner {tuner!r} is not one of auto, bo, neighbours")
+    tuning_strategy(tuner)  # an unknown or replay-only name fails before anything runs
     if size is not None and size not in ("full", "small"):
         raise ConfigError(f"--size {size!r} is not one of full, small")
     if budget_candidates is not None and budget_candidates < 1:
         raise ConfigError(f"--budget-candidates must be at least 1, got {budget_candidates}")
-    if llm is None and any(x is not None for x in (llm_base_url, constraints, notes)):
-        raise ConfigError("--llm-base-url, --constraints and --notes need --llm SPEC")
+    if llm is None and any(x is not None for x in (llm_base_url, notes)):
+        raise ConfigError("--llm-base-url and --notes need --llm SPEC")
+    rules = load_constraints(constraints) if constraints is not None else None
+    if precision is not None:
+        policy = parse_precision(precision)
+    else:
+        policy = rules.precision if rules and rules.precision else Precision.FP32
     budget = Budget(
         candidates=budget_candidates
         if budget_candidates is not None or budget_minutes is not None
@@ -121,24 +146,19 @@ def optimize_command(
         minutes=budget_minutes,
     )
     options = OptimizeOptions(
-        device=device,
-        precision=parse_precision(precision),
-        size=size,
-        trials=trials,
-        timeout_s=timeout,
+        evaluation=EvalOptions(
+            device=device,
+            precision=policy,
+            size=size or "auto",
+            trials=trials,
+            timeout_s=timeout,
+            compile_baseline=compile_baseline,
+        ),
+        constraints=rules,
         structures=structures,
         tuner=tuner,
-        compile_baseline=compile_baseline,
         resume=resume,
-        llm=LLMConfig(
-            llm,
-            llm_base_url,
-            str(constraints) if constraints else None,
-            str(notes) if notes else None,
-            review,
-        )
-        if llm
-        else None,
+        llm=LLMConfig(llm, llm_base_url, str(notes) if notes else None, review) if llm else None,
     )
     if plan:
         _show_plan(task, options, out_dir)
@@ -208,9 +228,12 @@ class _Progress:
             self.status.update(f"[cyan]{message}")
 
     def event(self, e: Any) -> None:
-        if self.quiet or e.kind != "evaluated" or e.trial is None:
+        if self.quiet or e.kind not in ("evaluated", "refused") or e.trial is None:
             return
         v = e.trial.verdict
+        if e.kind == "refused":
+            err.print(f"[refused] {v.message} | {e.trial.note}", highlight=False, soft_wrap=True)
+            return
         ms = v.timing.candidate.median_ms if v.timing.candidate else None
         sp = v.timing.speedup_vs_eager
         best = e.best.verdict.timing.speedup_vs_eager if e.best and e.best.verdict.correct else None
@@ -219,7 +242,7 @@ class _Progress:
             f"[{e.n_evaluated}{total}] {v.status.value:<13} "
             + (f"{ms:9.4f} ms " if ms is not None else " " * 13)
             + (f"{sp:5.2f}x eager " if sp else " " * 13)
-            + (f"| best {best:.2f}x " if best else "| best -     ")
+            + (f"| best {best:.2f}x {v.precision.value} " if best else "| best -          ")
             + f"| {e.trial.note}"
         )
         err.print(line, highlight=False, soft_wrap=True)
@@ -235,9 +258,11 @@ def _render(result: Any, summary: dict[str, Any]) -> None:
     from rich.table import Table
 
     table = Table(
-        title=f"optimize {result.task.name} ({result.device}, {result.size})", show_lines=False
+        title=f"optimize {result.task.name} ({result.device}, {result.size}, "
+        f"precision {summary['precision']})",
+        show_lines=False,
     )
-    for col in ("evaluated", "correct", "best ms", "vs eager", "vs compile", "SOL"):
+    for col in ("evaluated", "refused", "correct", "best ms", "vs eager", "vs compile", "SOL"):
         table.add_column(col, justify="right")
 
     def f(v: Any, fmt: str) -> str:
@@ -245,6 +270,7 @@ def _render(result: Any, summary: dict[str, Any]) -> None:
 
     table.add_row(
         str(summary["evaluated"]),
+        str(summary["refused"]),
         str(summary["correct"]),
         f(summary["best_ms"], "{:.4f}"),
         f(summary["speedup_vs_eager"], "{:.2f}x"),

@@ -8,6 +8,7 @@ from rich.table import Table
 from rich.text import Text
 
 from kernelwright.records import Status, TimingStats, Verdict
+from kernelwright.report.tables import fmt_ms, fmt_x
 
 STATUS_STYLE = {
     Status.CORRECT: "bold green",
@@ -19,21 +20,9 @@ STATUS_STYLE = {
 }
 
 
-def fmt_ms(value: float | None) -> str:
-    """Milliseconds with sensible precision ('-' when missing)."""
-    if value is None:
-        return "-"
-    return f"{value:.4f}" if value < 1 else f"{value:.3f}"
-
-
 def median(stats: TimingStats | None) -> float | None:
     """The median of optional timing statistics."""
     return stats.median_ms if stats is not None else None
-
-
-def fmt_x(value: float | None) -> str:
-    """A speedup like '1.84x'."""
-    return "-" if value is None else f"{value:.2f}x"
 
 
 def verdict_panel(verdict: Verdict, title: str = "") -> Panel:

@@ -69,6 +69,7 @@ def replay_command(
         )
     out.print(table)
     out.print("score: 0 = random search without replacement at the same budget, 1 = the optimum")
+    out.print(f"time per suggestion: {result.ms_per_suggestion:.1f} ms (wall, this machine)")
     if hasattr(made, "drive"):
         out.print(
             f"{strategy} plans for the whole budget: "

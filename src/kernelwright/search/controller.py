@@ -1,8 +1,14 @@
-"""The search loop: ask -> de-duplicate -> evaluate -> archive -> tell, within a budget.
+"""The search loop: ask -> de-duplicate -> screen -> evaluate -> archive, within a budget.
 
 It does not know which proposer it drives. Every verdict is archived under the run's id as it
-arrives; on restart with the same run id the history is read back and the budget already spent
-is counted, so an interrupted run resumes where it stopped.
+arrives, which is how the proposer is told (it re-reads the history on its next ask); on restart
+with the same run id the history is read back and the budget already spent is counted, so an
+interrupted run resumes where it stopped.
+
+Screening enforces the run's constraints (``EvalOptions.constraints``) for every proposer: a
+candidate whose source breaks one is refused before it costs an evaluation, archived as
+``rejected`` with each broken clause named (so the proposer learns from it and the report shows
+it), and not counted against the budget of evaluations.
 """
 
 from __future__ import annotations
@@ -15,9 +21,13 @@ from typing import Any
 from kernelwright.archive import Archive
 from kernelwright.evaluate.executor import Executor
 from kernelwright.evaluate.options import EvalOptions
-from kernelwright.records import Task, Verdict
+from kernelwright.records import Candidate, Status, Task, Verdict
 from kernelwright.search.dedup import canonical_key
-from kernelwright.search.proposer import Proposal, Proposer, Trial
+from kernelwright.search.proposer import REFUSED, Proposal, Proposer, Trial, fastest_correct
+
+# Refusals in a row after which the run stops: a proposer that keeps breaking the constraints
+# (an LLM ignoring them, templates a constraint rules out) would otherwise never end.
+MAX_REFUSED_IN_A_ROW = 20
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,7 +42,7 @@ class Budget:
 class SearchEvent:
     """Progress reported to a display: a new verdict, a pruned duplicate, or a phase."""
 
-    kind: str  # "evaluated" | "pruned" | "phase" | "stopped"
+    kind: str  # "evaluated" | "refused" | "pruned" | "phase" | "stopped"
     trial: Trial | None = None
     best: Trial | None = None
     n_evaluated: int = 0
@@ -41,7 +51,14 @@ class SearchEvent:
 
 @dataclass(slots=True)
 class SearchResult:
-    """What a run produced."""
+    """What a run produced.
+
+    Attributes:
+        trials: every candidate of the run in order, refused ones included.
+        best: the fastest correct trial.
+        pruned: proposals dropped as duplicates of an earlier candidate.
+        stopped: why the run ended.
+    """
 
     run_id: str
     trials: list[Trial] = field(default_factory=list)
@@ -49,18 +66,15 @@ class SearchResult:
     pruned: int = 0
     stopped: str = ""
 
+    @property
+    def evaluated(self) -> int:
+        """Candidates the harness judged (what the budget counts)."""
+        return sum(1 for t in self.trials if not t.refused)
 
-def better(a: Trial, b: Trial | None) -> bool:
-    """``a`` beats ``b``: correct, and faster (or ``b`` is missing or wrong)."""
-    if not a.verdict.correct:
-        return False
-    if b is None or not b.verdict.correct:
-        return True
-    return _ms(a.verdict) < _ms(b.verdict)
-
-
-def _ms(v: Verdict) -> float:
-    return v.timing.candidate.median_ms if v.timing.candidate else float("inf")
+    @property
+    def refused(self) -> int:
+        """Candidates refused by the constraints before evaluation."""
+        return sum(1 for t in self.trials if t.refused)
 
 
 def run_search(
@@ -73,6 +87,7 @@ def run_search(
     *,
     executor: Executor | None = None,
     batch: int = 1,
+    seed: int = 0,
     on_event: Callable[[SearchEvent], None] | None = None,
     evaluate_fn: Callable[..., Verdict] | None = None,
     run_config: dict[str, Any] | None = None,
@@ -81,24 +96,24 @@ def run_search(
 
     Candidates are judged in one :class:`~kernelwright.evaluate.harness.EvalSession` (one judge,
     the reference computed once, a fresh process per candidate) unless ``evaluate_fn`` is given.
+    ``seed`` is the proposer's (the same history and seed give the same proposals);
+    ``options.constraints``, when set, screens every proposal before it is judged.
     """
     from kernelwright.evaluate.harness import EvalSession
 
     session = None if evaluate_fn is not None else EvalSession(task, options, executor=executor)
+    loop = _Loop(
+        task=task,
+        options=options,
+        archive=archive,
+        run_id=run_id,
+        executor=executor,
+        judge=evaluate_fn or _session_judge(session),
+        emit=on_event or (lambda _e: None),
+    )
     try:
-        return _search(
-            task,
-            proposer,
-            options,
-            archive,
-            budget,
-            run_id,
-            executor,
-            batch,
-            on_event,
-            evaluate_fn or _session_judge(session),
-            run_config,
-        )
+        archive.start_run(run_id, "search", task.sha256, run_config or {"proposer": proposer.name})
+        return loop.run(proposer, budget, batch, seed)
     finally:
         if session is not None:
             session.close()
@@ -111,81 +126,128 @@ def _session_judge(session: Any) -> Callable[..., Verdict]:
     return judge
 
 
-def _search(
-    task: Task,
-    proposer: Proposer,
-    options: EvalOptions,
-    archive: Archive,
-    budget: Budget,
-    run_id: str,
-    executor: Executor | None,
-    batch: int,
-    on_event: Callable[[SearchEvent], None] | None,
-    judge: Callable[..., Verdict],
-    run_config: dict[str, Any] | None,
-) -> SearchResult:
-    emit = on_event or (lambda _e: None)
-    archive.start_run(run_id, "search", task.sha256, run_config or {"proposer": proposer.name})
-    result = SearchResult(run_id)
-    for rec in archive.history(task.sha256, run_id):
-        trial = Trial(rec.candidate_id, rec.candidate, rec.verdict)
-        result.trials.append(trial)
-        if better(trial, result.best):
-            result.best = trial
-    seen = {canonical_key(t.candidate.source) for t in result.trials}
-    started = time.monotonic()
-    try:
-        while True:
-            remaining = _remaining(budget, len(result.trials), started)
-            if remaining == 0:
-                result.stopped = "budget"
-                break
-            proposals = proposer.ask(task, list(result.trials), min(batch, remaining))
-            if not proposals:
-                result.stopped = getattr(proposer, "stop_reason", None) or "proposer exhausted"
-                break
-            fresh: list[Proposal] = []
-            for p in proposals:
-                key = canonical_key(p.candidate.source)
-                if key in seen:
-                    result.pruned += 1
-                    emit(SearchEvent("pruned", n_evaluated=len(result.trials), message=p.note))
-                    continue
-                seen.add(key)
-                fresh.append(p)
-            if not fresh:
-                continue
-            new: list[Trial] = []
-            for p in fresh:
-                verdict = judge(task, p.candidate, options, executor=executor)
-                archive.add(task, p.candidate, verdict, run_id)
-                candidate_id = archive.add_candidate(task, p.candidate)
-                trial = Trial(candidate_id, p.candidate, verdict, p.note)
-                result.trials.append(trial)
-                new.append(trial)
-                if better(trial, result.best):
-                    result.best = trial
-                emit(SearchEvent("evaluated", trial, result.best, len(result.trials)))
-                if _remaining(budget, len(result.trials), started) == 0:
+@dataclass
+class _Loop:
+    """One run of the loop: what it judges with and where it records."""
+
+    task: Task
+    options: EvalOptions
+    archive: Archive
+    run_id: str
+    executor: Executor | None
+    judge: Callable[..., Verdict]
+    emit: Callable[[SearchEvent], None]
+
+    def run(self, proposer: Proposer, budget: Budget, batch: int, seed: int) -> SearchResult:
+        result = SearchResult(self.run_id)
+        for rec in self.archive.history(self.task.sha256, self.run_id):
+            result.trials.append(Trial(rec.candidate_id, rec.candidate, rec.verdict))
+        result.best = fastest_correct(result.trials)
+        seen = {canonical_key(t.candidate.source) for t in result.trials}
+        refused_in_a_row = _trailing_refusals(result.trials)
+        started = time.monotonic()
+        try:
+            while True:
+                remaining = _remaining(budget, result.evaluated, started)
+                if remaining == 0:
+                    result.stopped = "budget"
                     break
-            proposer.tell(new)
-    except KeyboardInterrupt:
-        result.stopped = "interrupted"
-        archive.finish_run(run_id, "interrupted")
-        raise
-    archive.finish_run(run_id, "finished")
-    emit(
-        SearchEvent(
-            "stopped", best=result.best, n_evaluated=len(result.trials), message=result.stopped
-        )
+                if refused_in_a_row >= MAX_REFUSED_IN_A_ROW:
+                    result.stopped = (
+                        f"{refused_in_a_row} candidates in a row broke the constraints "
+                        f"(last: {result.trials[-1].verdict.message})"
+                    )
+                    break
+                proposals = proposer.ask(
+                    self.task, list(result.trials), min(batch, remaining), seed
+                )
+                if not proposals:
+                    stop_reason = getattr(proposer, "stop_reason", None)
+                    result.stopped = stop_reason or "proposer exhausted"
+                    break
+                for p in self._fresh(proposals, seen, result):
+                    trial = self._judge(p, result)
+                    refused_in_a_row = refused_in_a_row + 1 if trial.refused else 0
+                    if _remaining(budget, result.evaluated, started) == 0:
+                        break
+        except KeyboardInterrupt:
+            result.stopped = "interrupted"
+            self.archive.finish_run(self.run_id, "interrupted")
+            raise
+        self.archive.finish_run(self.run_id, "finished")
+        self.emit(SearchEvent("stopped", None, result.best, result.evaluated, result.stopped))
+        return result
+
+    def _fresh(
+        self, proposals: list[Proposal], seen: set[str], result: SearchResult
+    ) -> list[Proposal]:
+        """The proposals that are not the same candidate as an earlier one."""
+        fresh: list[Proposal] = []
+        for p in proposals:
+            key = canonical_key(p.candidate.source)
+            if key in seen:
+                result.pruned += 1
+                self.emit(SearchEvent("pruned", n_evaluated=result.evaluated, message=p.note))
+                continue
+            seen.add(key)
+            fresh.append(p)
+        return fresh
+
+    def _judge(self, proposal: Proposal, result: SearchResult) -> Trial:
+        """Refuse the proposal, or evaluate it; archive the verdict either way."""
+        verdict = refusal(self.task, proposal.candidate, self.options)
+        if verdict is None:
+            verdict = self.judge(
+                self.task, proposal.candidate, self.options, executor=self.executor
+            )
+        self.archive.add(self.task, proposal.candidate, verdict, self.run_id)
+        candidate_id = self.archive.add_candidate(self.task, proposal.candidate)
+        trial = Trial(candidate_id, proposal.candidate, verdict, proposal.note)
+        result.trials.append(trial)
+        result.best = fastest_correct(result.trials)
+        kind = "refused" if trial.refused else "evaluated"
+        self.emit(SearchEvent(kind, trial, result.best, result.evaluated))
+        return trial
+
+
+def refusal(task: Task, candidate: Candidate, options: EvalOptions) -> Verdict | None:
+    """The verdict of a candidate that breaks ``options.constraints``; None when it complies.
+
+    Each broken clause is a violation named by its check (``constraint-forbidden-op``...) with
+    the offending line; the verdict is ``rejected`` and flagged :data:`REFUSED`.
+    """
+    if options.constraints is None:
+        return None
+    broken = tuple(options.constraints.violations(candidate.source))
+    if not broken:
+        return None
+    more = f" (+{len(broken) - 1} more)" if len(broken) > 1 else ""
+    return Verdict(
+        status=Status.REJECTED,
+        correct=False,
+        message=f"refused by the constraints: {broken[0].check}: {broken[0].reason}{more}",
+        precision=options.precision,
+        tolerance=options.precision.default_tolerance,
+        violations=broken,
+        flags=(REFUSED,),
+        task_sha256=task.sha256,
+        solution_sha256=candidate.sha256,
     )
-    return result
 
 
-def _remaining(budget: Budget, done: int, started: float) -> int:
+def _trailing_refusals(trials: list[Trial]) -> int:
+    n = 0
+    for t in reversed(trials):
+        if not t.refused:
+            break
+        n += 1
+    return n
+
+
+def _remaining(budget: Budget, evaluated: int, started: float) -> int:
     """Evaluations left (a large number when unbounded by count); 0 when a limit is reached."""
     if budget.minutes is not None and (time.monotonic() - started) / 60.0 >= budget.minutes:
         return 0
     if budget.candidates is None:
         return 10**9
-    return max(0, budget.candidates - done)
+    return max(0, budget.candidates - evaluated)

@@ -1,17 +1,52 @@
-"""The Proposer seam (Optuna's ask/tell): anything that suggests the next candidates.
+"""The one "suggest next" seam (Optuna's ask/tell), and the records of a search's history.
 
-A proposer keeps no state it can't rebuild from ``history`` (the archive's record of this run),
-so a killed search resumes by asking again. ``tell`` lets a proposer react at once (an LLM's
-feedback turn, say) but must not be the only place it learns from.
+    Suggester[Domain, Record, Suggestion].ask(domain, history, n, seed) -> suggestions
+
+Everything that suggests what to try next implements it, at two levels:
+
+    Proposer   = Suggester[Task, Trial, Proposal]     candidates for a task (templates, LLM)
+    Strategy   = Suggester[Space, Observation, int]   configs of a parameter space (BO, TPE,
+                                                      coordinate descent; ``kernelwright.tuning``)
+
+A suggester keeps no state it cannot rebuild from ``history``: ``ask`` is a function of its
+arguments (caches of pure results are allowed). Telling is recording: whoever drives the loop
+appends each result to the history it owns (the archive, a ``Tuner``, a replay), as an Optuna
+study tells its storage and its samplers re-read it. So a killed search resumes by asking again
+with the recorded history, and the same seed gives the same suggestions.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Protocol, runtime_checkable
+from typing import Protocol, TypeAlias, TypeVar, runtime_checkable
 
 from kernelwright.records import Candidate, Task, Verdict
+
+Domain = TypeVar("Domain", contravariant=True)
+Record = TypeVar("Record", contravariant=True)
+Suggestion = TypeVar("Suggestion")
+
+
+@runtime_checkable
+class Suggester(Protocol[Domain, Record, Suggestion]):
+    """Suggests what to try next in ``domain`` from what was tried there."""
+
+    @property
+    def name(self) -> str:
+        """What reports call it (``templates``, ``llm:openai:gpt-4o``, ``bo``...)."""
+        ...
+
+    def ask(self, domain: Domain, history: Sequence[Record], n: int, seed: int) -> list[Suggestion]:
+        """Up to ``n`` new suggestions; an empty list means nothing is left to suggest.
+
+        Args:
+            domain: what is searched (a task, a parameter space).
+            history: every result so far, in order.
+            n: how many suggestions (a batch for parallel evaluation).
+            seed: the run's seed; the same history and seed give the same suggestions.
+        """
+        ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -22,26 +57,50 @@ class Proposal:
     note: str = ""
 
 
+# The flag of a verdict the search wrote itself: the candidate broke the run's constraints and
+# was refused before any evaluation (it costs no evaluation of the budget).
+REFUSED = "refused before evaluation: it breaks the run's constraints"
+
+
 @dataclass(frozen=True, slots=True)
 class Trial:
-    """One evaluated candidate in a run's history."""
+    """One candidate of a run's history with its verdict (evaluated, or refused before)."""
 
     candidate_id: int
     candidate: Candidate
     verdict: Verdict
     note: str = ""
 
+    @property
+    def refused(self) -> bool:
+        """Refused by the constraints before evaluation (see :data:`REFUSED`)."""
+        return REFUSED in self.verdict.flags
 
-@runtime_checkable
-class Proposer(Protocol):
-    """Suggests candidates for a task from what has been tried."""
 
-    name: str
+Proposer: TypeAlias = Suggester[Task, Trial, Proposal]
 
-    def ask(self, task: Task, history: Sequence[Trial], n: int) -> list[Proposal]:
-        """Up to ``n`` new proposals; an empty list means the proposer has nothing left."""
-        ...
 
-    def tell(self, trials: Sequence[Trial]) -> None:
-        """Results of the latest proposals (history already contains them)."""
-        ...
+class _Judged(Protocol):
+    @property
+    def verdict(self) -> Verdict: ...
+
+
+J = TypeVar("J", bound=_Judged)
+
+
+def candidate_ms(verdict: Verdict) -> float:
+    """The candidate's median time in ms; infinity when it was not timed."""
+    stats = verdict.timing.candidate
+    return stats.median_ms if stats is not None else float("inf")
+
+
+def fastest_correct(judged: Iterable[J]) -> J | None:
+    """The correct item with the lowest candidate time (the first correct one when none was
+    timed); None when none is correct. Items are trials, archive records: anything judged."""
+    best: J | None = None
+    for item in judged:
+        if item.verdict.correct and (
+            best is None or candidate_ms(item.verdict) < candidate_ms(best.verdict)
+        ):
+            best = item
+    return best

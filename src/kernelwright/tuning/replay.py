@@ -16,8 +16,9 @@ from __future__ import annotations
 
 import json
 import math
+import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -32,11 +33,16 @@ _STALL_LIMIT = 20  # asks in a row that add nothing before the replay gives up o
 
 @dataclass(frozen=True)
 class Run:
-    """One repeat: the rows evaluated, in order, and their times (None = failed)."""
+    """One repeat: the rows evaluated, in order, and their times (None = failed).
+
+    ``seconds`` is the wall time the strategy took for the whole run (its asks; a lookup of a
+    measured time costs microseconds), so ``seconds / len(rows)`` is its time per suggestion.
+    """
 
     repeat: int
     rows: tuple[int, ...]
     times_ms: tuple[float | None, ...]
+    seconds: float = field(default=0.0, compare=False)
 
 
 @dataclass(frozen=True)
@@ -70,6 +76,12 @@ class ReplayResult:
     seed: int
     optimum_ms: float
     runs: tuple[Run, ...]
+
+    @property
+    def ms_per_suggestion(self) -> float:
+        """Mean wall time of the strategy per evaluated config, in ms (on this machine)."""
+        n = sum(len(r.rows) for r in self.runs)
+        return 1000.0 * sum(r.seconds for r in self.runs) / max(n, 1)
 
     def at(self, budget: int, measured: MeasuredSpace) -> BudgetScore:
         """Scores after the first ``budget`` evaluations of each run."""
@@ -143,8 +155,9 @@ def replay(
         )
     runs = []
     for r in range(repeats):
+        started = time.perf_counter()
         rows, times = run_once(measured, strategy, budget, repeat_seed(seed, r), batch)
-        run = Run(r, tuple(rows), tuple(times))
+        run = Run(r, tuple(rows), tuple(times), time.perf_counter() - started)
         runs.append(run)
         if on_run is not None:
             on_run(run)

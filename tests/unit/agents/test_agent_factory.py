@@ -11,11 +11,11 @@ from kernelwright.agents import (
     LLMProposer,
     ReviewGate,
     ReviewRequest,
-    load_constraints,
     make_llm_proposer,
 )
 from kernelwright.agents.skills import LibrarySkills, to_hint
 from kernelwright.agents.testing import Reply, ScriptedChatModel, ScriptedLLMServer, correct
+from kernelwright.constraints import load_constraints
 from kernelwright.errors import ConfigError
 from kernelwright.records import Candidate
 
@@ -58,7 +58,7 @@ def test_factory_with_files_seeds_and_an_injected_model(tmp_path, task, archive,
     )
     assert isinstance(proposer, LLMProposer) and proposer.evaluate_fn is None
     assert proposer.constraints.llm_calls == 9
-    proposer.ask(task, [], 1)
+    proposer.ask(task, [], 1, 0)
     system, planner = model.requests[0][0].content, model.requests[0][1].content
     assert "torch.add" in system
     assert "our GPUs are H100s" in planner and "- elementwise" in planner

@@ -7,7 +7,6 @@ import pytest
 
 from kernelwright.agents import (
     AutoReviewer,
-    Constraints,
     LLMError,
     LLMProposer,
     SkillHint,
@@ -15,9 +14,10 @@ from kernelwright.agents import (
     export_trajectories,
 )
 from kernelwright.agents.testing import ScriptedChatModel, ScriptedJudge, correct, wrong
+from kernelwright.constraints import Constraints
 from kernelwright.evaluate.options import EvalOptions
 from kernelwright.records import Status
-from kernelwright.search import Budget, Proposer, run_search
+from kernelwright.search import Budget, Suggester, run_search
 
 WRONG = wrong(5.65)
 OPTIONS = EvalOptions(device="cpu")
@@ -50,7 +50,7 @@ def search(task, proposer, archive, n, run_id="run-1", evaluate_fn=None):
 def test_propose_evaluate_feedback_repair_tune(task, archive, replies):
     script = [replies[k] for k in ("plan", "coder_wrong", "debugger_right", "tuner_faster")]
     proposer, model = make(task, archive, script)
-    assert isinstance(proposer, Proposer)
+    assert isinstance(proposer, Suggester)
     result = search(task, proposer, archive, 3)
 
     assert result.stopped == "budget"
@@ -141,7 +141,7 @@ def test_provider_failure_is_a_stopped_proposer_not_a_traceback(task, archive, r
     result = search(task, proposer, archive, 5)
     assert len(result.trials) == 1 and result.stopped == proposer.stop_reason
     assert "HTTP 503" in proposer.stop_reason
-    assert proposer.ask(task, result.trials, 1) == []
+    assert proposer.ask(task, result.trials, 1, 0) == []
 
 
 def test_a_resumed_run_reads_plan_and_spend_back(task, archive, replies):
@@ -216,7 +216,7 @@ def test_skills_reach_planner_and_the_chosen_ones_reach_the_coder(task, archive,
 def test_ask_respects_n(task, archive, replies):
     script = [replies["plan"], replies["coder_wrong"], replies["debugger_right"]]
     proposer, _ = make(task, archive, script)
-    proposals = proposer.ask(task, [], 2)
+    proposals = proposer.ask(task, [], 2, 0)
     assert len(proposals) == 2
     assert proposals[0].candidate.source != proposals[1].candidate.source
 
@@ -229,7 +229,7 @@ def test_system_prompt_teaches_format_rules_and_policy(task, archive, replies, p
     proposer, model = make(
         task, archive, [replies["plan"]], constraints=constraints, precision=Precision(precision)
     )
-    proposer.ask(task, [], 1)
+    proposer.ask(task, [], 1, 0)
     system = model.requests[0][0].content
     for rule in ("class ModelNew(nn.Module)", "try/except", "`Model`", "TRITON_INTERPRET=1"):
         assert rule in system

@@ -216,7 +216,11 @@ def test_optimize_step_reports_the_optimizers_best(mini, tmp_path, make_verdict)
         assert archive.history(run_id=run.run_id) == []  # the optimizer archives its own runs
     assert [c[0] for c in fake.calls] == ["relu", "row_sum", "scale_bias", "softmax_rows"]
     name, options, budget, out_dir = fake.calls[1]
-    assert (options.device, options.size, options.trials) == ("cpu", "small", 1)
+    assert (options.evaluation.device, options.evaluation.size, options.evaluation.trials) == (
+        "cpu",
+        "small",
+        1,
+    )
     assert (budget.candidates, budget.minutes) == (5, None)
     assert out_dir == tmp_path / "opt" / "row_sum"
     by_id = {r.task_id: r for r in run.results}

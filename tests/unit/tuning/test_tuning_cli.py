@@ -1,6 +1,7 @@
 """``kernelwright tune replay`` end to end on a tiny CSV written here."""
 
 import json
+import re
 
 from tuning_synthetic import write_space_csv
 from typer.testing import CliRunner
@@ -27,6 +28,7 @@ def test_replay_prints_scores_and_writes_the_trace(tmp_path):
     result = CliRunner().invoke(app, [*args, "--trace", str(trace)])
     assert result.exit_code == 0, result.output
     assert "score vs random" in result.output and "best / optimum" in result.output
+    assert re.search(r"time per suggestion: \d+\.\d ms", result.output)
     lines = [json.loads(line) for line in trace.read_text().splitlines()]
     assert len(lines) == 24
     assert lines[0].keys() == {"repeat", "step", "config"}

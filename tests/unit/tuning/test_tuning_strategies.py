@@ -1,6 +1,7 @@
 """Strategies: determinism under a seed, failures, batches, resumption, the registry."""
 
 import importlib
+import math
 
 import numpy as np
 import pytest
@@ -112,3 +113,60 @@ def test_equal_spaces_rebuilt_every_ask_share_the_model_cache(space_csv):
     history = [Observation(r, t) for r, t in zip(rows, times, strict=True)]
     cold = get_strategy("bo", **FAST_BO).ask(b.space, history, 2, 9)
     assert bo.ask(b.space, history, 2, 9) == cold
+
+
+def test_neighbours_move_one_parameter_of_the_fastest_config_nearest_value_first(measured):
+    space = measured.space
+    neighbours = get_strategy("neighbours")
+    start = neighbours.ask(space, [], 1, 0)  # nothing timed: the config nearest every middle
+    (row,) = start
+    fast = Observation(row, 1.0)
+    slow = next(Observation(r, 5.0) for r in range(len(space)) if r != row)
+    moves = neighbours.ask(space, [slow, fast], 10, 0)
+    best = space.config(row)
+    assert moves and len(moves) == len(set(moves)) <= len(space.params)
+    for r in moves:
+        changed = [k for k, v in space.config(r).items() if v != best[k]]
+        assert len(changed) == 1  # one parameter of the fastest config
+    first = space.params[0]
+    values = sorted(
+        first.values, key=lambda v: (abs(math.log2(v) - math.log2(best[first.name])), v)
+    )
+    moved = [
+        space.config(r)[first.name]
+        for r in moves
+        if space.config(r)[first.name] != best[first.name]
+    ]
+    if moved:  # the nearest value that gives a valid config comes first
+        valid = [
+            v
+            for v in values
+            if v != best[first.name] and space.index({**best, first.name: v}) is not None
+        ]
+        assert moved[0] == valid[0]
+
+
+def test_neighbours_stop_when_every_neighbour_was_tried(measured):
+    space = measured.space
+    neighbours = get_strategy("neighbours")
+    history = [Observation(neighbours.ask(space, [], 1, 0)[0], 1.0)]
+    for _ in range(200):
+        asked = neighbours.ask(space, history, 4, 0)
+        if not asked:
+            break
+        history += [Observation(r, 2.0) for r in asked]  # slower: the start stays the best
+    assert neighbours.ask(space, history, 4, 0) == []
+    assert len({o.row for o in history}) == len(history)
+
+
+def test_neighbours_then_bo_asks_bo_once_three_configs_ran(measured):
+    staged = get_strategy("neighbours-then-bo", **FAST_BO)
+    bo = get_strategy("bo", **FAST_BO)
+    neighbours = get_strategy("neighbours")
+    rows, times = run_once(measured, staged, 6, seed=2)
+    history = [Observation(r, t) for r, t in zip(rows, times, strict=True)]
+    timed = [o for o in history if o.time_ms is not None]
+    assert len(timed) >= 3
+    assert staged.ask(measured.space, history, 2, 2) == bo.ask(measured.space, history, 2, 2)
+    first = [Observation(rows[0], times[0] or 1.0)]
+    assert staged.ask(measured.space, first, 1, 2) == neighbours.ask(measured.space, first, 1, 2)

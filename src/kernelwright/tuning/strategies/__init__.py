@@ -2,9 +2,12 @@
 fails only when its strategy is used, with the command that installs it).
 
     random          random search without replacement (the baseline)
+    neighbours      coordinate descent from the fastest config, nearest values first
     bo              Bayesian optimisation with the GPU-aware kernel
+    neighbours-then-bo   one-parameter moves until 3 timings, then bo (optimize's default)
     bo-discovered   BO with a kernel discovered from the run's own data by LOO-CRPS
     gp-default      BO with the usual default GP (Matérn-5/2 ARD on raw parameters)
+    bo-botorch      bo with its GP carried by GPyTorch and BoTorch (a comparison)   needs botorch
     tpe             Optuna's TPE sampler                                   needs optuna
     kt-<name>       Kernel Tuner's strategy <name>, replay only           needs kernel_tuner
 
@@ -58,6 +61,10 @@ KERNEL_TUNER_STRATEGIES = (
 
 _REGISTRY: dict[str, _Entry] = {
     "random": _Entry("kernelwright.tuning.strategies.random_search"),
+    "neighbours": _Entry("kernelwright.tuning.strategies.neighbours"),
+    "neighbours-then-bo": _Entry(
+        "kernelwright.tuning.strategies.staged", {}, "scipy", "pip install scipy"
+    ),
     "bo": _Entry(
         "kernelwright.tuning.strategies.bayesopt", {"variant": "bo"}, "scipy", "pip install scipy"
     ),
@@ -72,6 +79,12 @@ _REGISTRY: dict[str, _Entry] = {
         {"variant": "gp-default"},
         "scipy",
         "pip install scipy",
+    ),
+    "bo-botorch": _Entry(
+        "kernelwright.tuning.strategies.bayesopt_botorch",
+        {},
+        "botorch",
+        "pip install botorch gpytorch",
     ),
     "tpe": _Entry(
         "kernelwright.tuning.strategies.tpe", {}, "optuna", "pip install 'kernelwright[bo]'"

@@ -1,7 +1,8 @@
 """The seams every search strategy plugs into.
 
     Observation     one evaluated config: its row in the space's table, its time or None (failed)
-    Strategy        ask(space, history, n, seed) -> rows to evaluate next  (ask/tell, Optuna's rule)
+    Strategy        ask(space, history, n, seed) -> rows to evaluate next: the search's
+                    ``Suggester`` protocol (``kernelwright.search.proposer``) over a Space
     Driver          drive(measured, budget, seed) -> rows in evaluation order (replay only: a
                     third-party loop, such as Kernel Tuner's strategies, that owns its own loop)
 
@@ -15,11 +16,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Protocol, TypeAlias
 
 import numpy as np
 import numpy.typing as npt
 
+from kernelwright.search.proposer import Suggester
 from kernelwright.tuning.space import Space
 
 if TYPE_CHECKING:
@@ -47,21 +49,8 @@ class Observation:
         return self.time_ms is None
 
 
-class Strategy(Protocol):
-    """An ask/tell search strategy."""
-
-    name: str
-
-    def ask(self, space: Space, history: Sequence[Observation], n: int, seed: int) -> list[int]:
-        """Up to ``n`` distinct rows of ``space.table`` not yet evaluated in ``history``.
-
-        Args:
-            space: the space being tuned.
-            history: every observation so far, in order (prior observations included).
-            n: how many suggestions (a batch for parallel evaluation).
-            seed: the run's seed; with the same history, the same seed gives the same rows.
-        """
-        ...
+Strategy: TypeAlias = Suggester[Space, Observation, int]
+"""Suggests rows of ``space.table`` not yet evaluated in ``history``, distinct, at most ``n``."""
 
 
 class Driver(Protocol):

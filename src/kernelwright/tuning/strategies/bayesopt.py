@@ -32,7 +32,7 @@ from kernelwright.tuning.gp.acquisition import select
 from kernelwright.tuning.gp.features import FeatureTable
 from kernelwright.tuning.gp.kernels import Base, Kernel, Product, Sum
 from kernelwright.tuning.gp.library import default_kernel, gpu_kernel
-from kernelwright.tuning.gp.model import Hypers, condition, fit
+from kernelwright.tuning.gp.model import GP, Hypers, condition, fit
 from kernelwright.tuning.initial import design_pool, latin_hypercube, maximin
 from kernelwright.tuning.space import Space
 from kernelwright.tuning.strategies.base import Observation, step_rng, unevaluated
@@ -124,7 +124,7 @@ class BayesOpt:
         kernel = self._kernel(space, table, own, priors, seed)
         hypers = self._hypers(kernel, table, own, priors)
         try:
-            gp = condition(kernel, hypers, table, rows, y, extra)
+            gp = self._condition(kernel, hypers, table, rows, y, extra)
         except np.linalg.LinAlgError:
             return out + [
                 int(r) for r in rng.choice(free, size=min(n - len(out), len(free)), replace=False)
@@ -134,17 +134,65 @@ class BayesOpt:
             cand = np.sort(rng.choice(cand, size=s.max_candidates, replace=False))
         evaluated = np.array([o.row for o in own], dtype=np.intp)
         ok = np.array([not o.failed for o in own])
-        out += select(
+        out += self._select(gp, cand, n - len(out), best, evaluated, ok)
+        return out
+
+    # -- the GP's numerical work (a subclass may hand it to another library) ----------------
+
+    def _fit(
+        self,
+        kernel: Kernel,
+        table: FeatureTable,
+        data: tuple[npt.NDArray[np.intp], FloatArray, FloatArray],
+        starts: tuple[Hypers, ...],
+        from_prior: bool,
+    ) -> Hypers:
+        """MAP hyperparameters from the prior mean (when ``from_prior``) and ``starts``."""
+        rows, y, extra = data
+        return fit(
+            kernel,
+            table,
+            rows,
+            y,
+            extra_noise=extra,
+            starts=starts,
+            max_iter=self.settings.max_iter,
+            from_prior=from_prior,
+        ).hypers
+
+    def _condition(
+        self,
+        kernel: Kernel,
+        hypers: Hypers,
+        table: FeatureTable,
+        rows: npt.NDArray[np.intp],
+        y: FloatArray,
+        extra: FloatArray,
+    ) -> GP:
+        """The posterior at fixed hyperparameters."""
+        return condition(kernel, hypers, table, rows, y, extra)
+
+    def _select(
+        self,
+        gp: GP,
+        cand: npt.NDArray[np.intp],
+        q: int,
+        best: float,
+        evaluated: npt.NDArray[np.intp],
+        ok: npt.NDArray[np.bool_],
+    ) -> list[int]:
+        """q candidate rows by the acquisition."""
+        s = self.settings
+        return select(
             gp,
             cand,
-            n - len(out),
+            q,
             best=best,
             evaluated=evaluated,
             ok=ok,
             use_feasibility=s.feasibility,
             kind=s.acquisition,
         )
-        return out
 
     def _initial(
         self,
@@ -256,17 +304,8 @@ class BayesOpt:
             if cached is None:
                 rows, y, extra, _ = data
                 starts = () if previous is None else (previous,)
-                gp = fit(
-                    kernel,
-                    table,
-                    rows,
-                    y,
-                    extra_noise=extra,
-                    starts=starts,
-                    max_iter=self.settings.max_iter,
-                    from_prior=i % 4 == 0,  # restart from the prior now and then (local optima)
-                )
-                cached = gp.hypers
+                # restart from the prior now and then (local optima)
+                cached = self._fit(kernel, table, (rows, y, extra), starts, i % 4 == 0)
                 self._memo[key] = cached
             assert isinstance(cached, Hypers)
             previous = result = cached
@@ -274,9 +313,7 @@ class BayesOpt:
             data = self._training_data(own, priors)
             assert data is not None, "the caller checked there are >= 2 successes"
             rows, y, extra, _ = data
-            result = fit(
-                kernel, table, rows, y, extra_noise=extra, max_iter=self.settings.max_iter
-            ).hypers
+            result = self._fit(kernel, table, (rows, y, extra), (), True)
         return result
 
     def _kernel(

@@ -2,8 +2,9 @@
 
     stage 1  structure: the ranked designs (skill and variant per fusion group), best first,
              each with the skills' default parameters for the task's shapes
-    stage 2  tuning: the best correct structure's parameters, searched by the tuning stage's
-             Bayesian optimisation when available, else by ranked enumeration
+    stage 2  tuning: the best correct structure's parameters, as a tuning ``Space``
+             (``search.tunable``) searched by a tuning strategy (``kernelwright.tuning``:
+             ``neighbours-then-bo`` by default, ``neighbours`` when SciPy is missing)
 
 It implements the Proposer protocol and keeps no state the history cannot rebuild: which designs
 were tried is read back from each trial's ``Candidate.design``/``params``, so a resumed run picks
@@ -18,8 +19,10 @@ from dataclasses import dataclass, field
 from kernelwright.design.choices import Design, design_from_json
 from kernelwright.design.kernel.common import DesignError
 from kernelwright.records import Candidate, Task
-from kernelwright.search.proposer import Proposal, Trial
-from kernelwright.search.strategies.params import ParamSearch, Tried, params_key
+from kernelwright.search.proposer import Proposal, Trial, fastest_correct
+from kernelwright.search.tunable import DesignSpace, Prior, Tried, params_key
+from kernelwright.skills.library import SkillLibrary
+from kernelwright.tuning.strategies.base import Strategy
 
 
 @dataclass
@@ -29,24 +32,32 @@ class TemplateProposer:
     Attributes:
         designs: stage-1 designs, most promising first.
         render: turns a design into ModelNew source (raises DesignError when it cannot).
-        search: the stage-2 parameter search.
-        structures: how many stage-1 designs to evaluate before tuning.
+        library: the skills, whose ``tune = true`` parameters stage 2 searches.
+        tuning: the stage-2 strategy.
+        prior: the archive's measurements of a design's skills on other tasks (warm start).
+        structures: how many stage-1 designs to evaluate before tuning (refused ones excluded).
         skipped: designs the templates could not render, with the reason.
     """
 
     designs: list[Design]
     render: Callable[[Design], str]
-    search: ParamSearch
+    library: SkillLibrary
+    tuning: Strategy
+    prior: Prior | None = None
     structures: int = 4
     name: str = "templates"
     skipped: list[tuple[str, str]] = field(default_factory=list)
 
-    def ask(self, task: Task, history: Sequence[Trial], n: int) -> list[Proposal]:
-        tried = _tried(history)
+    def ask(self, task: Task, history: Sequence[Trial], n: int, seed: int) -> list[Proposal]:
+        """Untried structures first, then tuning suggestions around the best correct one."""
+        ours = [t for t in history if _is_template(t)]
+        tried = _tried(ours)
         seen = {params_key(d) for d, _ in tried}
-        structure_trials = [d for d, _ in tried if d.stage == "structure"]
+        evaluated = [t for t in ours if not t.refused]
+        structure_trials = [t for t in evaluated if t.candidate.design.get("stage") == "structure"]
         proposals: list[Proposal] = []
-        best = _best(history)
+        best_trial = fastest_correct(ours)
+        best = _design(best_trial) if best_trial is not None else None
         if len(structure_trials) < self.structures or best is None:
             for i, d in enumerate(self.designs):
                 if params_key(d) in seen:
@@ -60,10 +71,10 @@ class TemplateProposer:
             if proposals or best is None:
                 return proposals
         assert best is not None
-        for d in self.search.suggest(best, tried, n * 3):
+        for d in self._tune(best, tried, n * 3, seed):
             if params_key(d) in seen:
                 continue
-            p = self._proposal(d, f"tuning ({self.search.name}): {_params_summary(d, best)}")
+            p = self._proposal(d, f"tuning ({self.tuning.name}): {_params_summary(d, best)}")
             if p is not None:
                 proposals.append(p)
                 seen.add(params_key(d))
@@ -71,8 +82,13 @@ class TemplateProposer:
                 break
         return proposals
 
-    def tell(self, trials: Sequence[Trial]) -> None:
-        """Nothing to keep: the next ``ask`` reads the history."""
+    def _tune(self, base: Design, tried: Sequence[Tried], n: int, seed: int) -> list[Design]:
+        """The tuning strategy's next ``n`` for ``base``'s structure."""
+        space = DesignSpace.of(base, self.library)
+        if not space.names:
+            return []
+        history = space.observations(tried, self.prior)
+        return [space.design(row) for row in self.tuning.ask(space.space, history, n, seed)]
 
     def _proposal(self, design: Design, note: str) -> Proposal | None:
         try:
@@ -92,31 +108,20 @@ class TemplateProposer:
         return Proposal(candidate, note)
 
 
+def _is_template(t: Trial) -> bool:
+    return t.candidate.origin == "template" and bool(t.candidate.design.get("groups"))
+
+
+def _design(t: Trial) -> Design:
+    return design_from_json(t.candidate.design, t.candidate.params)
+
+
 def _tried(history: Sequence[Trial]) -> list[Tried]:
     out: list[Tried] = []
     for t in history:
-        if t.candidate.origin != "template" or not t.candidate.design.get("groups"):
-            continue
-        d = design_from_json(t.candidate.design, t.candidate.params)
         timing = t.verdict.timing.candidate
-        out.append((d, timing.median_ms if t.verdict.correct and timing is not None else None))
+        out.append((_design(t), timing.median_ms if t.verdict.correct and timing else None))
     return out
-
-
-def _best(history: Sequence[Trial]) -> Design | None:
-    best: tuple[float, Design] | None = None
-    for t in history:
-        if (
-            t.candidate.origin != "template"
-            or not t.verdict.correct
-            or not t.candidate.design.get("groups")
-        ):
-            continue
-        timing = t.verdict.timing.candidate
-        ms = timing.median_ms if timing is not None else float("inf")
-        if best is None or ms < best[0]:
-            best = (ms, design_from_json(t.candidate.design, t.candidate.params))
-    return best[1] if best else None
 
 
 def _summary(d: Design) -> str:

@@ -11,16 +11,16 @@ import pytest
 from kernelwright.archive import Archive
 from kernelwright.design.choices import design_from_json
 from kernelwright.design.plan import plan_task
+from kernelwright.errors import ConfigError
+from kernelwright.evaluate import EvalOptions
+from kernelwright.optimize import tuning_strategy
 from kernelwright.records import Candidate, Status, Timing, TimingStats, Verdict
 from kernelwright.search import Budget, run_search
-from kernelwright.search.strategies import (
-    NeighbourSearch,
-    TemplateProposer,
-    TunerSearch,
-    make_param_search,
-)
-from kernelwright.search.strategies.params import LOCAL_FIRST, params_key
+from kernelwright.search.templates import TemplateProposer
+from kernelwright.search.tunable import DesignSpace, params_key
 from kernelwright.task import load_task
+from kernelwright.tuning.strategies import get_strategy
+from kernelwright.tuning.strategies.staged import LOCAL_FIRST
 
 TASK = """
 import torch
@@ -64,18 +64,22 @@ def test_designs_rank_one_pass_first_with_reasons(plan) -> None:  # type: ignore
     assert {"column-onepass", "split-reduction"} <= skipped
 
 
+def neighbours_proposer(plan) -> TemplateProposer:  # type: ignore[no-untyped-def]
+    return TemplateProposer(
+        plan.designs, plan.render, plan.library, get_strategy("neighbours"), structures=2
+    )
+
+
 def test_stage_one_then_tuning_without_repeats(plan, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     archive = Archive(tmp_path / "a.sqlite")
-    proposer = TemplateProposer(
-        plan.designs, plan.render, NeighbourSearch(plan.library), structures=2
-    )
+    options = EvalOptions(device="cpu")
     result = run_search(
         plan.task,
-        proposer,
-        None,
+        neighbours_proposer(plan),
+        options,
         archive,
         Budget(candidates=6),
-        "run-1",  # type: ignore[arg-type]
+        "run-1",
         evaluate_fn=fake_judge,
     )
     stages = [t.candidate.design["stage"] for t in result.trials]
@@ -88,16 +92,13 @@ def test_stage_one_then_tuning_without_repeats(plan, tmp_path: Path) -> None:  #
     best = design_from_json(result.best.candidate.design, result.best.candidate.params)  # type: ignore[union-attr]
     assert best.choices[0].skill == "row-onepass"
     # resume: the same run id continues where it stopped and never repeats a candidate
-    proposer2 = TemplateProposer(
-        plan.designs, plan.render, NeighbourSearch(plan.library), structures=2
-    )
     again = run_search(
         plan.task,
-        proposer2,
-        None,
+        neighbours_proposer(plan),
+        options,
         archive,
         Budget(candidates=9),
-        "run-1",  # type: ignore[arg-type]
+        "run-1",
         evaluate_fn=fake_judge,
     )
     assert len(again.trials) == 9 and again.pruned == 0
@@ -105,17 +106,49 @@ def test_stage_one_then_tuning_without_repeats(plan, tmp_path: Path) -> None:  #
     assert len(set(sources)) == 9
 
 
-def test_bayesian_tuner_is_used_when_the_tuning_stage_imports(plan) -> None:  # type: ignore[no-untyped-def]
-    pytest.importorskip("scipy")
-    search = make_param_search(plan.library, seed=1)
-    assert isinstance(search, TunerSearch)
+def suggest(strategy, plan, base, tried, n):  # type: ignore[no-untyped-def]
+    """What the proposer's stage 2 asks the strategy, as designs."""
+    space = DesignSpace.of(base, plan.library)
+    history = space.observations(tried, None)
+    return [space.design(r) for r in strategy.ask(space.space, history, n, 1)]
+
+
+def test_the_design_space_is_the_skills_tunable_parameters(plan) -> None:  # type: ignore[no-untyped-def]
     base = plan.designs[0]
-    suggestions = search.suggest(base, [(base, 1.0)], 3)
-    assert 1 <= len(suggestions) <= 3
-    for d in suggestions:
+    space = DesignSpace.of(base, plan.library)
+    skill = plan.library.get(base.choices[0].skill)
+    tuned = {p.name for p in skill.params if p.tune}
+    assert {pname for _, pname, _ in space.names} == tuned and tuned
+    assert space.space.index(space.config(base)) is not None  # the default is in the space
+    assert space.design(space.space.index(space.config(base))).params_json() == base.params_json()
+
+
+def test_auto_tuning_is_neighbours_then_bo_and_neighbours_without_scipy(plan, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    pytest.importorskip("scipy")
+    assert tuning_strategy("auto").name == "neighbours-then-bo"
+    base = plan.designs[0]
+    for d in suggest(tuning_strategy("auto"), plan, base, [(base, 1.0)], 3):
         assert d.structure_key() == base.structure_key() and d.stage == "tuning"
         plan.render(d)  # every suggestion renders
-    assert make_param_search(plan.library, prefer="neighbours").name == "neighbours"
+    import kernelwright.tuning.strategies as registry
+
+    real = registry.get_strategy
+
+    def no_scipy(name, **options):  # type: ignore[no-untyped-def]
+        if name != "neighbours":
+            raise ConfigError("strategy needs 'scipy'")
+        return real(name, **options)
+
+    monkeypatch.setattr(registry, "get_strategy", no_scipy)
+    assert tuning_strategy("auto").name == "neighbours"
+    with pytest.raises(ConfigError, match="scipy"):
+        tuning_strategy("bo")
+
+
+def test_replay_only_strategies_cannot_tune_optimize() -> None:
+    pytest.importorskip("kernel_tuner")
+    with pytest.raises(ConfigError, match="replay only"):
+        tuning_strategy("kt-pso")
 
 
 def test_the_tuner_moves_one_parameter_from_the_default_before_optimising(plan) -> None:  # type: ignore[no-untyped-def]
@@ -124,23 +157,23 @@ def test_the_tuner_moves_one_parameter_from_the_default_before_optimising(plan) 
     optimiser's first asks were 1.9x slower than the default in geometric mean); from
     ``LOCAL_FIRST`` timings on, Bayesian optimisation proposes."""
     pytest.importorskip("scipy")
-    search = make_param_search(plan.library, seed=1)
+    staged = get_strategy("neighbours-then-bo")
+    neighbours = get_strategy("neighbours")
     base = plan.designs[0]
-    neighbours = NeighbourSearch(plan.library)
-    first = search.suggest(base, [(base, 1.0)], 1)
+    first = suggest(staged, plan, base, [(base, 1.0)], 1)
     assert [params_key(d) for d in first] == [
-        params_key(d) for d in neighbours.suggest(base, [(base, 1.0)], 1)
+        params_key(d) for d in suggest(neighbours, plan, base, [(base, 1.0)], 1)
     ]
     changed = {k for k, v in first[0].params_json().items() if base.params_json().get(k) != v}
     assert len(changed) == 1
     # asked for more than the local phase has left: neighbours first, then the optimiser's
-    many = search.suggest(base, [(base, 1.0)], LOCAL_FIRST + 2)
+    many = suggest(staged, plan, base, [(base, 1.0)], LOCAL_FIRST + 2)
     keys = [params_key(d) for d in many]
-    assert len(set(keys)) == len(keys)
+    assert len(set(keys)) == len(keys) == LOCAL_FIRST + 2
     assert keys[: LOCAL_FIRST - 1] == [
-        params_key(d) for d in neighbours.suggest(base, [(base, 1.0)], LOCAL_FIRST - 1)
+        params_key(d) for d in suggest(neighbours, plan, base, [(base, 1.0)], LOCAL_FIRST - 1)
     ]
     # enough timings: the optimiser alone (its asks are not the neighbour order)
     tried = [(base, 1.0), *((d, 1.0 + i) for i, d in enumerate(many[:LOCAL_FIRST]))]
-    later = search.suggest(base, tried, 2)
+    later = suggest(staged, plan, base, tried, 2)
     assert later and all(params_key(d) not in {params_key(x) for x, _ in tried} for d in later)

@@ -1,4 +1,4 @@
-"""The AST rules behind :class:`kernelwright.agents.constraints.Constraints`.
+"""The AST rules behind :class:`kernelwright.constraints.Constraints`: one function per clause.
 
 Names are resolved through the file's imports, so ``import torch.nn.functional as F`` then
 ``F.scaled_dot_product_attention`` and ``from torch import matmul as mm`` then ``mm`` both
@@ -11,7 +11,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterable, Sequence
 
-from kernelwright.records import Violation
+from kernelwright.records import Precision, Violation
 
 BACKENDS: tuple[str, ...] = ("triton", "cuda")
 _CONVENTIONAL = {
@@ -199,6 +199,73 @@ def _params(args: ast.arguments) -> list[str]:
     if args.kwarg:
         names.append("**" + args.kwarg.arg)
     return names
+
+
+# What lowers float32 math: half storage everywhere but under bf16, TF32 matrix units under fp32.
+_HALF_TYPES = frozenset(
+    {
+        "torch.float16",
+        "torch.half",
+        "torch.bfloat16",
+        "triton.language.float16",
+        "triton.language.bfloat16",
+    }
+)
+_HALF_METHODS = frozenset({"half", "bfloat16"})
+_FP32_DOT = frozenset({"ieee", "tf32x3"})  # tf32x3: three TF32 passes, more accurate than fp32 FMA
+
+
+def precision_violations(tree: ast.Module, policy: Precision) -> list[Violation]:
+    """Constructs that compute below ``policy``: casts to half types (under fp32 and tf32), and
+    under fp32 TF32 matrix units (``tl.dot`` without an fp32 ``input_precision``, TF32 switched
+    on). Values not written as literals are left to the harness's tolerance and guard."""
+    if policy is Precision.BF16:
+        return []
+    aliases = import_aliases(tree)
+    reasons: list[str] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            reasons += _call_precision(node, aliases, policy)
+        elif policy is Precision.FP32 and isinstance(node, ast.Assign):
+            for target in node.targets:
+                name = dotted(target, aliases) or ""
+                on = isinstance(node.value, ast.Constant) and node.value.value is True
+                if name.endswith("allow_tf32") and on:
+                    reasons.append(f"line {node.lineno}: switches TF32 on ({name} = True)")
+    return [
+        Violation("constraint-precision", f"{r}, which precision = {policy.value!r} forbids")
+        for r in dict.fromkeys(reasons)
+    ]
+
+
+def _call_precision(node: ast.Call, aliases: dict[str, str], policy: Precision) -> list[str]:
+    func = node.func
+    line = node.lineno
+    if isinstance(func, ast.Attribute) and func.attr in _HALF_METHODS and not node.args:
+        return [f"line {line}: casts to half precision (.{func.attr}())"]
+    if isinstance(func, ast.Attribute) and func.attr == "to":
+        for arg in [*node.args, *(k.value for k in node.keywords)]:
+            name = dotted(arg, aliases)
+            if name in _HALF_TYPES:
+                return [f"line {line}: casts to {name}"]
+    if policy is not Precision.FP32:
+        return []
+    name = dotted(func, aliases)
+    kwargs = {k.arg: k.value for k in node.keywords if k.arg}
+    if name == "triton.language.dot":
+        given = kwargs.get("input_precision")
+        allow = kwargs.get("allow_tf32")
+        if given is None and allow is None:
+            return [f'line {line}: tl.dot without input_precision="ieee" uses TF32 on GPUs']
+        if isinstance(given, ast.Constant) and given.value not in _FP32_DOT:
+            return [f"line {line}: tl.dot(input_precision={given.value!r}) uses TF32"]
+        if isinstance(allow, ast.Constant) and allow.value is True:
+            return [f"line {line}: tl.dot(allow_tf32=True) uses TF32"]
+    if name == "torch.set_float32_matmul_precision" and node.args:
+        level = node.args[0]
+        if isinstance(level, ast.Constant) and level.value != "highest":
+            return [f"line {line}: set_float32_matmul_precision({level.value!r}) allows TF32"]
+    return []
 
 
 def _jit_functions(tree: ast.Module) -> list[ast.FunctionDef]:

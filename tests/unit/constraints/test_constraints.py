@@ -2,7 +2,7 @@ import textwrap
 
 import pytest
 
-from kernelwright.agents.constraints import Constraints, load_constraints
+from kernelwright.constraints import Constraints, load_constraints
 from kernelwright.errors import ConfigError
 from kernelwright.evaluate.options import EvalOptions, SourceConstraints
 from kernelwright.records import Precision
@@ -89,11 +89,53 @@ def test_backend_and_signature_violations(constraints):
 
 
 def test_apply_and_limit(constraints):
-    options = constraints.apply(EvalOptions(device="cpu"))
+    options = constraints.apply(EvalOptions(device="cpu", precision=Precision.TF32))
     assert options.constraints is constraints and options.precision is Precision.TF32
     assert constraints.limit(Budget(candidates=20, minutes=None)) == Budget(10, 5.5)
     assert Constraints().limit(Budget(3, 1.0)) == Budget(3, 1.0)
     assert Constraints().apply(EvalOptions(precision=Precision.BF16)).precision is Precision.BF16
+
+
+def test_a_conflicting_precision_is_an_error_never_a_silent_change(constraints):
+    with pytest.raises(ConfigError, match=r"require precision = 'tf32'.*policy is fp32"):
+        constraints.apply(EvalOptions(precision=Precision.FP32))
+
+
+@pytest.mark.parametrize(
+    ("policy", "snippet", "refused"),
+    [
+        (Precision.FP32, "z = tl.dot(a, b)", True),
+        (Precision.FP32, 'z = tl.dot(a, b, input_precision="tf32")', True),
+        (Precision.FP32, 'z = tl.dot(a, b, input_precision="ieee")', False),
+        (Precision.FP32, 'z = tl.dot(a, b, input_precision="tf32x3")', False),
+        # an input_precision that is not a literal is left to the harness
+        (Precision.FP32, "z = tl.dot(a, b, input_precision=PRECISION)", False),
+        (Precision.FP32, "torch.backends.cuda.matmul.allow_tf32 = True", True),
+        (Precision.FP32, 'torch.set_float32_matmul_precision("high")', True),
+        (Precision.FP32, "y = x.half()", True),
+        (Precision.FP32, "y = x.to(torch.bfloat16)", True),
+        (Precision.TF32, "z = tl.dot(a, b)", False),
+        (Precision.TF32, "y = x.to(dtype=torch.float16)", True),
+        (Precision.BF16, "y = x.to(torch.bfloat16)", False),
+        (Precision.FP32, "y = x.to(torch.float32)", False),
+    ],
+)
+def test_precision_clause_refuses_lower_precision_in_the_source(policy, snippet, refused):
+    source = HONEST.replace("        return x\n", "        return x\n\n\n" + snippet + "\n")
+    found = Constraints(precision=policy).violations(source)
+    assert bool(found) is refused
+    if refused:
+        assert [v.check for v in found] == ["constraint-precision"]
+        assert f"precision = '{policy.value}' forbids" in found[0].reason
+
+
+def test_fingerprint_changes_with_what_is_accepted_only(constraints):
+    import dataclasses
+
+    looser = dataclasses.replace(constraints, forbidden_ops=())
+    cheaper = dataclasses.replace(constraints, candidates=3)
+    assert constraints.fingerprint != looser.fingerprint
+    assert constraints.fingerprint == cheaper.fingerprint
 
 
 @pytest.mark.parametrize(

@@ -1,0 +1,135 @@
+"""A structure's tunable parameters as a tuning ``Space``, so any tuning strategy can search them.
+
+    DesignSpace.of(base, library)      the product of the skills' ``tune = true`` parameters of
+                                       every group (current values included), restricted by the
+                                       skills' constraints; parameters are named ``g<group>_<NAME>``
+    .observations(tried, prior)        the structure's trials (and the archive's measurements of
+                                       the same skills elsewhere) as the strategy's history
+    .design(row)                       a suggestion back as a Design (stage "tuning")
+
+The space is rebuilt from the design on every ask; equal spaces have equal fingerprints, so a
+strategy's caches of model fits survive the rebuild.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+
+from kernelwright.design.choices import Design, GroupChoice
+from kernelwright.skills.library import SkillLibrary
+from kernelwright.tuning.space import Kind, Param, Space
+from kernelwright.tuning.strategies.base import Observation
+
+Tried = tuple[Design, float | None]  # a design and its time (None: failed or refused)
+Prior = Callable[[Design], Sequence[tuple[Mapping[str, int], float, str]]]
+_NAME = re.compile(r"[A-Za-z_][A-Za-z_0-9]*")
+
+
+def tunable(library: SkillLibrary, choice: GroupChoice) -> list[tuple[str, tuple[int, ...]]]:
+    """(name, values) of the parameters stage 2 searches for one group (current value included)."""
+    skill = library.get(choice.skill)
+    found = []
+    for p in skill.params:
+        if not p.tune:
+            continue
+        values = set(p.values)
+        if p.name in choice.params:
+            values.add(int(choice.params[p.name]))
+        found.append((p.name, tuple(sorted(values))))
+    return found
+
+
+def params_key(design: Design) -> str:
+    """Structure and parameters: identifies a candidate before rendering."""
+    return (
+        design.structure_key()
+        + "#"
+        + ",".join(f"{k}={v}" for k, v in sorted(design.params_json().items()))
+    )
+
+
+@dataclass(frozen=True)
+class DesignSpace:
+    """The tunable parameters of ``base``'s structure (see the module docstring).
+
+    Attributes:
+        base: the design whose structure is tuned.
+        space: the tuning space (empty ``params`` when nothing is tunable).
+        names: (choice index, the skill's parameter name, the space's name) per parameter.
+    """
+
+    base: Design
+    space: Space
+    names: tuple[tuple[int, str, str], ...]
+
+    @classmethod
+    def of(cls, base: Design, library: SkillLibrary) -> DesignSpace:
+        """The space of ``base``'s structure; its skills' constraints become restrictions."""
+        names: list[tuple[int, str, str]] = []
+        params: list[Param] = []
+        restrictions: list[str] = []
+        for idx, choice in enumerate(base.choices):
+            skill = library.get(choice.skill)
+            mine: dict[str, str] = {}
+            for name, values in tunable(library, choice):
+                sname = f"g{choice.group}_{name}"
+                mine[name] = sname
+                names.append((idx, name, sname))
+                pow2 = all(v > 0 and v & (v - 1) == 0 for v in values)
+                kind = Kind.POW2 if pow2 and len(values) > 2 else Kind.INT
+                params.append(Param(sname, values, kind, log=not pow2))
+            fixed = {k: str(int(v)) for k, v in choice.params.items() if k not in mine}
+            for c in skill.constraints:
+                used = set(_NAME.findall(c))
+                if used & set(mine) and used <= set(mine) | set(fixed):
+                    # a parameter the stage does not tune keeps its value: a constant here
+                    restrictions.append(_rename(c, {**mine, **fixed}))
+        return cls(base, Space(tuple(params), tuple(restrictions)), tuple(names))
+
+    def config(self, design: Design) -> dict[str, int] | None:
+        """``design``'s values of the tuned parameters; None for another structure."""
+        if design.structure_key() != self.base.structure_key():
+            return None
+        cfg: dict[str, int] = {}
+        for idx, pname, sname in self.names:
+            if idx < len(design.choices) and pname in design.choices[idx].params:
+                cfg[sname] = int(design.choices[idx].params[pname])
+        return cfg
+
+    def observations(self, tried: Sequence[Tried], prior: Prior | None) -> list[Observation]:
+        """The strategy's history: the archive's measurements of the same skills on other tasks
+        (labelled by source, in the order found), then this structure's trials in order."""
+        history: list[Observation] = []
+        by_source: dict[str, list[tuple[Mapping[str, int], float]]] = {}
+        for values, prior_ms, source in prior(self.base) if prior else ():
+            by_source.setdefault(source, []).append((values, prior_ms))
+        for source, rows in by_source.items():
+            for values, prior_ms in rows:
+                found = self.space.index(values)
+                if found is not None:
+                    ok = prior_ms is not None and math.isfinite(prior_ms) and prior_ms > 0
+                    time_ms = float(prior_ms) if ok else None
+                    history.append(Observation(found, time_ms, f"archive:{source}"))
+        for design, ms in tried:
+            config = self.config(design)
+            row = self.space.index(config) if config is not None else None
+            if row is not None:
+                history.append(Observation(row, ms))
+        return history
+
+    def design(self, row: int) -> Design:
+        """The design with ``base``'s structure and the values of ``row``."""
+        cfg = self.space.config(row)
+        choices = list(self.base.choices)
+        for idx, pname, sname in self.names:
+            old = choices[idx]
+            choices[idx] = old.with_params({**old.params, pname: int(cfg[sname])})
+        return Design(tuple(choices), stage="tuning")
+
+
+def _rename(expr: str, names: Mapping[str, str]) -> str:
+    """Replace each parameter name in a constraint by its name in the tuner's space."""
+    return _NAME.sub(lambda m: names.get(m.group(0), m.group(0)), expr)
