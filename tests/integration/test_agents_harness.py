@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from agent_doubles import Fail, Reply, ScriptedLLMServer
 from kernelwright.agents import Constraints, LLMSettings, RetryPolicy, make_llm_proposer
-from kernelwright.agents.testing import Fail, Reply, ScriptedLLMServer
 from kernelwright.archive import Archive
 from kernelwright.evaluate.options import EvalOptions
 from kernelwright.records import Status

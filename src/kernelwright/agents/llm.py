@@ -5,7 +5,7 @@
 Providers (``openai_chat``, ``anthropic_chat``) translate their SDK's exceptions into
 :class:`LLMError` with ``retryable`` set for rate limits, server errors, timeouts and malformed
 replies; :class:`kernelwright.agents.retry.RetryingModel` retries those with bounded backoff.
-The scripted fakes in :mod:`kernelwright.agents.testing` implement the same protocol.
+The scripted fakes of the test suite (``tests/agent_doubles``) implement the same protocol.
 """
 
 from __future__ import annotations

@@ -5,6 +5,7 @@ import json
 
 import pytest
 
+from agent_doubles import ScriptedChatModel, ScriptedJudge, correct, wrong
 from kernelwright.agents import (
     AutoReviewer,
     Constraints,
@@ -14,7 +15,6 @@ from kernelwright.agents import (
     StaticSkills,
     export_trajectories,
 )
-from kernelwright.agents.testing import ScriptedChatModel, ScriptedJudge, correct, wrong
 from kernelwright.evaluate.options import EvalOptions
 from kernelwright.records import Status
 from kernelwright.search import Budget, Proposer, run_search
