@@ -75,11 +75,27 @@ def parse_precision(value: str) -> Precision:
         raise ConfigError(f"--precision {value!r} is not one of {choices}") from None
 
 
-def archive_path(path: Path | None) -> Path:
-    """The archive to use: ``--archive`` or the default under the kernelwright home."""
+def archive_path(path: Path | None, must_exist: bool = False) -> Path:
+    """The archive to use: ``--archive`` or the default under the kernelwright home.
+
+    A mistyped ``--archive`` must not silently start a new, empty archive: its folder has to
+    exist, and for commands that only read (``must_exist``) the file too.
+
+    Raises:
+        ConfigError: the path's folder (or, with ``must_exist``, the file) does not exist.
+    """
     from kernelwright.paths import default_archive_path
 
-    return path if path is not None else default_archive_path()
+    if path is None:
+        return default_archive_path()
+    if not path.parent.is_dir():
+        raise ConfigError(
+            f"--archive {path}: the folder {path.parent} does not exist; "
+            "create it first, or check the path"
+        )
+    if must_exist and not path.is_file():
+        raise ConfigError(f"--archive {path}: no such archive; check the path")
+    return path
 
 
 @contextmanager

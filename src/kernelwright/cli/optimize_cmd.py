@@ -324,7 +324,7 @@ def skills_stats(
     from kernelwright.archive import Archive
     from kernelwright.skills.stats import skill_stats
 
-    with Archive(archive_path(archive)) as store:
+    with Archive(archive_path(archive, must_exist=True)) as store:
         stats = skill_stats(store)
     if not stats:
         out.print("no template candidates in the archive yet; run `kernelwright optimize TASK`")
