@@ -68,6 +68,7 @@ def eval_command(
     from kernelwright.archive import Archive
     from kernelwright.cli.render import verdict_panel
     from kernelwright.evaluate import EvalOptions, evaluate
+    from kernelwright.task import task_id
 
     options = EvalOptions(
         device=device,
@@ -97,7 +98,7 @@ def eval_command(
             json_path.write_text(json.dumps(data, indent=2))
         if not quiet or verdict.status.value != "correct":
             (err if json_path is not None and quiet else out).print(
-                verdict_panel(verdict, f"{task.name} ← {solution.name}")
+                verdict_panel(verdict, f"{task_id(task)} ← {solution.name}")
             )
     if not verdict.correct:
         raise typer.Exit(EXIT_FAILED)
