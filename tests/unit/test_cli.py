@@ -135,3 +135,24 @@ def test_reading_a_missing_archive_is_refused(tmp_path):
         result = invoke(*command, "--archive", tmp_path / "typo.sqlite")
         assert result.exit_code == 2 and "no such archive" in result.output
     assert not (tmp_path / "typo.sqlite").exists()
+
+
+@pytest.mark.slow
+def test_a_task_py_is_named_after_its_folder_in_the_verdict_and_the_archive(fixtures, tmp_path):
+    folder = tmp_path / "softmax"
+    folder.mkdir()
+    (folder / "task.py").write_text((fixtures / "tasks/softmax_rows.py").read_text())
+    archive = tmp_path / "a.sqlite"
+    result = invoke(
+        "eval",
+        folder / "task.py",
+        fixtures / "solutions/softmax_rows__syntax.py",
+        "--device",
+        "cpu",
+        "--archive",
+        archive,
+    )
+    assert result.exit_code == 1
+    assert "softmax ← softmax_rows__syntax.py" in result.output
+    listing = invoke("archive", "list", "--archive", archive, "--task", "softmax")
+    assert listing.exit_code == 0 and "│ softmax " in listing.output
