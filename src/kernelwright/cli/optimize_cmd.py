@@ -103,7 +103,13 @@ def optimize_command(
     """
     from kernelwright.archive import Archive
     from kernelwright.errors import ConfigError
-    from kernelwright.optimize import LLMConfig, OptimizeOptions, optimize_task, summarise
+    from kernelwright.optimize import (
+        LLMConfig,
+        OptimizeInterrupted,
+        OptimizeOptions,
+        optimize_task,
+        summarise,
+    )
     from kernelwright.search.controller import Budget
 
     if tuner not in ("auto", "bo", "neighbours"):
@@ -156,6 +162,15 @@ def optimize_command(
                 on_event=display.event,
                 on_phase=display.phase,
             )
+    except OptimizeInterrupted as stop:
+        done = stop.result
+        kept = f"; best.py and report.md so far in {done.out_dir}" if done.out_dir else ""
+        err.print(
+            f"[yellow]interrupted[/] after {len(done.trials)} candidate(s) (run {done.run_id}, "
+            f"kept in the archive{kept}); rerun the same command to continue",
+            soft_wrap=True,
+        )
+        raise typer.Exit(130) from None
     finally:
         store.close()
     summary = summarise(result)
