@@ -20,7 +20,7 @@ from kernelwright.bench.metrics import (
     summarise,
 )
 from kernelwright.bench.results import BenchItem, BenchResult, Outcome
-from kernelwright.bench.runner import BenchEvent, BenchRun, run_bench
+from kernelwright.bench.runner import BenchEvent, BenchRun, Shard, run_bench
 from kernelwright.bench.steps import EvaluateStep, OptimizeStep, StepOutcome, TaskStep
 from kernelwright.bench.suite import discover_tasks, pair_solutions, plan
 
@@ -34,6 +34,7 @@ __all__ = [
     "OptimizeStep",
     "Outcome",
     "SUMMARY_KEYS",
+    "Shard",
     "StepOutcome",
     "TaskStep",
     "bench_document",

@@ -3,7 +3,7 @@
     {
       "format": "kernelwright-bench/1",
       "run":      {run_id, step, device, size, precision, representative, options,
-                   started_at, finished_at, resumed, counts, n_correct, versions},
+                   started_at, finished_at, resumed, not_run, counts, n_correct, versions},
       "summary":  {exactly kernelwright.bench.metrics.SUMMARY_KEYS},
       "families": {family: {the same keys}},
       "tasks":    [BenchResult.to_dict(), ...]
@@ -43,6 +43,7 @@ def bench_document(run: BenchRun) -> dict[str, Any]:
             "started_at": run.started_at,
             "finished_at": run.finished_at,
             "resumed": run.resumed,
+            "not_run": list(run.not_run),
             "n_correct": sum(1 for r in results if r.correct),
             "counts": run.counts(),
             "versions": _versions(results),

@@ -11,6 +11,7 @@ from typing import Annotated, Any, TypeVar
 
 import typer
 from rich.console import Console
+from typer.core import TyperGroup
 
 from kernelwright.errors import ConfigError, KernelwrightError
 from kernelwright.records import Precision
@@ -106,3 +107,17 @@ def progress_status(enabled: bool, first: str = "starting") -> Iterator[Callable
         return
     with err.status(first) as status:
         yield lambda phase: status.update(f"[cyan]{phase}")
+
+
+class DefaultCommandGroup(TyperGroup):
+    """A command group whose first argument, when it names none of its commands, belongs to its
+    default command: ``kernelwright bench TASKS`` is ``kernelwright bench run TASKS``, while
+    ``kernelwright bench baselines ...`` reaches the other command."""
+
+    default_command = "run"
+
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        """Put the default command's name in front of arguments that are not a command's."""
+        if args and args[0] not in self.commands and args[0] not in ctx.help_option_names:
+            args = [self.default_command, *args]
+        return super().parse_args(ctx, args)

@@ -10,7 +10,7 @@
 
 Every child is its own process group, killed with it on a timeout; a crash, a timeout or an
 exception is a record, never the end of the run. Past the deadline nothing new starts; what is
-left is recorded ``not_run``. Each record is appended (and flushed) to ``OUT/gpu_baselines.jsonl``
+left is recorded ``not_run``. Each record is appended (and flushed) to ``OUT/baselines.jsonl``
 and to the state folder's ``results.jsonl`` as it is produced; a later call with the same state
 folder skips what is already measured (``--fresh`` to redo).
 
@@ -59,7 +59,7 @@ class Item:
 
 @dataclass(frozen=True, slots=True)
 class Config:
-    """Everything the run needs; see ``scripts/gpu_baselines.py --help`` for each knob."""
+    """Everything the run needs; see ``kernelwright bench baselines --help`` for each knob."""
 
     items: tuple[Item, ...]
     device: str = "cuda"
@@ -74,7 +74,7 @@ class Config:
     warm_timeout_s: float = 240.0
     item_timeout_s: float = 180.0
     timing_timeout_s: float = 90.0
-    state_dir: Path = Path("/tmp/kw-gpu-baselines")
+    state_dir: Path = Path("baselines-state")
     out_dir: Path | None = None
     fill_cache: bool = False
     fresh: bool = False
@@ -109,12 +109,17 @@ class Child:
 
     def kill(self) -> None:
         """Kill the child's whole process group (it and its compile workers)."""
-        try:
-            os.killpg(self.proc.pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError, OSError):
-            self.proc.kill()
-        self.proc.join(10)
+        _kill_group(self.proc)
         self.conn.close()
+
+
+def _kill_group(proc: Any) -> None:
+    """Kill a child's process group (it and its compile workers) and reap it."""
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError, OSError):
+        proc.kill()
+    proc.join(10)
 
 
 class Reaper:
@@ -207,7 +212,7 @@ def run(config: Config, echo: Callable[[str], None] = print) -> list[dict[str, A
     files = [(state / "results.jsonl").open("a")]
     if config.out_dir is not None:
         config.out_dir.mkdir(parents=True, exist_ok=True)
-        files.append((config.out_dir / "gpu_baselines.jsonl").open("a"))
+        files.append((config.out_dir / "baselines.jsonl").open("a"))
     recorder = Recorder(files=files, echo=echo)
     try:
         ctx = multiprocessing.get_context("forkserver")
@@ -236,6 +241,10 @@ def run(config: Config, echo: Callable[[str], None] = print) -> list[dict[str, A
             warm_end = t0 + (config.warm_budget_s or 0.55 * config.deadline_s)
             _warm(ctx, config, cold, min(warm_end, deadline), deadline, recorder)
         _measure(ctx, config, todo, deadline, recorder)
+    except BaseException:  # Ctrl-C or a bug: children run in their own groups, end them too
+        for proc in multiprocessing.active_children():
+            _kill_group(proc)
+        raise
     finally:
         for fh in files:
             fh.close()
