@@ -40,7 +40,7 @@ class ChatMessage:
 
 @dataclass(frozen=True, slots=True)
 class Usage:
-    """Tokens one call consumed, as the provider reported them (0 when it did not say)."""
+    """Tokens one request consumed, as the provider reported them (0 when it did not say)."""
 
     input_tokens: int = 0
     output_tokens: int = 0
