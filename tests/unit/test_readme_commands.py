@@ -1,4 +1,4 @@
-"""The README's commands run as written from a fresh clone (those that need no GPU and are quick)."""
+"""The README's commands run as written from a fresh clone (those quick enough, with no GPU)."""
 
 from __future__ import annotations
 

@@ -8,7 +8,12 @@ Every function here is plain: the CLI (``kernelwright.cli.bench_cmd``) only pars
 calls these and renders. Importing this package does not import torch.
 """
 
-from kernelwright.bench.document import bench_document, read_document, write_json
+from kernelwright.bench.document import (
+    DocumentWriter,
+    bench_document,
+    read_document,
+    write_json,
+)
 from kernelwright.bench.journal import Journal, default_journal_path
 from kernelwright.bench.metrics import (
     SUMMARY_KEYS,
@@ -29,6 +34,7 @@ __all__ = [
     "BenchItem",
     "BenchResult",
     "BenchRun",
+    "DocumentWriter",
     "EvaluateStep",
     "Journal",
     "OptimizeStep",

@@ -54,6 +54,23 @@ def bench_document(run: BenchRun) -> dict[str, Any]:
     }
 
 
+class DocumentWriter:
+    """Writes a run's document to every path after each task (a ``run_bench`` checkpoint), so
+    whatever stops the run, the files hold every finished task."""
+
+    def __init__(self, paths: list[Path]) -> None:
+        self.paths = paths
+        self.finished = 0  # tasks in the last document written
+
+    def __call__(self, run: BenchRun) -> None:
+        """Write ``bench_document(run)`` to each path."""
+        self.finished = len(run.results)
+        if self.paths:
+            document = bench_document(run)
+            for path in self.paths:
+                write_json(document, path)
+
+
 def write_json(document: Mapping[str, Any], path: str | Path) -> None:
     """Write the document atomically (a reader never sees half of it)."""
     target = Path(path)

@@ -150,8 +150,7 @@ def bench_command(
     ] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress display.")] = False,
 ) -> None:
-    """Judge the solution of every task in TASKS (or, with --optimize, optimize each task) and
-    report fast_p, geomeans and speed of light.
+    """Judge each task's solution, or optimize each task; report fast_p, geomeans and SOL.
 
     Every result is written as it arrives (the journal, and results.json in --out); after an
     interruption, rerun the same command to continue. A task without a solution counts as a
@@ -160,6 +159,7 @@ def bench_command(
     """
     from kernelwright.archive import Archive
     from kernelwright.bench import (
+        DocumentWriter,
         EvaluateStep,
         Journal,
         OptimizeStep,
@@ -204,7 +204,7 @@ def bench_command(
     )
     to_stdout = json_path is not None and str(json_path) == "-"
     documents = [p for p in (out / "results.json" if out else None, json_path) if p is not None]
-    writer = DocumentWriter([p for p in documents if str(p) != "-"], bench_document)
+    writer = DocumentWriter([p for p in documents if str(p) != "-"])
     if no_archive:  # --optimize needs one all the same: the optimizer keeps its runs there
         store = Archive(":memory:") if optimize else None
     else:
@@ -273,26 +273,6 @@ def bench_command(
         _write_report(document, report, console)
     for path in writer.paths:
         console.print(f"[dim]results: {path}")
-
-
-class DocumentWriter:
-    """Writes the run's JSON document to every path after each task (atomically), so whatever
-    stops the run, the files hold every finished task."""
-
-    def __init__(self, paths: list[Path], render: Callable[[Any], dict[str, Any]]) -> None:
-        self.paths = paths
-        self.render = render
-        self.finished = 0
-
-    def __call__(self, run: Any) -> None:
-        from kernelwright.bench import write_json
-
-        self.finished = len(run.results)
-        if not self.paths:
-            return
-        document = self.render(run)
-        for path in self.paths:
-            write_json(document, path)
 
 
 @user_errors

@@ -92,21 +92,24 @@ def _check_suite(paths: list[Path], size: str, markdown: bool) -> None:
     for column in ("task", "family", "small ms", "variants", "full size", "GFLOP", "eager est. ms"):
         table.add_column(column, justify="left" if column in ("task", "family") else "right")
     table.add_column("findings")
-    bad = 0
+    failed = []
     families: dict[str, int] = {}
     # One child per task (a crash is that task's finding), as many at once as there are CPUs.
     with err.status("checking") as status, ThreadPoolExecutor(os.cpu_count() or 1) as pool:
         checks = pool.map(lambda path: check_in_child(path, size), paths)
         for n, check in enumerate(checks, start=1):
             status.update(f"[cyan]{n}/{len(paths)} checked")
-            bad += not check.ok
+            if not check.ok:
+                failed.append(check)
             families[check.family] = families.get(check.family, 0) + 1
             table.add_row(*_suite_row(check))
     out.print(table)
     counts = ", ".join(f"{name} {n}" for name, n in sorted(families.items()))
     out.print(f"{len(paths)} tasks; families: {counts}")
-    if bad:
-        out.print(f"[red]{bad} task(s) failed a check[/]")
+    for check in failed:  # whole, on one line each: the table's cells wrap
+        out.print(f"[red]{check.task_id}[/]: {'; '.join(check.problems)}", soft_wrap=True)
+    if failed:
+        out.print(f"[red]{len(failed)} task(s) failed a check[/]")
         raise typer.Exit(EXIT_FAILED)
     out.print("[green]all checks passed[/]")
 
