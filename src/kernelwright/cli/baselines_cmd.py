@@ -34,7 +34,7 @@ def baselines_command(
     compile_threads: Annotated[int, typer.Option(help="Inductor compile threads per process.")] = 1,
     deadline: Annotated[
         float, typer.Option(help="Seconds for everything; rerun the command to finish the rest.")
-    ] = 540.0,
+    ] = 3600.0,
     warm_budget: Annotated[
         float | None,
         typer.Option(help="Seconds for warming the caches (default: 55% of the deadline)."),

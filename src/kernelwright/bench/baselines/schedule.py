@@ -69,7 +69,7 @@ class Config:
     workers: int = 12
     ahead: int = 6
     compile_threads: int = 1
-    deadline_s: float = 540.0
+    deadline_s: float = 3600.0
     warm_budget_s: float | None = None  # default: 55% of the deadline
     warm_timeout_s: float = 240.0
     item_timeout_s: float = 180.0
