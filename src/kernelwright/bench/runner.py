@@ -189,7 +189,8 @@ def run_bench(
     clock = time.monotonic()
 
     def snapshot(position: int) -> BenchRun:
-        """The run after item ``position``: what is done, and what is not (yet)."""
+        """The run after item ``position`` (the last: the whole run): what is done, and what
+        is not (yet)."""
         later = tuple(i.task_id for i in items[position + 1 :])
         return BenchRun(
             run_id=rid,
@@ -268,17 +269,7 @@ def run_bench(
         raise
     if archive is not None:
         archive.finish_run(run_id, "finished")
-    return BenchRun(
-        run_id=run_id,
-        options=opts,
-        fingerprint=fingerprint,
-        results=tuple(results),
-        started_at=started,
-        finished_at=_now(),
-        resumed=resumed,
-        step=step.name,
-        not_run=tuple(not_run),
-    )
+    return snapshot(len(items) - 1)
 
 
 def _run_step(

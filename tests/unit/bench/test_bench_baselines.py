@@ -100,3 +100,14 @@ def test_worker_seeds_timing_sets_like_the_judge():
     from kernelwright.evaluate.judge_worker import TIMING_SEED_INDEX
 
     assert worker.TIMING_SEED_INDEX == TIMING_SEED_INDEX
+
+
+def test_the_commit_named_in_the_output(tmp_path):
+    import re
+
+    from kernelwright.bench.baselines.suite import git_commit
+
+    assert git_commit(tmp_path).startswith("unknown (not a git checkout")
+    root = Path(__file__).resolve().parents[3]
+    if (root / ".git").exists():
+        assert re.fullmatch(r"[0-9a-f]{7,}( \(with uncommitted changes\))?", git_commit(root))
