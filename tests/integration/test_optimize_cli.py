@@ -124,6 +124,7 @@ def test_skills_list_and_show() -> None:
     assert unknown.exit_code == 2 and "unknown skill" in unknown.output
 
 
+@pytest.mark.slow
 def test_ctrl_c_writes_what_is_done_and_the_command_says_how_to_resume(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
