@@ -6,7 +6,7 @@ cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 . .venv/bin/activate
 export KERNELWRIGHT_HOME="${KERNELWRIGHT_HOME:-$PWD/runs/home}"
-OUT="${1:-runs/demo}"
-kernelwright optimize examples/softmax/task.py --out "$OUT" --budget-candidates 6
-kernelwright eval examples/softmax/task.py "$OUT/best.py"
-echo "best kernel: $OUT/best.py    report: $OUT/report.md"
+out_dir="${1:-runs/demo}"
+kernelwright optimize examples/softmax/task.py --out "$out_dir" --budget-candidates 6
+kernelwright eval examples/softmax/task.py "$out_dir/best.py"
+echo "best kernel: $out_dir/best.py    report: $out_dir/report.md"

@@ -1,7 +1,12 @@
-"""Replay every tuning strategy on every measured space and print the BENCHMARKS.md tables.
+"""Replay every tuning strategy on every measured space of a folder; write the tables as markdown.
 
-    python scripts/replay_table.py --data ../shared/data/tuning --repeats 10 --jobs 2 \
-        --dev convolution_A100,dedispersion_A100
+    python scripts/replay_table.py --data data/tuning --repeats 10 --jobs 2 --out replay.md
+    python scripts/replay_table.py --data SPACES --dev convolution_A100,dedispersion_A100 \
+        --out replay.md
+
+``--data`` is a folder of measured-space CSVs (the format of ``data/tuning``, which bundles one
+space; the full set is Kernel Tuner's benchmark_hub, converted the same way). ``--dev`` names the
+spaces used while designing the strategies; the others are reported as held out.
 
 Ask/tell strategies never see the budget, so one run of the largest budget is scored at every
 smaller budget (its prefix is exactly the run that budget would give). Kernel Tuner's strategies
@@ -59,9 +64,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument(
-        "--data", default="../shared/data/tuning", help="folder of measured-space CSVs"
-    )
+    parser.add_argument("--data", required=True, help="folder of measured-space CSVs")
+    parser.add_argument("--out", default=None, help="write the tables here (default: stdout)")
     parser.add_argument("--strategies", default=",".join(OURS + KERNEL_TUNER))
     parser.add_argument("--budgets", default="20,40,80")
     parser.add_argument("--repeats", type=int, default=10)
@@ -74,8 +78,11 @@ def main() -> None:
         "--discovery-samples", type=int, default=60, help="0 skips the kernel table"
     )
     args = parser.parse_args()
+    lines: list[str] = []
     budgets = tuple(int(b) for b in args.budgets.split(","))
     spaces = sorted(Path(args.data).glob("*.csv"))
+    if not spaces:
+        parser.error(f"--data {args.data}: no measured-space CSV files there")
     strategies = [s for s in args.strategies.split(",") if s]
     dev = {s for s in args.dev.split(",") if s}
 
@@ -103,10 +110,10 @@ def main() -> None:
     names = [p.stem for p in spaces]
     label = {n: f"{n} ({'dev' if n in dev else 'held out'})" if dev else n for n in names}
     held = [n for n in names if n not in dev] if dev else names
-    print(
+    lines.append(
         f"Score vs random search (mean ± std over {args.repeats} runs; 0 = random, 1 = optimum)\n"
     )
-    _print(
+    lines += _rows(
         table,
         strategies,
         names,
@@ -116,17 +123,24 @@ def main() -> None:
         lambda v: f"{v[0]:+.2f} ± {v[1]:.2f}",
         mean_key=0,
     )
-    print("\nBest-found fraction of optimum (optimum / best found, mean over runs)\n")
-    _print(table, strategies, names, budgets, label, held, lambda v: f"{v[2]:.3f}", mean_key=2)
+    lines.append("\nBest-found fraction of optimum (optimum / best found, mean over runs)\n")
+    lines += _rows(table, strategies, names, budgets, label, held, lambda v: f"{v[2]:.3f}", 2)
     if args.discovery_samples:
-        _kernel_table(spaces, args.discovery_samples, args.seed)
+        lines += _kernel_table(spaces, args.discovery_samples, args.seed)
+    text = "\n".join(lines) + "\n"
+    if args.out:
+        Path(args.out).write_text(text)
+        print(f"wrote {args.out}", file=sys.stderr)
+    else:
+        print(text, end="")
 
 
-def _print(table, strategies, names, budgets, label, held, fmt, mean_key) -> None:  # type: ignore[no-untyped-def]
+def _rows(table, strategies, names, budgets, label, held, fmt, mean_key) -> list[str]:  # type: ignore[no-untyped-def]
+    out = []
     head = ["strategy"] + [f"{label[n]} @{b}" for n in names for b in budgets]
     head.append(f"mean @40 over {'held-out' if len(held) < len(names) else 'all'}")
-    print("| " + " | ".join(head) + " |")
-    print("|" + "---|" * len(head))
+    out.append("| " + " | ".join(head) + " |")
+    out.append("|" + "---|" * len(head))
     for s in strategies:
         cells = [s]
         for n in names:
@@ -137,26 +151,28 @@ def _print(table, strategies, names, budgets, label, held, fmt, mean_key) -> Non
         cells.append(
             f"{sum(v[mean_key] for v in vals) / len(vals):.2f}" if all(vals) and vals else "–"
         )
-        print("| " + " | ".join(cells) + " |")
+        out.append("| " + " | ".join(cells) + " |")
+    return out
 
 
-def _kernel_table(spaces: list[Path], samples: int, seed: int) -> None:
+def _kernel_table(spaces: list[Path], samples: int, seed: int) -> list[str]:
     from kernelwright.tuning.compare import compare_kernels
     from kernelwright.tuning.measured import load_measured_csv
 
-    print(
+    out = [
         f"\nKernels fitted on {samples} random configs that ran; "
-        "CRPS of standardised log time (lower is better)\n"
-    )
-    print("| space | kernel | LOO-CRPS | held-out CRPS | expression |")
-    print("|---|---|---|---|---|")
+        "CRPS of standardised log time (lower is better)\n",
+        "| space | kernel | LOO-CRPS | held-out CRPS | expression |",
+        "|---|---|---|---|---|",
+    ]
     for path in spaces:
         measured = load_measured_csv(path)
         for row in compare_kernels(measured, samples=samples, seed=seed):
-            print(
+            out.append(
                 f"| {measured.name} | {row.label} | {row.loo_crps:.4f} | {row.test_crps:.4f} "
                 f"| `{row.expression}` |"
             )
+    return out
 
 
 if __name__ == "__main__":

@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
-# The test command (README, CI): set up .venv, lint, type-check, run the test suite on the CPU.
-# GPU tests are skipped without a GPU; run them on a GPU machine with scripts/gpu_check.sh.
+# The test command (README, CI): set up .venv, lint, type-check, run the tests on the CPU with one
+# pytest worker per core. GPU tests are skipped without a GPU; on a GPU machine run
+# `python -m pytest tests/gpu`. Extra arguments go to pytest, e.g. `-m "not slow"` for a quick
+# pass or `tests/unit/bench` for one folder.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 . .venv/bin/activate
 ruff check src tests
 mypy
-python -m pytest -q -p no:cacheprovider --timeout=900 "$@"
+python -m pytest -q -p no:cacheprovider -n auto --dist worksteal --timeout=900 "$@"

@@ -30,8 +30,13 @@ from kernelwright.constraints import Constraints
 from kernelwright.errors import ConfigError
 from kernelwright.evaluate.options import EvalOptions
 from kernelwright.records import Candidate, Precision, Task
-from kernelwright.search.controller import Budget, SearchEvent, SearchResult, run_search
-from kernelwright.search.proposer import Proposer, Trial
+from kernelwright.search.controller import (
+    Budget,
+    SearchEvent,
+    SearchResult,
+    run_search,
+)
+from kernelwright.search.proposer import Proposer, Trial, fastest_correct
 from kernelwright.tuning.strategies.base import Strategy
 
 
@@ -155,29 +160,55 @@ def optimize_task(
     proposer = _proposer(task_obj, plan, options, budget, archive, run_id)
     judge = evaluate_fn or getattr(proposer, "evaluate_fn", None)
     phase("evaluating candidates")
-    search = run_search(
-        task_obj,
-        proposer,
-        judged,
-        archive,
-        budget,
-        run_id,
-        executor=executor,
-        seed=judged.seed or 0,
-        on_event=on_event,
-        evaluate_fn=judge,
-        run_config={
-            "proposer": proposer.name,
-            "device": device,
-            "size": size,
-            "precision": judged.precision.value,
-            "structures": len(plan.designs),
-            "constraints": options.constraints.describe() if options.constraints else [],
-        },
-    )
+    try:
+        search = run_search(
+            task_obj,
+            proposer,
+            judged,
+            archive,
+            budget,
+            run_id,
+            executor=executor,
+            seed=judged.seed or 0,
+            on_event=on_event,
+            evaluate_fn=judge,
+            run_config={
+                "proposer": proposer.name,
+                "device": device,
+                "size": size,
+                "precision": judged.precision.value,
+                "structures": len(plan.designs),
+                "constraints": options.constraints.describe() if options.constraints else [],
+            },
+        )
+    except KeyboardInterrupt:  # write out what is done; the archive lets a rerun resume
+        so_far = OptimizeResult(
+            task_obj, run_id, device, size, judged.precision,
+            _so_far(task_obj, archive, run_id), plan,
+        )
+        _write(so_far, out_dir, archive)
+        raise OptimizeInterrupted(so_far) from None
     result = OptimizeResult(task_obj, run_id, device, size, judged.precision, search, plan)
     _write(result, out_dir, archive)
     return result
+
+
+class OptimizeInterrupted(KeyboardInterrupt):
+    """Ctrl-C during the search. ``result`` holds the candidates evaluated so far, and its
+    outputs (best.py, report.md) are written; the same command resumes from the archive."""
+
+    def __init__(self, result: OptimizeResult) -> None:
+        super().__init__()
+        self.result = result
+
+
+def _so_far(task: Task, archive: Archive, run_id: str) -> SearchResult:
+    """The run's trials as the archive holds them (every verdict is archived as it arrives)."""
+    found = SearchResult(run_id, stopped="interrupted")
+    for rec in archive.history(task.sha256, run_id):
+        found.trials.append(Trial(rec.candidate_id, rec.candidate, rec.verdict))
+    found.best = fastest_correct(found.trials)
+    return found
 
 
 def plan_only(
@@ -313,6 +344,7 @@ def summarise(result: OptimizeResult) -> dict[str, Any]:
 
 __all__: Sequence[str] = [
     "LLMConfig",
+    "OptimizeInterrupted",
     "OptimizeOptions",
     "OptimizeResult",
     "optimize_task",

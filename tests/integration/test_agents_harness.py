@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from agent_doubles import Fail, Reply, ScriptedLLMServer
 from kernelwright.agents import LLMSettings, RetryPolicy, make_llm_proposer
-from kernelwright.agents.testing import Fail, Reply, ScriptedLLMServer
 from kernelwright.archive import Archive
 from kernelwright.constraints import Constraints
 from kernelwright.evaluate.options import EvalOptions

@@ -11,8 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from kernelwright.agents import LLMSettings, RetryPolicy, make_llm_proposer
-from kernelwright.agents.testing import (
+from agent_doubles import (
     Fail,
     Garbled,
     Reply,
@@ -22,6 +21,7 @@ from kernelwright.agents.testing import (
     correct,
     wrong,
 )
+from kernelwright.agents import LLMSettings, RetryPolicy, make_llm_proposer
 from kernelwright.archive import Archive
 from kernelwright.evaluate.options import EvalOptions
 from kernelwright.search import Budget, run_search

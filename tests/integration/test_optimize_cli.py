@@ -123,3 +123,45 @@ def test_skills_list_and_show() -> None:
     assert shown.exit_code == 0 and "welford_pattern" in shown.output
     unknown = runner.invoke(app, ["skills", "show", "nope"])
     assert unknown.exit_code == 2 and "unknown skill" in unknown.output
+
+
+@pytest.mark.slow
+def test_ctrl_c_writes_what_is_done_and_the_command_says_how_to_resume(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import importlib
+
+    from agent_doubles import correct
+
+    optimize = importlib.import_module("kernelwright.optimize")
+    task = tmp_path / "softmax.py"
+    task.write_text(TASK)
+    judged: list[str] = []
+
+    def judge(task, candidate, options, executor=None):
+        judged.append(candidate.source)
+        if len(judged) == 2:
+            raise KeyboardInterrupt
+        return correct(0.5)
+
+    real = optimize.optimize_task
+    monkeypatch.setattr(optimize, "optimize_task", lambda *a, **k: real(*a, **k, evaluate_fn=judge))
+    out = tmp_path / "out"
+    args = ["optimize", str(task), "--device", "cpu", "--budget-candidates", "4", "--trials", "1"]
+    args += ["--out", str(out), "--archive", str(tmp_path / "a.sqlite")]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 130, result.output
+    assert "interrupted after 1 candidate(s)" in result.output
+    assert "rerun the same command to continue" in result.output
+    assert (out / "best.py").read_text() == judged[0]  # the one finished candidate
+    assert (out / "report.md").exists()
+
+    judged.clear()
+    monkeypatch.setattr(
+        optimize,
+        "optimize_task",
+        lambda *a, **k: real(*a, **k, evaluate_fn=lambda *x, **y: judged.append(1) or correct(1)),
+    )
+    again = CliRunner().invoke(app, args)
+    assert again.exit_code == 0, again.output
+    assert len(judged) == 3  # the budget of 4 counts the candidate kept from the first run

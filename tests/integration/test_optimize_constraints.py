@@ -110,7 +110,7 @@ class ModelNew(nn.Module):
 @pytest.mark.slow
 def test_the_llm_proposer_is_refused_by_optimize_and_repairs(tmp_path, monkeypatch):
     pytest.importorskip("openai")
-    from kernelwright.agents.testing import Reply, ScriptedLLMServer
+    from agent_doubles import Reply, ScriptedLLMServer
 
     for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY"):
         monkeypatch.delenv(name, raising=False)

@@ -102,3 +102,57 @@ def test_check_task_flags_degenerate_tasks(fixtures):
     assert bad.exit_code == 1 and "near-zero" in bad.output
     good = invoke("check-task", fixtures / "tasks/scale_bias.py")
     assert good.exit_code == 0 and "ok" in good.output
+
+
+def test_version():
+    from kernelwright import __version__
+
+    result = invoke("--version")
+    assert result.exit_code == 0
+    assert result.output.strip() == f"kernelwright {__version__}"
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ("eval", "tasks/softmax_rows.py", "solutions/softmax_rows__honest.py", "--device", "cpu"),
+        ("optimize", "tasks/softmax_rows.py", "--device", "cpu"),
+        ("bench", "tasks", "--solutions", "solutions", "--device", "cpu"),
+        ("archive", "list"),
+    ],
+    ids=lambda c: c[0],
+)
+def test_archive_in_a_missing_folder_is_refused(fixtures, tmp_path, command):
+    args = [fixtures / a if a.startswith(("tasks", "solutions")) else a for a in command]
+    result = invoke(*args, "--archive", tmp_path / "no" / "such" / "a.sqlite")
+    assert result.exit_code == 2
+    assert "the folder" in result.output and "does not exist" in result.output
+    assert not (tmp_path / "no").exists()
+
+
+def test_reading_a_missing_archive_is_refused(tmp_path):
+    for command in (("archive", "list"), ("archive", "show", "1"), ("skills", "stats")):
+        result = invoke(*command, "--archive", tmp_path / "typo.sqlite")
+        assert result.exit_code == 2 and "no such archive" in result.output
+    assert not (tmp_path / "typo.sqlite").exists()
+
+
+@pytest.mark.slow
+def test_a_task_py_is_named_after_its_folder_in_the_verdict_and_the_archive(fixtures, tmp_path):
+    folder = tmp_path / "softmax"
+    folder.mkdir()
+    (folder / "task.py").write_text((fixtures / "tasks/softmax_rows.py").read_text())
+    archive = tmp_path / "a.sqlite"
+    result = invoke(
+        "eval",
+        folder / "task.py",
+        fixtures / "solutions/softmax_rows__syntax.py",
+        "--device",
+        "cpu",
+        "--archive",
+        archive,
+    )
+    assert result.exit_code == 1
+    assert "softmax ← softmax_rows__syntax.py" in result.output
+    listing = invoke("archive", "list", "--archive", archive, "--task", "softmax")
+    assert listing.exit_code == 0 and "│ softmax " in listing.output

@@ -3,7 +3,13 @@ import textwrap
 import pytest
 
 from kernelwright.errors import TaskError
-from kernelwright.task import import_task_module, load_task, task_options
+from kernelwright.task import (
+    import_task_module,
+    is_solution_file,
+    load_task,
+    task_id,
+    task_options,
+)
 
 
 def write(tmp_path, text, name="task.py"):
@@ -30,7 +36,7 @@ def get_init_inputs():
 def test_valid_task_loads_without_running(tmp_path):
     p = write(tmp_path, VALID + "\nraise SystemExit('the parent must never execute a task')\n")
     task = load_task(p)
-    assert task.name == "task" and len(task.sha256) == 64 and not task.has_variants
+    assert task.name == tmp_path.name and len(task.sha256) == 64 and not task.has_variants
     assert task_options(task)["atol"] == 1e-3
 
 
@@ -81,3 +87,20 @@ def test_import_failure_is_a_task_error(tmp_path):
     p = write(tmp_path, "class Model: pass\ndef get_inputs(): return []\nraise RuntimeError('x')\n")
     with pytest.raises(TaskError, match="importing the task raised RuntimeError"):
         import_task_module(p)
+
+
+def test_a_task_is_named_after_its_file_or_the_folder_of_a_task_py(tmp_path):
+    assert task_id("benchmarks/level1/06_softmax_rows.py") == "06_softmax_rows"
+    (tmp_path / "softmax").mkdir()
+    inside = write(tmp_path / "softmax", VALID)
+    assert task_id(inside) == "softmax"
+    assert load_task(inside).name == "softmax"
+    assert load_task(write(tmp_path, VALID, name="07_relu.py")).name == "07_relu"
+
+
+def test_solution_files_are_told_apart_from_tasks(tmp_path):
+    solution = write(tmp_path, "import torch\nclass ModelNew(torch.nn.Module):\n    pass\n", "s.py")
+    assert is_solution_file(solution)
+    assert not is_solution_file(write(tmp_path, VALID))
+    assert not is_solution_file(write(tmp_path, "def broken(:\n", "broken.py"))
+    assert not is_solution_file(tmp_path / "missing.py")

@@ -5,7 +5,7 @@
 Providers (``openai_chat``, ``anthropic_chat``) translate their SDK's exceptions into
 :class:`LLMError` with ``retryable`` set for rate limits, server errors, timeouts and malformed
 replies; :class:`kernelwright.agents.retry.RetryingModel` retries those with bounded backoff.
-The scripted fakes in :mod:`kernelwright.agents.testing` implement the same protocol.
+The scripted fakes of the test suite (``tests/agent_doubles``) implement the same protocol.
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ class ChatMessage:
 
 @dataclass(frozen=True, slots=True)
 class Usage:
-    """Tokens one call consumed, as the provider reported them (0 when it did not say)."""
+    """Tokens one request consumed, as the provider reported them (0 when it did not say)."""
 
     input_tokens: int = 0
     output_tokens: int = 0

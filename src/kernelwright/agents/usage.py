@@ -8,7 +8,7 @@ one table per spec or bare model name, in US dollars per million tokens::
     input_per_mtok = 2.50
     output_per_mtok = 10.00
 
-A model without a price costs ``None``; a run's total is ``None`` as soon as one call's is.
+A model without a price costs ``None``; a run's total is ``None`` as soon as one request's is.
 """
 
 from __future__ import annotations

@@ -8,7 +8,12 @@ Every function here is plain: the CLI (``kernelwright.cli.bench_cmd``) only pars
 calls these and renders. Importing this package does not import torch.
 """
 
-from kernelwright.bench.document import bench_document, read_document, write_json
+from kernelwright.bench.document import (
+    DocumentWriter,
+    bench_document,
+    read_document,
+    write_json,
+)
 from kernelwright.bench.journal import Journal, default_journal_path
 from kernelwright.bench.metrics import (
     SUMMARY_KEYS,
@@ -20,7 +25,7 @@ from kernelwright.bench.metrics import (
     summarise,
 )
 from kernelwright.bench.results import BenchItem, BenchResult, Outcome
-from kernelwright.bench.runner import BenchEvent, BenchRun, run_bench
+from kernelwright.bench.runner import BenchEvent, BenchRun, Shard, run_bench
 from kernelwright.bench.steps import EvaluateStep, OptimizeStep, StepOutcome, TaskStep
 from kernelwright.bench.suite import discover_tasks, pair_solutions, plan
 
@@ -29,11 +34,13 @@ __all__ = [
     "BenchItem",
     "BenchResult",
     "BenchRun",
+    "DocumentWriter",
     "EvaluateStep",
     "Journal",
     "OptimizeStep",
     "Outcome",
     "SUMMARY_KEYS",
+    "Shard",
     "StepOutcome",
     "TaskStep",
     "bench_document",

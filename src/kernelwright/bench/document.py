@@ -3,7 +3,7 @@
     {
       "format": "kernelwright-bench/1",
       "run":      {run_id, step, device, size, precision, representative, options,
-                   started_at, finished_at, resumed, counts, n_correct, versions},
+                   started_at, finished_at, resumed, not_run, counts, n_correct, versions},
       "summary":  {exactly kernelwright.bench.metrics.SUMMARY_KEYS},
       "families": {family: {the same keys}},
       "tasks":    [BenchResult.to_dict(), ...]
@@ -43,6 +43,7 @@ def bench_document(run: BenchRun) -> dict[str, Any]:
             "started_at": run.started_at,
             "finished_at": run.finished_at,
             "resumed": run.resumed,
+            "not_run": list(run.not_run),
             "n_correct": sum(1 for r in results if r.correct),
             "counts": run.counts(),
             "versions": _versions(results),
@@ -51,6 +52,23 @@ def bench_document(run: BenchRun) -> dict[str, Any]:
         "families": run.families(),
         "tasks": [r.to_dict() for r in results],
     }
+
+
+class DocumentWriter:
+    """Writes a run's document to every path after each task (a ``run_bench`` checkpoint), so
+    whatever stops the run, the files hold every finished task."""
+
+    def __init__(self, paths: list[Path]) -> None:
+        self.paths = paths
+        self.finished = 0  # tasks in the last document written
+
+    def __call__(self, run: BenchRun) -> None:
+        """Write ``bench_document(run)`` to each path."""
+        self.finished = len(run.results)
+        if self.paths:
+            document = bench_document(run)
+            for path in self.paths:
+                write_json(document, path)
 
 
 def write_json(document: Mapping[str, Any], path: str | Path) -> None:

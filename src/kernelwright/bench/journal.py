@@ -1,7 +1,7 @@
 """The journal: every bench result appended as one JSON line the moment it arrives.
 
-A killed run loses at most the task it was evaluating. ``--resume`` reads the journal back and
-skips each task whose **key** is there:
+A killed run loses at most the task it was evaluating. A resumed run reads the journal back
+and skips each task whose **key** is there:
 
     key = sha256(task text sha256 | solution text sha256 or "missing" | options fingerprint)
 
@@ -115,15 +115,24 @@ class Journal:
         return {e.result.key: e for e in self.entries() if e.result.key}
 
     def append(self, result: BenchResult, run_id: str, fingerprint: str) -> None:
-        """Write one result and flush it to disk before returning."""
+        """Write one result and flush it to disk before returning.
+
+        The line goes out in one ``write`` to a file opened for appending, so shards running
+        at once can share a journal without interleaving their lines.
+        """
         self.path.parent.mkdir(parents=True, exist_ok=True)
         line = json.dumps(
             {"run_id": run_id, "fingerprint": fingerprint, "result": result.to_dict()}
         )
-        with self.path.open("a", encoding="utf-8") as fh:
-            fh.write(line + "\n")
-            fh.flush()
-            os.fsync(fh.fileno())
+        data = (line + "\n").encode("utf-8")
+        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        try:
+            written = os.write(fd, data)
+            if written < len(data):  # a regular file takes it whole; finish it all the same
+                os.write(fd, data[written:])
+            os.fsync(fd)
+        finally:
+            os.close(fd)
 
 
 def default_journal_path(json_out: str | Path | None) -> Path:

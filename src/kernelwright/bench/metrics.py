@@ -30,7 +30,7 @@ from kernelwright.bench.results import BASELINES, Baseline, BenchResult
 
 FAST_P = (0, 1, 2)
 
-# The keys of the ``summary`` object, in order (the list; tested).
+# The keys of the ``summary`` object, in order (documented in docs/bench.md; tested).
 SUMMARY_KEYS = (
     "n_tasks",
     "fast_0",

@@ -4,12 +4,14 @@
         load the task (a broken file is a failure, not a crash)
         key = (task text, solution text, options)         see kernelwright.bench.journal
         resumed and key in the journal  -> reuse that result, evaluate nothing
+        not this shard's, or past the deadline -> not run (a later run of the command does it)
         no solution (and the step needs one) -> a ``missing`` failure
         otherwise                        -> step(task, solution) -> verdict; archive it
-        append the result to the journal (fsync) and report it
+        append the result to the journal (fsync), report it, checkpoint the run so far
 
 Collaborators are arguments: the step (evaluate or optimize), the journal, the archive and the
-progress callback, so tests drive the loop with a fake harness and count what it evaluates.
+progress and checkpoint callbacks, so tests drive the loop with a fake harness and count what
+it evaluates.
 """
 
 from __future__ import annotations
@@ -36,6 +38,33 @@ from kernelwright.evaluate.options import EvalOptions
 from kernelwright.records import Candidate, Task, sha256_text
 
 EventKind = Literal["start", "phase", "done", "resumed"]
+
+
+@dataclass(frozen=True, slots=True)
+class Shard:
+    """Shard ``index`` of ``count`` (1-based): every ``count``-th task from the ``index``-th.
+
+    Shards of one suite run in parallel (one per GPU) and share a journal; each run also
+    takes the other shards' finished results from it.
+    """
+
+    index: int = 1
+    count: int = 1
+
+    @classmethod
+    def parse(cls, text: str) -> Shard:
+        """``"2/4"`` -> Shard(2, 4); ConfigError when it is not ``k/n`` with 1 <= k <= n."""
+        try:
+            k, n = (int(x) for x in text.split("/"))
+        except ValueError:
+            k = n = 0
+        if not 1 <= k <= n:
+            raise ConfigError(f"--shard {text!r}: expected k/n with 1 <= k <= n, e.g. 1/2")
+        return cls(k, n)
+
+    def holds(self, position: int) -> bool:
+        """True for the task at ``position`` (0-based) of the whole plan."""
+        return position % self.count == self.index - 1
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,6 +95,7 @@ class BenchRun:
     resumed: int = 0
     step: str = "evaluate"
     notes: tuple[str, ...] = field(default=())
+    not_run: tuple[str, ...] = ()  # task ids left for another shard or a later run
 
     @property
     def baselines(self) -> tuple[Baseline, ...]:
@@ -102,6 +132,9 @@ def run_bench(
     archive: Any | None = None,
     on_event: EventFn | None = None,
     run_id: str | None = None,
+    shard: Shard | None = None,
+    deadline_s: float | None = None,
+    on_checkpoint: Callable[[BenchRun], None] | None = None,
 ) -> BenchRun:
     """Run ``step`` on every item and collect one :class:`BenchResult` per item.
 
@@ -114,6 +147,11 @@ def run_bench(
         archive: a :class:`kernelwright.archive.Archive`; verdicts go in under ``run_id``.
         on_event: progress callback (task started, phase, done, resumed).
         run_id: the archive's run id; default: the id of the run being resumed, else a new one.
+        shard: run only this shard's items; with ``resume``, the others' journaled results are
+            reported too. Items neither run nor found are listed in ``BenchRun.not_run``.
+        deadline_s: start no task after this many seconds (the rest are ``not_run``).
+        on_checkpoint: called with the run so far after every result, so a caller can write
+            it out as it grows (a crash or Ctrl-C then loses nothing finished).
 
     Raises:
         ConfigError: the options are unusable (``--device cuda`` without a GPU...).
@@ -134,6 +172,7 @@ def run_bench(
     if run_id is None:  # continue the latest run made with these options, else start one
         previous = [e.run_id for e in entries if e.fingerprint == fp_hash]
         run_id = previous[-1] if previous else _new_run_id(fp_hash)
+    rid: str = run_id
     emit = on_event or (lambda _event: None)
     started = _now()
     if archive is not None:
@@ -141,12 +180,35 @@ def run_bench(
             run_id, "bench", None, fingerprint | {"tasks": [i.task_id for i in items]}
         )
 
+    shard = shard or Shard()
     results: list[BenchResult] = []
+    not_run: list[str] = []
     resumed = 0
-    total = len(items)
+    total = sum(1 for position in range(len(items)) if shard.holds(position))
+    index = 0
+    clock = time.monotonic()
+
+    def snapshot(position: int) -> BenchRun:
+        """The run after item ``position`` (the last: the whole run): what is done, and what
+        is not (yet)."""
+        later = tuple(i.task_id for i in items[position + 1 :])
+        return BenchRun(
+            run_id=rid,
+            options=opts,
+            fingerprint=fingerprint,
+            results=tuple(results),
+            started_at=started,
+            finished_at=_now(),
+            resumed=resumed,
+            step=step.name,
+            not_run=(*not_run, *later),
+        )
+
+    checkpoint = on_checkpoint or (lambda _run: None)
     try:
-        for index, item in enumerate(items, start=1):
-            emit(BenchEvent("start", index, total, item.task_id))
+        for position, item in enumerate(items):
+            mine = shard.holds(position)
+            index += mine
             task, task_sha, task_error = _load(item, size)
             source = _read_solution(item)
             solution_sha = sha256_text(source) if source is not None else ""
@@ -160,8 +222,15 @@ def run_bench(
                 )
                 resumed += 1
                 results.append(result)
-                emit(BenchEvent("resumed", index, total, item.task_id, result=result))
+                if mine:
+                    emit(BenchEvent("resumed", index, total, item.task_id, result=result))
+                checkpoint(snapshot(position))
                 continue
+            late = deadline_s is not None and time.monotonic() - clock >= deadline_s
+            if not mine or late:
+                not_run.append(item.task_id)
+                continue
+            emit(BenchEvent("start", index, total, item.task_id))
 
             def phase(text: str, _index: int = index, _id: str = item.task_id) -> None:
                 emit(BenchEvent("phase", _index, total, _id, phase=text))
@@ -193,22 +262,14 @@ def run_bench(
                 journal.append(result, run_id, fp_hash)
             results.append(result)
             emit(BenchEvent("done", index, total, item.task_id, result=result))
+            checkpoint(snapshot(position))
     except KeyboardInterrupt:
         if archive is not None:
             archive.finish_run(run_id, "interrupted")
         raise
     if archive is not None:
         archive.finish_run(run_id, "finished")
-    return BenchRun(
-        run_id=run_id,
-        options=opts,
-        fingerprint=fingerprint,
-        results=tuple(results),
-        started_at=started,
-        finished_at=_now(),
-        resumed=resumed,
-        step=step.name,
-    )
+    return snapshot(len(items) - 1)
 
 
 def _run_step(

@@ -4,6 +4,7 @@ parse options, call one library function, render the result with Rich."""
 from __future__ import annotations
 
 import importlib
+from typing import Annotated
 
 import typer
 
@@ -27,6 +28,26 @@ COMMAND_MODULES = (
 
 for _name in COMMAND_MODULES:
     importlib.import_module(_name).register(app)
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        from kernelwright import __version__
+
+        typer.echo(f"kernelwright {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _options(
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version", callback=_print_version, is_eager=True, help="Print the version and exit."
+        ),
+    ] = False,
+) -> None:
+    """Expert-guided GPU kernel design: verified, faster kernels from PyTorch models."""
 
 
 def main() -> None:

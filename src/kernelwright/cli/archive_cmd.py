@@ -30,15 +30,17 @@ def register(app: typer.Typer) -> None:
 @user_errors
 def list_command(
     archive: ArchiveOpt = None,
-    task: Annotated[str | None, typer.Option(help="Only this task (file stem).")] = None,
+    task: Annotated[
+        str | None, typer.Option(help="Only this task (its id: file stem, or folder of a task.py).")
+    ] = None,
     limit: Annotated[int, typer.Option(help="How many, newest first.")] = 20,
 ) -> None:
     """The newest evaluations."""
     from kernelwright.archive import Archive
 
-    with Archive(archive_path(archive)) as store:
+    with Archive(archive_path(archive, must_exist=True)) as store:
         records = store.recent(limit, task)
-    table = Table(title=f"archive: {archive_path(archive)}")
+    table = Table(title=f"archive: {archive_path(archive, must_exist=True)}")
     for col in (
         "id",
         "task",
@@ -79,7 +81,7 @@ def show_command(
     from kernelwright.archive import Archive
     from kernelwright.cli.render import verdict_panel
 
-    with Archive(archive_path(archive)) as store:
+    with Archive(archive_path(archive, must_exist=True)) as store:
         rec = store.get(evaluation_id)
     parent = f", parent candidate {rec.candidate.parent}" if rec.candidate.parent else ""
     out.print(
@@ -106,7 +108,7 @@ def export_command(
     """Every evaluation as one JSON line (candidate, parent, verdict)."""
     from kernelwright.archive import Archive
 
-    with Archive(archive_path(archive)) as store:
+    with Archive(archive_path(archive, must_exist=True)) as store:
         if str(jsonl) == "-":
             n = store.export_jsonl(sys.stdout, trajectories)
         else:

@@ -1,4 +1,5 @@
-"""``kernelwright bench TASKS --solutions SOLS``: a suite's metrics; ``bench-report``: a report."""
+"""``kernelwright bench TASKS``: a suite's metrics (solutions judged, or ``--optimize``);
+``bench baselines``: eager and torch.compile times; ``bench-report``: a report from JSON."""
 
 from __future__ import annotations
 
@@ -12,8 +13,10 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from kernelwright.cli.common import (
+    ArchiveOpt,
     BaselinesOpt,
     CompileOpt,
+    DefaultCommandGroup,
     DeviceOpt,
     PrecisionOpt,
     SizeOpt,
@@ -21,19 +24,32 @@ from kernelwright.cli.common import (
     TimingOpt,
     archive_path,
     err,
-    out,
     parse_precision,
     user_errors,
 )
+from kernelwright.cli.common import out as out_console
 
 if TYPE_CHECKING:
     from kernelwright.bench import BenchEvent
     from kernelwright.report.tables import Table
 
 
+bench_app = typer.Typer(
+    cls=DefaultCommandGroup,
+    help="Benchmark a suite: `kernelwright bench TASKS --solutions SOLS` judges solutions, "
+    "`bench TASKS --optimize` optimizes every task, `bench baselines TASKS` times eager "
+    "PyTorch and torch.compile. `bench TASKS ...` is short for `bench run TASKS ...`.",
+    no_args_is_help=True,
+)
+
+
 def register(app: typer.Typer) -> None:
-    """Add the commands to the app."""
-    app.command("bench")(bench_command)
+    """Add the ``bench`` group and ``bench-report`` to the app."""
+    from kernelwright.cli.baselines_cmd import baselines_command
+
+    bench_app.command("run")(bench_command)
+    bench_app.command("baselines")(baselines_command)
+    app.add_typer(bench_app, name="bench")
     app.command("bench-report")(bench_report_command)
 
 
@@ -44,7 +60,10 @@ def bench_command(
     ],
     solutions: Annotated[
         Path | None,
-        typer.Option(help="Folder of solutions named <task id>.py (the task file's stem)."),
+        typer.Option(
+            help="Folder of solutions named <task id>.py (default: the solution.py beside "
+            "each task.py)."
+        ),
     ] = None,
     device: DeviceOpt = "auto",
     precision: PrecisionOpt = "fp32",
@@ -58,6 +77,32 @@ def bench_command(
     only: Annotated[
         list[str] | None, typer.Option("--only", help="Run only this task id (repeatable).")
     ] = None,
+    family: Annotated[
+        list[str] | None,
+        typer.Option("--family", help="Run only the tasks of this family (repeatable)."),
+    ] = None,
+    shard: Annotated[
+        str | None,
+        typer.Option(
+            help="k/n: run every n-th task from the k-th (one shard per GPU; shards may share "
+            "--out)."
+        ),
+    ] = None,
+    deadline: Annotated[
+        float | None,
+        typer.Option(
+            help="Start no task after this many seconds; rerunning the command does the rest."
+        ),
+    ] = None,
+    out: Annotated[
+        Path | None,
+        typer.Option(
+            "--out",
+            "-o",
+            help="Folder for results.json (rewritten after every task), journal.jsonl and, "
+            "with --optimize, <task id>/best.py and report.md.",
+        ),
+    ] = None,
     json_path: Annotated[
         Path | None,
         typer.Option("--json", help="Write per-task verdicts and the summary ('-' for stdout)."),
@@ -68,25 +113,25 @@ def bench_command(
     resume: Annotated[
         bool,
         typer.Option(
-            help="Skip tasks the journal already holds for the same task, solution and options."
+            "--resume/--fresh",
+            help="Reuse the journal's results for unchanged tasks, solutions and options "
+            "(default), or measure everything again.",
         ),
-    ] = False,
+    ] = True,
     journal: Annotated[
         Path | None,
         typer.Option(
-            help="Results journal (JSONL; default: next to --json, else under the "
-            "kernelwright home)."
+            help="Results journal (JSONL; default: in --out, else next to --json, else under "
+            "the kernelwright home)."
         ),
     ] = None,
-    archive: Annotated[
-        Path | None, typer.Option(help="SQLite archive (default: ~/.kernelwright/archive.sqlite).")
-    ] = None,
+    archive: ArchiveOpt = None,
     no_archive: Annotated[bool, typer.Option("--no-archive", help="Do not record.")] = False,
     optimize: Annotated[
         bool,
         typer.Option(
             help="Optimize each task (kernelwright optimize) and report its best candidate "
-            "instead of judging SOLS."
+            "instead of judging solutions."
         ),
     ] = False,
     budget_candidates: Annotated[
@@ -97,43 +142,44 @@ def bench_command(
         float | None,
         typer.Option("--budget-minutes", help="With --optimize: minutes per task."),
     ] = None,
-    optimize_out: Annotated[
-        Path | None,
+    structures: Annotated[
+        int | None,
         typer.Option(
-            "--optimize-out", help="With --optimize: write <task id>/best.py and reports here."
+            help="With --optimize: designs to try before tuning (default: half the budget)."
         ),
     ] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress display.")] = False,
 ) -> None:
-    """Judge SOLS/<id>.py for every task in TASKS and report fast_p, geomeans and speed of light.
+    """Judge each task's solution, or optimize each task; report fast_p, geomeans and SOL.
 
-    Every result is written to the journal as it arrives; after an interruption, rerun the same
-    command with --resume. A task without a solution counts as a failure. Exit code 0 when the
-    run completed (whatever the verdicts), 2 for bad input, 130 when interrupted.
+    Every result is written as it arrives (the journal, and results.json in --out); after an
+    interruption, rerun the same command to continue. A task without a solution counts as a
+    failure. Exit code 0 when the run completed (whatever the verdicts), 2 for bad input, 130
+    when interrupted.
     """
     from kernelwright.archive import Archive
     from kernelwright.bench import (
+        DocumentWriter,
         EvaluateStep,
         Journal,
         OptimizeStep,
+        Shard,
         TaskStep,
         bench_document,
         default_journal_path,
         plan,
         run_bench,
-        write_json,
     )
     from kernelwright.errors import ConfigError
     from kernelwright.evaluate import EvalOptions
 
-    if solutions is None and not optimize:
-        raise ConfigError("--solutions is required: the folder of <task id>.py solution files")
-    if not optimize and any(
-        x is not None for x in (budget_candidates, budget_minutes, optimize_out)
-    ):
-        raise ConfigError(
-            "--budget-candidates, --budget-minutes and --optimize-out need --optimize"
-        )
+    if not optimize and any(x is not None for x in (budget_candidates, budget_minutes, structures)):
+        raise ConfigError("--budget-candidates, --budget-minutes and --structures need --optimize")
+    if budget_candidates is not None and budget_candidates < 1:
+        raise ConfigError(f"--budget-candidates must be at least 1, got {budget_candidates}")
+    if deadline is not None and deadline <= 0:
+        raise ConfigError(f"--deadline must be a positive number of seconds, got {deadline}")
+    part = Shard.parse(shard) if shard is not None else Shard()
     options = EvalOptions(
         device=device,
         precision=parse_precision(precision),
@@ -145,10 +191,20 @@ def bench_command(
         size=size,
         seed=seed,
     )
-    items = plan(tasks, solutions, only or ())
-    if budget_candidates is not None and budget_candidates < 1:
-        raise ConfigError(f"--budget-candidates must be at least 1, got {budget_candidates}")
-    journal_file = Journal(journal or default_journal_path(json_path))
+    items = plan(tasks, solutions, only or (), family or ())
+    if not optimize and solutions is None and not any(i.solution_path for i in items):
+        raise ConfigError(
+            "no solutions: pass --solutions DIR (files named <task id>.py), keep a solution.py "
+            "beside each task.py, or use --optimize"
+        )
+    if out is not None and out.exists() and not out.is_dir():
+        raise ConfigError(f"--out {out}: is a file; pass a folder")
+    journal_file = Journal(
+        journal or (out / "journal.jsonl" if out is not None else default_journal_path(json_path))
+    )
+    to_stdout = json_path is not None and str(json_path) == "-"
+    documents = [p for p in (out / "results.json" if out else None, json_path) if p is not None]
+    writer = DocumentWriter([p for p in documents if str(p) != "-"])
     if no_archive:  # --optimize needs one all the same: the optimizer keeps its runs there
         store = Archive(":memory:") if optimize else None
     else:
@@ -162,9 +218,11 @@ def bench_command(
                 if budget_candidates is not None or budget_minutes is not None
                 else 8,
                 budget_minutes=budget_minutes,
-                out_dir=optimize_out,
+                out_dir=out,
+                structures=structures,
             )
-        with bench_progress(not quiet, len(items)) as show:
+        mine = sum(1 for position in range(len(items)) if part.holds(position))
+        with bench_progress(not quiet, mine) as show:
             run = run_bench(
                 items,
                 options,
@@ -173,11 +231,16 @@ def bench_command(
                 resume=resume,
                 archive=store,
                 on_event=show,
+                shard=part,
+                deadline_s=deadline,
+                on_checkpoint=writer,
             )
     except KeyboardInterrupt:
+        kept = ", ".join(str(p) for p in [*writer.paths, journal_file.path])
         err.print(
-            f"[yellow]interrupted[/]; finished tasks are in {journal_file.path}: rerun the same "
-            "command with --resume to continue"
+            f"[yellow]interrupted[/] after {writer.finished} finished task(s), kept in {kept}; "
+            "rerun the same command to continue",
+            soft_wrap=True,
         )
         raise typer.Exit(130) from None
     finally:
@@ -185,12 +248,10 @@ def bench_command(
             store.close()
 
     document = bench_document(run)
-    to_stdout = json_path is not None and str(json_path) == "-"
+    writer(run)
     if to_stdout:
-        out.print_json(json.dumps(document))
-    elif json_path is not None:
-        write_json(document, json_path)
-    console = err if to_stdout else out
+        out_console.print_json(json.dumps(document))
+    console = err if to_stdout else out_console
     if not to_stdout or not quiet:
         console.print(_task_table(document, run.results))
         for line in _failure_lines(run.results):
@@ -199,11 +260,19 @@ def bench_command(
         if not run.representative:
             console.print("[yellow]CPU timings (Triton interpreter): not representative of a GPU")
         if run.resumed:
-            console.print(f"[dim]{run.resumed} task(s) taken from the journal {journal_file.path}")
+            console.print(
+                f"[dim]{run.resumed} task(s) taken from the journal {journal_file.path} "
+                "(--fresh measures them again)"
+            )
+        if run.not_run:
+            console.print(
+                f"[yellow]{len(run.not_run)} task(s) not run yet[/] (past --deadline, or in "
+                "another shard): rerun the command to continue"
+            )
     if report is not None:
         _write_report(document, report, console)
-    if json_path is not None and not to_stdout:
-        console.print(f"[dim]results: {json_path}")
+    for path in writer.paths:
+        console.print(f"[dim]results: {path}")
 
 
 @user_errors
@@ -221,7 +290,7 @@ def bench_report_command(
 
         raise ConfigError(f"{document}: no such file; pass the JSON written by bench --json")
     data, _ = read_document(document)
-    _write_report(data, out_dir, out)
+    _write_report(data, out_dir, out_console)
 
 
 def _write_report(document: dict[str, Any], folder: Path, console: Any) -> None:

@@ -11,6 +11,7 @@ from typing import Annotated, Any, TypeVar
 
 import typer
 from rich.console import Console
+from typer.core import TyperGroup
 
 from kernelwright.errors import ConfigError, HarnessError, KernelwrightError
 from kernelwright.records import Precision
@@ -80,11 +81,27 @@ def parse_precision(value: str) -> Precision:
         raise ConfigError(f"--precision {value!r} is not one of {choices}") from None
 
 
-def archive_path(path: Path | None) -> Path:
-    """The archive to use: ``--archive`` or the default under the kernelwright home."""
+def archive_path(path: Path | None, must_exist: bool = False) -> Path:
+    """The archive to use: ``--archive`` or the default under the kernelwright home.
+
+    A mistyped ``--archive`` must not silently start a new, empty archive: its folder has to
+    exist, and for commands that only read (``must_exist``) the file too.
+
+    Raises:
+        ConfigError: the path's folder (or, with ``must_exist``, the file) does not exist.
+    """
     from kernelwright.paths import default_archive_path
 
-    return path if path is not None else default_archive_path()
+    if path is None:
+        return default_archive_path()
+    if not path.parent.is_dir():
+        raise ConfigError(
+            f"--archive {path}: the folder {path.parent} does not exist; "
+            "create it first, or check the path"
+        )
+    if must_exist and not path.is_file():
+        raise ConfigError(f"--archive {path}: no such archive; check the path")
+    return path
 
 
 @contextmanager
@@ -95,3 +112,17 @@ def progress_status(enabled: bool, first: str = "starting") -> Iterator[Callable
         return
     with err.status(first) as status:
         yield lambda phase: status.update(f"[cyan]{phase}")
+
+
+class DefaultCommandGroup(TyperGroup):
+    """A command group whose first argument, when it names none of its commands, belongs to its
+    default command: ``kernelwright bench TASKS`` is ``kernelwright bench run TASKS``, while
+    ``kernelwright bench baselines ...`` reaches the other command."""
+
+    default_command = "run"
+
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        """Put the default command's name in front of arguments that are not a command's."""
+        if args and args[0] not in self.commands and args[0] not in ctx.help_option_names:
+            args = [self.default_command, *args]
+        return super().parse_args(ctx, args)

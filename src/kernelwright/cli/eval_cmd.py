@@ -84,6 +84,7 @@ def eval_command(
     from kernelwright.cli.render import verdict_panel
     from kernelwright.errors import ConfigError
     from kernelwright.evaluate import EvalOptions, evaluate
+    from kernelwright.task import task_id
 
     if (solution is None) == (not reference):
         raise ConfigError("give a SOLUTION file or --reference (the task's own model), not both")
@@ -121,7 +122,7 @@ def eval_command(
             json_path.write_text(json.dumps(data, indent=2))
         if not quiet or verdict.status.value != "correct":
             (err if json_path is not None and quiet else out).print(
-                verdict_panel(verdict, f"{task.name} ← {Path(shown).name}")
+                verdict_panel(verdict, f"{task_id(task)} ← {Path(shown).name}")
             )
     if not verdict.correct:
         raise typer.Exit(EXIT_FAILED)

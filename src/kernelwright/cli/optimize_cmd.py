@@ -119,6 +119,7 @@ def optimize_command(
     from kernelwright.evaluate.options import EvalOptions
     from kernelwright.optimize import (
         LLMConfig,
+        OptimizeInterrupted,
         OptimizeOptions,
         optimize_task,
         summarise,
@@ -176,6 +177,15 @@ def optimize_command(
                 on_event=display.event,
                 on_phase=display.phase,
             )
+    except OptimizeInterrupted as stop:
+        done = stop.result
+        kept = f"; best.py and report.md so far in {done.out_dir}" if done.out_dir else ""
+        err.print(
+            f"[yellow]interrupted[/] after {len(done.trials)} candidate(s) (run {done.run_id}, "
+            f"kept in the archive{kept}); rerun the same command to continue",
+            soft_wrap=True,
+        )
+        raise typer.Exit(130) from None
     finally:
         store.close()
     summary = summarise(result)
@@ -350,7 +360,7 @@ def skills_stats(
     from kernelwright.archive import Archive
     from kernelwright.skills.stats import skill_stats
 
-    with Archive(archive_path(archive)) as store:
+    with Archive(archive_path(archive, must_exist=True)) as store:
         stats = skill_stats(store)
     if not stats:
         out.print("no template candidates in the archive yet; run `kernelwright optimize TASK`")

@@ -320,6 +320,21 @@ class EvalSession:
                                  str(self._run_dir / "judge") if self._run_dir else "") if p)
 
 
+def measure_baselines(
+    task: Task | str | Path, options: EvalOptions, on_progress: ProgressFn | None = None
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Eager PyTorch and torch.compile for one task, as an evaluation would time them.
+
+    Returns the baselines (``{"eager": {"samples_ms": [...], "method": ...}, "compile": ...}``,
+    a failed one missing) and the judge's summary of the task (device, work, ceilings, notes).
+    Raises like :func:`evaluate` for a task that cannot be judged.
+    """
+    with EvalSession(task, options, on_progress=on_progress) as session:
+        session._start_judge()
+        baselines = session._ensure_baselines()
+        return dict(baselines), dict(session._prepared)
+
+
 def baseline_source(task: Task, size: str, kind: str) -> str:
     """A solution file whose ``ModelNew`` is the task's own model: eager, or compiled."""
     from kernelwright.task.module import task_source
@@ -422,4 +437,4 @@ def _raise_reference_failure(task: Task, prepared: dict[str, Any]) -> None:
     )
 
 
-__all__ = ["EvalSession", "baseline_source", "evaluate"]
+__all__ = ["EvalSession", "baseline_source", "evaluate", "measure_baselines"]

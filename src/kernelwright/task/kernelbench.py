@@ -31,6 +31,7 @@ from kernelwright.errors import TaskError
 from kernelwright.records import Task, sha256_text
 
 SIZES = ("full", "small")
+TASK_FILE_STEM = "task"  # `<name>/task.py` is the task `<name>` (see task_id)
 _KNOWN_OPTION_KEYS = {
     "small",
     "atol",
@@ -80,12 +81,34 @@ def load_task(path: str | Path, size: str = "full") -> Task:
         raise TaskError(f"{p}: KERNELWRIGHT['small'] must be a dict of module constants")
     return Task(
         path=str(p.resolve()),
-        name=p.stem,
+        name=task_id(p),
         source=source,
         sha256=sha256_text(source),
         size=size,
         has_variants="get_input_variants" in defined,
     )
+
+
+def task_id(path: str | Path) -> str:
+    """A task's name in suites, run ids, reports and the archive: its file's stem, except that
+    a file named ``task.py`` takes its folder's name (``examples/softmax/task.py`` is
+    ``softmax``), since a folder per task holding ``task.py`` and ``solution.py`` is common."""
+    p = Path(path)
+    return p.resolve().parent.name if p.stem == TASK_FILE_STEM else p.stem
+
+
+def is_solution_file(path: str | Path) -> bool:
+    """True for a solution rather than a task: the file defines ``ModelNew`` at module level.
+
+    Read without running the file; a file that cannot be read or parsed is not a solution (it
+    is reported as a broken task where tasks are loaded).
+    """
+    p = Path(path)
+    try:
+        tree = ast.parse(p.read_text(encoding="utf-8"), filename=str(p))
+    except (OSError, UnicodeDecodeError, SyntaxError, ValueError):
+        return False
+    return "ModelNew" in _top_level_names(tree)
 
 
 def task_options(task: Task) -> dict[str, Any]:

@@ -1,7 +1,7 @@
+from agent_doubles import correct, rejected, wrong
 from kernelwright.agents.context import describe_verdict, profile_summary
 from kernelwright.agents.prompting import render
 from kernelwright.agents.roles import tunables
-from kernelwright.agents.testing import correct, rejected, wrong
 from kernelwright.constraints import Reference
 from kernelwright.records import DeviceInfo, SpeedOfLight
 

@@ -6,6 +6,7 @@ import pytest
 from rich.console import Console
 
 import kernelwright.agents as agents
+from agent_doubles import Reply, ScriptedChatModel, ScriptedLLMServer, correct
 from kernelwright.agents import (
     ConsoleReviewer,
     LLMProposer,
@@ -14,7 +15,6 @@ from kernelwright.agents import (
     make_llm_proposer,
 )
 from kernelwright.agents.skills import LibrarySkills, to_hint
-from kernelwright.agents.testing import Reply, ScriptedChatModel, ScriptedLLMServer, correct
 from kernelwright.constraints import load_constraints
 from kernelwright.errors import ConfigError
 from kernelwright.records import Candidate
@@ -28,7 +28,7 @@ def test_public_surface_is_sorted_and_importable():
 
 def test_importing_the_agents_imports_no_sdk():
     code = (
-        "import sys, kernelwright, kernelwright.agents, kernelwright.agents.testing;"
+        "import sys, kernelwright, kernelwright.agents;"
         "print(sorted(m for m in ('openai', 'anthropic', 'torch') if m in sys.modules))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

@@ -5,6 +5,7 @@ import json
 
 import pytest
 
+from agent_doubles import ScriptedChatModel, ScriptedJudge, correct, wrong
 from kernelwright.agents import (
     AutoReviewer,
     LLMError,
@@ -13,7 +14,6 @@ from kernelwright.agents import (
     StaticSkills,
     export_trajectories,
 )
-from kernelwright.agents.testing import ScriptedChatModel, ScriptedJudge, correct, wrong
 from kernelwright.constraints import Constraints
 from kernelwright.evaluate.options import EvalOptions
 from kernelwright.records import Status

@@ -2,11 +2,7 @@
 
 import pytest
 
-from kernelwright.agents.llm import ChatMessage, LLMError
-from kernelwright.agents.providers import LLMSettings, make_chat_model
-from kernelwright.agents.retry import RetryPolicy
-from kernelwright.agents.spec import PLACEHOLDER_KEY
-from kernelwright.agents.testing import (
+from agent_doubles import (
     Fail,
     Garbled,
     Redirect,
@@ -14,6 +10,10 @@ from kernelwright.agents.testing import (
     ScriptedLLMServer,
     Stall,
 )
+from kernelwright.agents.llm import ChatMessage, LLMError
+from kernelwright.agents.providers import LLMSettings, make_chat_model
+from kernelwright.agents.retry import RetryPolicy
+from kernelwright.agents.spec import PLACEHOLDER_KEY
 from kernelwright.errors import ConfigError
 
 pytest.importorskip("openai")

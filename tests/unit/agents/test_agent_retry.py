@@ -1,8 +1,8 @@
 import pytest
 
+from agent_doubles import ScriptedChatModel
 from kernelwright.agents.llm import LLMError
 from kernelwright.agents.retry import RetryingModel, RetryPolicy
-from kernelwright.agents.testing import ScriptedChatModel
 
 
 def test_retries_retryable_errors_with_exponential_backoff():

@@ -1,10 +1,10 @@
-"""The GPU baseline tool's pure parts: records -> table, geomeans, markdown, resume rules."""
+"""The baseline tool: records -> table, geomeans, markdown, resume rules; and a real run."""
 
 from pathlib import Path
 
 import pytest
 
-from kernelwright.bench.baselines import schedule, table, worker
+from kernelwright.bench.baselines import measurer, table
 
 
 def rec(task, precision, eager, compiled, status="ok", group="level1", nbytes=4.3e9, **kw):
@@ -71,32 +71,43 @@ def test_text_and_markdown():
 
 
 def test_finished_items_are_skipped_on_the_next_call():
-    config = schedule.Config(items=(), device="cuda", size="full", compile=True)
-    done = schedule.finished_before(RECORDS, config)
+    config = measurer.Config(items=(), device="cuda", size="full", compile=True)
+    done = measurer.finished_before(RECORDS, config)
     assert done == {("a", "fp32"), ("a", "bf16"), ("b", "fp32"), ("b", "bf16")}  # c: not_run
-    other = schedule.Config(items=(), device="cuda", size="small", compile=True)
-    assert schedule.finished_before(RECORDS, other) == set()
-    warm = [
-        {
-            "kind": "warm",
-            "task": "a",
-            "precision": "fp32",
-            "status": "ok",
-            "size": "full",
-            "device_kind": "cuda",
-            "compiled": True,
-        }
-    ]
-    assert schedule.finished_before(warm, config, "warm") == {("a", "fp32")}
+    other = measurer.Config(items=(), device="cuda", size="small", compile=True)
+    assert measurer.finished_before(RECORDS, other) == set()
 
 
 def test_previous_records_skip_a_cut_line(tmp_path: Path):
     (tmp_path / "results.jsonl").write_text('{"kind": "probe"}\n{"kind": "mea')
-    assert schedule.previous_records(tmp_path) == [{"kind": "probe"}]
-    assert schedule.previous_records(tmp_path / "none") == []
+    assert measurer.previous_records(tmp_path) == [{"kind": "probe"}]
+    assert measurer.previous_records(tmp_path / "none") == []
 
 
-def test_worker_seeds_timing_sets_like_the_judge():
-    from kernelwright.evaluate.judge_worker import TIMING_SEED_INDEX
+@pytest.mark.interpreter
+def test_baselines_are_measured_through_the_harness_and_resume(fixtures, tmp_path):
+    """One real item on the CPU: timed by the judge's clock in a process of its own, written
+    as it is measured, skipped by the next call; past the deadline an item is not run."""
+    task = fixtures / "tasks" / "scale_bias.py"
+    item = measurer.Item("scale_bias", str(task), "fixtures", "elementwise", "fp32")
+    config = measurer.Config(items=(item,), device="cpu", size="small", compile=False,
+                             state_dir=tmp_path / "state", out_dir=tmp_path / "out")
+    (record,) = measurer.run(config, echo=lambda _line: None)
+    assert record["status"] == "ok" and record["eager_ms"] > 0 and record["compile_ms"] is None
+    assert (tmp_path / "out" / "baselines.jsonl").read_text().count("scale_bias") == 1
+    assert measurer.run(config, echo=lambda _line: None) == []  # resumed: nothing left
+    late = measurer.Config(items=(item,), device="cpu", size="small", compile=False,
+                           state_dir=tmp_path / "other", deadline_s=-1.0)
+    (skipped,) = measurer.run(late, echo=lambda _line: None)
+    assert skipped["status"] == "not_run"
 
-    assert worker.TIMING_SEED_INDEX == TIMING_SEED_INDEX
+
+def test_the_commit_named_in_the_output(tmp_path):
+    import re
+
+    from kernelwright.bench.baselines.suite import git_commit
+
+    assert git_commit(tmp_path).startswith("unknown (not a git checkout")
+    root = Path(__file__).resolve().parents[3]
+    if (root / ".git").exists():
+        assert re.fullmatch(r"[0-9a-f]{7,}( \(with uncommitted changes\))?", git_commit(root))

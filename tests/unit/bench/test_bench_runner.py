@@ -265,3 +265,69 @@ def test_public_surface_is_sorted_and_importable():
     for module in (bench, report):
         assert module.__all__ == sorted(module.__all__)
         assert all(getattr(module, name) is not None for name in module.__all__)
+
+
+def test_shards_split_the_plan_and_collect_each_others_results(mini, tmp_path, make_verdict):
+    from kernelwright.bench import Shard
+
+    journal = Journal(tmp_path / "j.jsonl")
+    fake = FakeHarness(make_verdict)
+    first = run_bench(
+        items(mini), OPTS, step=EvaluateStep(fake), journal=journal, shard=Shard(1, 2)
+    )
+    assert fake.calls == ["scale_bias"]  # relu (1st) has no solution: missing, not evaluated
+    assert [r.task_id for r in first.results] == ["relu", "scale_bias"]
+    assert first.not_run == ("row_sum", "softmax_rows")
+    second = run_bench(
+        items(mini), OPTS, step=EvaluateStep(fake), journal=journal, resume=True, shard=Shard(2, 2)
+    )
+    assert fake.calls == ["scale_bias", "row_sum", "softmax_rows"]
+    assert [r.task_id for r in second.results] == ["relu", "row_sum", "scale_bias", "softmax_rows"]
+    assert second.resumed == 2 and second.not_run == ()
+
+
+@pytest.mark.parametrize(("text", "shard"), [("1/1", (1, 1)), ("2/3", (2, 3)), ("3/3", (3, 3))])
+def test_shard_parses_k_of_n(text, shard):
+    from kernelwright.bench import Shard
+
+    assert Shard.parse(text) == Shard(*shard)
+
+
+@pytest.mark.parametrize("text", ["0/2", "3/2", "1", "a/b", "1/0"])
+def test_a_bad_shard_is_a_config_error(text):
+    from kernelwright.bench import Shard
+
+    with pytest.raises(ConfigError, match="--shard"):
+        Shard.parse(text)
+
+
+def test_no_task_starts_past_the_deadline(mini, make_verdict):
+    import time
+
+    class Slow(FakeHarness):
+        def __call__(self, *args, **kwargs):
+            time.sleep(0.3)
+            return super().__call__(*args, **kwargs)
+
+    fake = Slow(make_verdict)
+    run = run_bench(items(mini), OPTS, step=EvaluateStep(fake), deadline_s=0.2)
+    assert fake.calls == ["row_sum"]  # relu (missing) and row_sum start in time
+    assert run.not_run == ("scale_bias", "softmax_rows")
+
+
+def test_a_checkpoint_follows_every_result_and_survives_an_interrupt(mini, make_verdict):
+    seen = []
+    fake = FakeHarness(make_verdict, interrupt_at="scale_bias")
+    with pytest.raises(KeyboardInterrupt):
+        run_bench(items(mini), OPTS, step=EvaluateStep(fake), on_checkpoint=seen.append)
+    assert [[r.task_id for r in run.results] for run in seen] == [["relu"], ["relu", "row_sum"]]
+    assert seen[-1].not_run == ("scale_bias", "softmax_rows")
+    assert seen[-1].run_id == seen[0].run_id
+
+
+def test_plan_keeps_the_families_asked_for(mini):
+    assert [i.task_id for i in plan([mini / "tasks"], None, families=["softmax"])] == [
+        "softmax_rows"
+    ]
+    with pytest.raises(ConfigError, match="no task of family"):
+        plan([mini / "tasks"], None, families=["nope"])

@@ -1,6 +1,6 @@
-"""Eager and torch.compile baselines of a whole suite on a GPU, within one time budget.
+"""Eager and torch.compile baselines of a whole suite, within one time budget.
 
-``scripts/gpu_baselines.py`` is the command; :mod:`.schedule` runs the phases (probe, parallel
-Inductor warm-up, serial timing under a global deadline), :mod:`.worker` is what each child
-process does, :mod:`.table` turns the records into the table and geometric means.
+``kernelwright bench baselines`` is the command and :mod:`.suite` its library side;
+:mod:`.measurer` times each (task, precision) through the harness (the same processes and clock
+as every evaluation), :mod:`.table` turns the records into the table and geometric means.
 """

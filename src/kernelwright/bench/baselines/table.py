@@ -204,8 +204,9 @@ def _geomean_lines(table: Sequence[Row], precisions: Sequence[str]) -> list[str]
 def markdown(
     table: Sequence[Row], header: dict[str, str], precisions: Sequence[str] = ("fp32", "bf16")
 ) -> str:
-    """The section the lead pastes into BENCHMARKS.md: provenance, table, geometric means."""
-    lines = ["## H200 baselines: eager PyTorch and torch.compile", ""]
+    """A markdown section (BENCHMARKS.md's form): provenance, table, geometric means."""
+    gpu = header.get("GPU", "?")
+    lines = [f"## Baselines on {gpu}: eager PyTorch and torch.compile", ""]
     lines += [f"- **{k}**: {v}" for k, v in header.items()]
     lines += ["", "| " + " | ".join(HEADERS) + " |", "|---|---|" + "---:|" * (len(HEADERS) - 2)]
     for r in table:

@@ -1,5 +1,5 @@
-"""scripts/gpu_optimize_suite.py on the CPU (small sizes, one task) and the sm_90 compile check of
-emitted kernels, both in child processes."""
+"""`kernelwright bench --optimize` end to end on the CPU (small sizes, one suite task), and the
+sm_90 compile check of emitted kernels, both in child processes."""
 
 from __future__ import annotations
 
@@ -17,38 +17,23 @@ ROOT = Path(__file__).resolve().parents[2]
 
 @pytest.mark.interpreter
 @pytest.mark.slow
-def test_suite_script_runs_a_task_and_writes_json(tmp_path: Path) -> None:
-    env = {**os.environ, "OUT": str(tmp_path), "PYTHONPATH": str(ROOT / "src")}
-    proc = subprocess.run(
-        [
-            sys.executable,
-            str(ROOT / "scripts" / "gpu_optimize_suite.py"),
-            "--device",
-            "cpu",
-            "--size",
-            "small",
-            "--only",
-            "17_max_last_axis",
-            "--budget",
-            "1",
-            "--trials",
-            "1",
-            "--deadline",
-            "240",
-        ],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=300,
-    )
+def test_bench_optimize_writes_results_and_best_kernels(tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TRITON_")}
+    env["PYTHONPATH"] = str(ROOT / "src")
+    out = tmp_path / "run"
+    command = [sys.executable, "-m", "kernelwright", "bench", str(ROOT / "benchmarks")]
+    command += ["--optimize", "--only", "17_max_last_axis", "--device", "cpu", "--trials", "1"]
+    command += ["--budget-candidates", "2", "--structures", "1", "--out", str(out), "-q"]
+    command += ["--archive", str(tmp_path / "a.sqlite")]
+    proc = subprocess.run(command, capture_output=True, text=True, env=env, timeout=300)
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
-    rows = [
-        json.loads(line) for line in (tmp_path / "optimize_suite.jsonl").read_text().splitlines()
-    ]
-    assert [r["task"] for r in rows] == ["17_max_last_axis"] and rows[0]["status"] == "ok"
-    summary = json.loads((tmp_path / "optimize_suite_summary.json").read_text())["summary"]
-    assert summary["correct"] == 1 and "geomean_vs_eager_correct" in summary
-    assert (tmp_path / "optimize" / "17_max_last_axis" / "best.py").exists()
+    doc = json.loads((out / "results.json").read_text())
+    assert doc["run"]["step"] == "optimize" and doc["run"]["not_run"] == []
+    (task,) = doc["tasks"]
+    assert task["task"] == "17_max_last_axis" and task["correct"], task["message"]
+    assert task["candidate_ms"] > 0 and task["eager_ms"] > 0
+    assert (out / "17_max_last_axis" / "best.py").exists()
+    assert len((out / "journal.jsonl").read_text().splitlines()) == 1
 
 
 @pytest.mark.slow

@@ -1,13 +1,13 @@
-"""Test doubles for the agents, shipped with the library (httpx's MockTransport idea).
+"""Test doubles for the agents: scripted chat models, an HTTP server and a fake harness.
 
 ScriptedChatModel(["reply 1", LLMError(...), ...])    in-process, implements ChatModel
 ScriptedLLMServer([Reply(...), Fail(429), Stall(1.0, Reply(...)), Garbled(), ...])
                                                       real HTTP on 127.0.0.1, for the SDKs
 """
 
-from kernelwright.agents.testing.fake import ScriptedChatModel
-from kernelwright.agents.testing.judge import ScriptedJudge, correct, rejected, wrong
-from kernelwright.agents.testing.server import (
+from agent_doubles.fake import ScriptedChatModel
+from agent_doubles.judge import ScriptedJudge, correct, rejected, wrong
+from agent_doubles.server import (
     Fail,
     Garbled,
     RecordedRequest,
