@@ -77,7 +77,7 @@ def time_batches(r: Referee) -> dict[str, Any]:
           transport.pack(ref.init_inputs) if ref.init_inputs else b"")
     flush = _flush_buffer() if cuda else None
     batch = 0
-    # A batch of one, twice: how long one call takes, to size the batches.
+    # A batch of one, twice: how long a single call takes, to size the batches.
     probe = r.allocate("probe", [ref.timing_inputs(0, 0)])
     estimates = []
     checked: list[dict[str, Any]] = []
@@ -169,7 +169,7 @@ def _batch(
 
     ref = r.ref
     cuda = r.device == "cuda"
-    for call in range(k):  # one set at a time: the judge holds one call's inputs at most
+    for call in range(k):  # one set at a time: the judge holds a single call's inputs at most
         values = ref.timing_inputs(batch, call)
         r.fill(name, mapped, [values], which=[call])
         del values

@@ -4,7 +4,7 @@
 
 Over its control channel from the parent:
 
-    prepare     (a pickled JudgeRequest) import the task, measure one call's footprint and plan
+    prepare     (a pickled JudgeRequest) import the task, measure a single call's footprint and plan
                 the device's memory, count the reference's work and operators, compute the
                 trials' expected outputs when the plan keeps them, read or measure the device
                 ceilings; answer ``{"prepared": summary}`` (or why the reference failed)
@@ -105,7 +105,7 @@ def prepare(req: JudgeRequest, phase: Any) -> tuple[Reference, dict[str, Any]]:
 
         torch.set_num_threads(1)  # the judge's clock must not fight its own threads
     ref = load_reference(req, phase)
-    phase("reference: measuring one call")
+    phase("reference: measuring a single call")
     ref.measure_and_plan()
     phase("reference: counting work and operators")
     flops, total_bytes, op_counts, framework_work = _work_and_ops(ref)
@@ -170,7 +170,7 @@ def _work_and_ops(ref: Reference) -> tuple[int, int, Counter[str], int]:
     outputs = as_output_list(out, strict=False)
     params = list(model.parameters()) + list(model.buffers())
     param_b = nbytes(params)
-    # Parameters that fit in half the L2 stay cached from one call to the next (timed calls
+    # Parameters that fit in half the L2 stay cached from a call to the next (timed calls
     # don't flush between calls, as a model's weights stay cached in use): not floor bytes.
     if req.device == "cuda" and param_b <= _l2_bytes() // 2:
         param_b = 0

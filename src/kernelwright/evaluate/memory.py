@@ -14,7 +14,7 @@ Options are given up in that order until the plan fits 90% of the free memory. T
 needs about twice one eager call, so every task that eager PyTorch can run twice over on the
 device evaluates; a task beyond that gets a plain message, never an out-of-memory crash.
 
-Notation: ``in_b``, ``out_b``, ``param_b`` bytes of inputs, outputs and parameters of one call;
+Notation: ``in_b``, ``out_b``, ``param_b`` bytes of a call's inputs, outputs and parameters;
 ``work_b`` the peak allocated during the forward above what was allocated before it (outputs and
 temporaries).
 """
@@ -39,7 +39,7 @@ class Footprint:
 
     @property
     def call_b(self) -> int:
-        """What one call needs beyond its parameters."""
+        """What a single call needs beyond its parameters."""
         return self.in_b + max(self.work_b, self.out_b)
 
 
@@ -112,8 +112,8 @@ def plan_memory(fp: Footprint, free_b: int, runs: int, *, want_float64: bool) ->
         )
     need = fp.param_b * 2 + judge_call + candidate_fixed + 2 * CONTEXT_BYTES
     raise TooLarge(
-        f"one call needs {fp.call_b / 1e9:.1f} GB plus {fp.param_b / 1e9:.1f} GB of parameters; "
-        f"judging it needs about {need / 1e9:.1f} GB and the device has {free_b / 1e9:.1f} GB "
+        f"a single call needs {fp.call_b / 1e9:.1f} GB plus {fp.param_b / 1e9:.1f} GB of "
+        f"parameters; judging it needs about {need / 1e9:.1f} GB and the device has {free_b / 1e9:.1f} GB "
         "free: use --size small or a device with more memory"
     )
 

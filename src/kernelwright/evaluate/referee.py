@@ -3,7 +3,7 @@ is concluded from the answers. Runs in the judge.
 
     start       precision policy, memory limit, in-process monitors (all before the import)
     import      the solution file (a failure is ``compile_error``)
-    warm-up     one call per input shape on throwaway values: kernels compile now
+    warm-up     a call per input shape on throwaway values: kernels compile now
     seal        no process can be started from here on
     runs        each trial and input variant: a model with the run's seed, input buffers the
                 judge fills when the call starts, a call, its outputs read back and compared
@@ -188,7 +188,7 @@ class Referee:
             if str(reply.get("ablated", "")).startswith("failed") and self.device == "cuda":
                 break  # a CUDA error leaves the process's device unusable
 
-    # -- one call ----------------------------------------------------------------------------
+    # -- a single call --------------------------------------------------------------------------
 
     def _call(
         self,
@@ -376,7 +376,7 @@ def _failure_from(reply: dict[str, Any]) -> dict[str, Any]:
 
 
 def _max_payload(ref: Reference) -> int:
-    """Payloads from a process on the CPU carry its outputs: a few times one call's bytes."""
+    """Payloads from a process on the CPU carry its outputs: a few times a single call's bytes."""
     fp = ref.footprint
     if fp is None:
         return 1 << 32

@@ -49,7 +49,7 @@ class RunSpec:
 
 @dataclass(slots=True)
 class Expected:
-    """What one call must produce."""
+    """What a single call must produce."""
 
     outputs: list[Any]
     inputs_after: list[Any] | None = None
@@ -206,7 +206,7 @@ class Reference:
     # -- sizing ------------------------------------------------------------------------------
 
     def measure_and_plan(self) -> None:
-        """Measure one call's footprint and choose the memory plan (first run's inputs)."""
+        """Measure a single call's footprint and choose the memory plan (first run's inputs)."""
         import torch
 
         device = self.req.device

@@ -37,7 +37,7 @@ class Item:
 
 @dataclass(frozen=True, slots=True)
 class Config:
-    """One call of ``bench baselines``."""
+    """A single run of ``bench baselines``."""
 
     items: tuple[Item, ...]
     device: str

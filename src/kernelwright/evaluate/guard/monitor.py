@@ -104,7 +104,7 @@ class LaunchMonitor:
         return load
 
     def call_extension(self, name: str, fn: Callable[..., Any], args: Any, kwargs: Any) -> Any:
-        """Run (or ablate) one call into a compiled extension."""
+        """Run (or ablate) a single call into a compiled extension."""
         if self.mode == "raise":
             raise AblatedLaunch(f"extension function {name} disabled by the ablation run")
         if self.mode == "skip":
