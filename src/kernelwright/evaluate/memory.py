@@ -113,8 +113,8 @@ def plan_memory(fp: Footprint, free_b: int, runs: int, *, want_float64: bool) ->
     need = fp.param_b * 2 + judge_call + candidate_fixed + 2 * CONTEXT_BYTES
     raise TooLarge(
         f"a single call needs {fp.call_b / 1e9:.1f} GB plus {fp.param_b / 1e9:.1f} GB of "
-        f"parameters; judging it needs about {need / 1e9:.1f} GB and the device has {free_b / 1e9:.1f} GB "
-        "free: use --size small or a device with more memory"
+        f"parameters; judging it needs about {need / 1e9:.1f} GB and the device has "
+        f"{free_b / 1e9:.1f} GB free: use --size small or a device with more memory"
     )
 
 
