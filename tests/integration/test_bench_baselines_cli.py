@@ -63,9 +63,10 @@ def test_two_tasks_one_crashing(tmp_path):
     records = [json.loads(x) for x in lines]
     measured = {r["task"]: r for r in records if r["kind"] == "measure"}
     assert measured["01_softmax"]["status"] == "ok"
-    assert measured["01_softmax"]["eager_ms"] > 0 and measured["01_softmax"]["n_sets"] == 2
+    assert measured["01_softmax"]["eager_ms"] > 0 and measured["01_softmax"]["compile_ms"] is None
     assert measured["01_softmax"]["bytes"] == 2 * 9 * 100 * 4  # input + output, fp32
-    assert measured["02_crash"]["status"] == "crashed"
+    assert measured["02_crash"]["status"] == "error"
+    assert "reference" in measured["02_crash"]["error"]
     section = (tmp_path / "out" / "baselines.md").read_text()
     assert "| `01_softmax` |" in section and "## Baselines on " in section
     assert "- **commit**: abc1234" in section

@@ -44,6 +44,7 @@ from kernelwright.evaluate.spawn import (
     become_subreaper,
     child_env,
     child_pythonpath,
+    SANDBOX_MARK,
     kill_tree,
     remember_spawn,
     tail,
@@ -125,6 +126,7 @@ class CandidateProcess:
             "TORCH_EXTENSIONS_DIR": str(cache / "torch_extensions"),
             "CUDA_CACHE_PATH": str(cache / "nv"),
             "PYTHONPATH": child_pythonpath(),
+            SANDBOX_MARK: self.dir.name,
             "OMP_NUM_THREADS": "1" if launch.device == "cpu" else os.environ.get(
                 "OMP_NUM_THREADS", "4"),
         } | dict(launch.extra_env))
@@ -264,8 +266,10 @@ class SubprocessExecutor:
         )
 
     def _start(self, launch: Launch) -> CandidateProcess:
-        become_subreaper()  # a daemon it forks (outside a PID namespace) is reparented here
-        return CandidateProcess(launch, self.base, self.python, self._namespace(launch))
+        namespace = self._namespace(launch)
+        if not namespace:
+            become_subreaper()  # a daemon it forks is reparented here, and killed with it
+        return CandidateProcess(launch, self.base, self.python, namespace)
 
     def _namespace(self, launch: Launch) -> bool:
         if self.pid_namespace is not None:

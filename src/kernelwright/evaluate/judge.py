@@ -20,7 +20,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from kernelwright.errors import HarnessError
+from kernelwright.errors import EvalError, HarnessError
 from kernelwright.evaluate.channel import Channel, ChannelClosed, ChannelTimeout, pair
 from kernelwright.evaluate.request import JudgeRequest
 from kernelwright.evaluate.spawn import child_env, child_pythonpath, remember_spawn, tail
@@ -61,7 +61,10 @@ class JudgeProcess:
 
     def wait_prepared(self, timeout_s: float, on_progress: ProgressFn | None) -> dict[str, Any]:
         """The judge's summary of the reference (``ok`` False: the task or reference failed)."""
-        header = self._until("prepared", time.monotonic() + timeout_s, on_progress, None)
+        try:
+            header = self._until("prepared", time.monotonic() + timeout_s, on_progress, None)
+        except HarnessError as exc:  # before any candidate: the task's own code took it down
+            raise EvalError(f"the task's reference could not be run: {exc}") from None
         summary: dict[str, Any] = header["prepared"]
         return summary
 

@@ -27,6 +27,10 @@ _KEEP = ("PATH", "LANG", "LANGUAGE", "TZ", "LD_LIBRARY_PATH", "CUDA_HOME", "CUDA
          "CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER", "TORCH_SYMM_MEM_DISABLE_MULTICAST")
 _KEEP_PREFIXES = ("LC_", "NVIDIA_", "NCCL_", "NVSHMEM_")
 RUN_PREFIX = "kw-run-"
+# Set in every candidate's environment: what this process adopts as an orphan is killed only if
+# it carries the mark (or sits in a candidate's session), never another child of the program
+# kernelwright runs in.
+SANDBOX_MARK = "KERNELWRIGHT_SANDBOX"
 
 
 def child_pythonpath() -> str:
@@ -100,12 +104,13 @@ def become_subreaper() -> None:
 
 
 def reap_orphans() -> list[int]:
-    """Kill and reap the children of this process that it did not start itself: orphans of a
-    candidate's processes, reparented here because this process is their subreaper."""
+    """Kill and reap orphans of candidates' processes that were reparented to this process (it
+    is their subreaper): its children that it did not start, and that carry a candidate's mark
+    in their environment or belong to a candidate's session."""
     me = os.getpid()
     killed = []
     for pid in _proc_entries():
-        if _ppid(pid) != me or _started_by_us(pid):
+        if _ppid(pid) != me or _started_by_us(pid) or not _from_a_candidate(pid):
             continue
         _kill(pid)
         killed.append(pid)
@@ -119,7 +124,22 @@ def reap_orphans() -> list[int]:
 
 def _orphans_exist() -> bool:
     me = os.getpid()
-    return any(_ppid(pid) == me and not _started_by_us(pid) for pid in _proc_entries())
+    return any(_ppid(pid) == me and not _started_by_us(pid) and _from_a_candidate(pid)
+               for pid in _proc_entries())
+
+
+def _from_a_candidate(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/environ", "rb") as f:
+            if SANDBOX_MARK.encode() + b"=" in f.read():
+                return True
+    except OSError:
+        pass
+    try:
+        sid = os.getsid(pid)
+    except OSError:
+        return False
+    return sid in _spawned and sid != os.getsid(0)
 
 
 def tree_rss(pid: int) -> int:

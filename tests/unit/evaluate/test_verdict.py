@@ -181,6 +181,8 @@ def test_cpu_timings_are_labelled_and_never_flagged():
     assert v.status is Status.CORRECT and not v.timing.representative and v.flags == ()
     assert any("not representative" in n for n in v.timing.notes)
     assert "speed-of-light" not in {v.check for v in _runtime(report(), device="cpu")}
+    fast = report(timing={"samples_ms": [0.0005] * 5, "events_ms": [], "method": ""})
+    assert "speed-of-light" in {v.check for v in _runtime(fast, device="cpu")}  # every device
 
 
 def test_hybrid_label():

@@ -93,6 +93,9 @@ def run(config: Config, echo: Callable[[str], None] = print) -> list[dict[str, A
         files.append(open(config.out_dir / "baselines.jsonl", "a"))  # noqa: SIM115
     records: list[dict[str, Any]] = []
     start = time.monotonic()
+    earlier = sum(1 for item in config.items if (item.task_id, item.precision) in skip)
+    if earlier:
+        echo(f"{earlier} item(s) measured by an earlier call: skipped (--fresh measures again)")
     try:
         for item in config.items:
             if (item.task_id, item.precision) in skip:

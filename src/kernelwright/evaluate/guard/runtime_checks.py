@@ -321,7 +321,7 @@ def speed_of_light(ctx: GuardContext) -> list[str]:
     from kernelwright.records import Precision
 
     timing = ctx.report.get("timing")
-    if ctx.device != "cuda" or not timing or not ctx.trials_correct:
+    if not timing or not ctx.trials_correct:
         return []
     stats = stats_of(timing)
     precision = Precision(ctx.prepared.get("precision", "fp32"))
