@@ -40,11 +40,11 @@ from kernelwright.evaluate.channel import Channel, ChannelError, pair
 from kernelwright.evaluate.containment import default_read_roots
 from kernelwright.evaluate.spawn import (
     RUN_PREFIX,
+    SANDBOX_MARK,
     available_memory,
     become_subreaper,
     child_env,
     child_pythonpath,
-    SANDBOX_MARK,
     kill_tree,
     remember_spawn,
     tail,
