@@ -26,8 +26,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from kernelwright.design.graph import Node, OpGraph, Ref, TensorMeta
-from kernelwright.design.ops import (
+from kernelwright.design.aten import (
     classify,
     lookup_index,
     reduction_dims,
@@ -35,6 +34,7 @@ from kernelwright.design.ops import (
     scan_info,
     select_info,
 )
+from kernelwright.design.graph import Node, OpGraph, Ref, TensorMeta
 
 Axes = tuple[int | None, ...]
 

@@ -17,18 +17,19 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from kernelwright.design.aten import CONSTS, classify
 from kernelwright.design.choices import Design, GroupChoice
 from kernelwright.design.fusion import Group, Partition
 from kernelwright.design.graph import Arg, DType, Node, Opaque, OpGraph, Ref
 from kernelwright.design.kernel.common import ALIGN_HELPER, DesignError, RenderedKernel
 from kernelwright.design.kernel.emitter import safe_name
+from kernelwright.design.kernel.expr import HELPERS, literal
 from kernelwright.design.kernel.pointwise import render_pointwise
 from kernelwright.design.kernel.pool import POOL_OUT_SIZE, render_pool
 from kernelwright.design.kernel.reduction_launch import render_reduction
 from kernelwright.design.kernel.scan import render_scan
 from kernelwright.design.kernel.select import render_select
 from kernelwright.design.model_source import model_source
-from kernelwright.design.ops import CONSTS, HELPERS, classify, literal
 
 BASE_IMPORTS = (
     "import torch",

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
+from kernelwright.design.aten import REDUCTIONS, classify, scan_info
 from kernelwright.design.fusion import Group, Partition
 from kernelwright.design.graph import Ref
 from kernelwright.design.kernel.passes import plan_passes
 from kernelwright.design.kernel.pointwise import contiguous_suffix
 from kernelwright.design.kernel.reduction import schedule_of, splittable
 from kernelwright.design.kernel.relay import relay_applies
-from kernelwright.design.ops import REDUCTIONS, classify, scan_info
 from kernelwright.skills.conditions import GroupFacts
 
 H200_SMS = 132

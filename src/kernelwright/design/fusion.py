@@ -30,10 +30,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from kernelwright.design.axes import AxisError, Layout, absorbable_view, infer_layout
-from kernelwright.design.builder import meta_reduced
-from kernelwright.design.graph import Node, OpGraph, Ref
-from kernelwright.design.ops import (
+from kernelwright.design.aten import (
     classify,
     lookup_fusible,
     lookup_index,
@@ -41,6 +38,9 @@ from kernelwright.design.ops import (
     reduction_keepdim,
     select_info,
 )
+from kernelwright.design.axes import AxisError, Layout, absorbable_view, infer_layout
+from kernelwright.design.builder import meta_reduced
+from kernelwright.design.graph import Node, OpGraph, Ref
 
 FUSIBLE = ("pointwise", "reduction", "scan")
 JOINABLE = (*FUSIBLE, "select")  # groups a later node may join (a selection takes its epilogue)

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
+from kernelwright.design.aten import classify, lookup_fusible
 from kernelwright.design.builder import (
     Builder,
     broadcast_meta,
@@ -31,7 +32,6 @@ from kernelwright.design.builder import (
     meta_reduced,
 )
 from kernelwright.design.graph import Arg, Node, OpGraph, Ref
-from kernelwright.design.ops import classify, lookup_fusible
 
 Rule = Callable[[Builder, Node, dict[str, list[Node]]], dict[int, Arg] | None]
 

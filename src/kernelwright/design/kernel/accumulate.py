@@ -22,12 +22,12 @@ from __future__ import annotations
 
 from typing import Protocol
 
+from kernelwright.design.aten import REDUCTIONS
 from kernelwright.design.axes import Layout
 from kernelwright.design.graph import OpGraph, Ref
 from kernelwright.design.kernel.common import Code, DesignError
 from kernelwright.design.kernel.emitter import BodyEmitter, Context, IndexGroup, safe_name
 from kernelwright.design.kernel.passes import PassPlan
-from kernelwright.design.ops import REDUCTIONS
 
 NEG_INF = '-float("inf")'
 POS_INF = 'float("inf")'

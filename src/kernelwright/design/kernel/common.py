@@ -12,11 +12,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from kernelwright.design.aten import classify, lookup_index
 from kernelwright.design.axes import Layout
 from kernelwright.design.fusion import Group
 from kernelwright.design.graph import OpGraph, Ref
 from kernelwright.design.kernel.emitter import ALIGN_MAX, KernelArgs, safe_name
-from kernelwright.design.ops import classify, lookup_index
 from kernelwright.errors import KernelwrightError
 
 TORCH_DTYPES = {

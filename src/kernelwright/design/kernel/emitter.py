@@ -23,18 +23,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from kernelwright.design.aten import CONSTS, classify, lookup_index, tanh_of_softplus
 from kernelwright.design.axes import Layout
 from kernelwright.design.graph import Arg, Node, OpGraph, Ref
-from kernelwright.design.ops import (
-    CONSTS,
-    HELPERS,
-    POINTWISE,
-    classify,
-    compute_dtype,
-    literal,
-    lookup_index,
-    tanh_of_softplus,
-)
+from kernelwright.design.kernel.expr import HELPERS, POINTWISE, compute_dtype, literal
 
 ALIGN_MAX = 16  # Triton's own divisibility specialisation: larger divisors change nothing
 

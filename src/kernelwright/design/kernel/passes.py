@@ -22,9 +22,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from kernelwright.design.aten import REDUCTIONS, classify
 from kernelwright.design.axes import Layout
 from kernelwright.design.graph import Node, OpGraph, Ref
-from kernelwright.design.ops import REDUCTIONS, classify
 
 
 @dataclass

@@ -32,6 +32,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from kernelwright.design.aten import classify
 from kernelwright.design.axes import Layout
 from kernelwright.design.fusion import Group
 from kernelwright.design.graph import OpGraph, Ref
@@ -50,7 +51,6 @@ from kernelwright.design.kernel.passes import PassPlan, plan_passes
 from kernelwright.design.kernel.relay import relay_applies
 from kernelwright.design.kernel.split import SplitStages, assemble
 from kernelwright.design.kernel.team import TeamStages
-from kernelwright.design.ops import classify
 
 
 @dataclass(frozen=True, slots=True)

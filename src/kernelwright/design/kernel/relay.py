@@ -36,6 +36,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from kernelwright.design.aten import classify
 from kernelwright.design.fusion import Group
 from kernelwright.design.graph import OpGraph
 from kernelwright.design.kernel.accumulate import NEG_INF, POS_INF, Accumulators
@@ -48,7 +49,6 @@ from kernelwright.design.kernel.emitter import (
     safe_name,
 )
 from kernelwright.design.kernel.passes import PassPlan
-from kernelwright.design.ops import classify
 
 # Each row's arrival count sits alone in a 128-byte line: waiting programs poll one count while
 # others increment theirs, and counts sharing a line would serialise all of it in one L2 slice.

@@ -41,6 +41,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from kernelwright.design.aten import classify, scan_info
 from kernelwright.design.fusion import Group
 from kernelwright.design.graph import OpGraph, Ref
 from kernelwright.design.kernel.common import (
@@ -60,7 +61,6 @@ from kernelwright.design.kernel.emitter import (
     KernelArgs,
     safe_name,
 )
-from kernelwright.design.ops import classify, scan_info
 
 ROW_DEFAULTS = {"BLOCK_N": 2048, "ROWS": 1, "WARPS": 8, "STAGES": 3}
 COLUMN_DEFAULTS = {"BLOCK_S": 16, "COLS": 128, "WARPS": 1, "STAGES": 4}

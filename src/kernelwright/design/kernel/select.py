@@ -46,6 +46,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from kernelwright.design.aten import classify, select_info
 from kernelwright.design.fusion import Group
 from kernelwright.design.graph import Node, OpGraph, Ref
 from kernelwright.design.kernel.accumulate import Accumulators
@@ -66,7 +67,6 @@ from kernelwright.design.kernel.emitter import (
     KernelArgs,
     safe_name,
 )
-from kernelwright.design.ops import classify, select_info
 
 DEFAULTS = {"ROWS": 16, "TILE": 2048, "WARPS": 4}
 LAST = "-2147483648"  # the int32 key below every value's: padding and knocked-out columns

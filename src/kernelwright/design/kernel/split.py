@@ -8,6 +8,7 @@ epilogue (a mean's division, a loss's final scaling) and writes the outputs.
 
 from __future__ import annotations
 
+from kernelwright.design.aten import classify
 from kernelwright.design.axes import Layout
 from kernelwright.design.fusion import Group
 from kernelwright.design.kernel.accumulate import (
@@ -25,7 +26,6 @@ from kernelwright.design.kernel.emitter import (
     KernelArgs,
     safe_name,
 )
-from kernelwright.design.ops import classify
 
 
 class SplitStages(Accumulators):
