@@ -19,16 +19,12 @@ from collections.abc import Mapping
 
 from kernelwright.design.aten import CONSTS, classify
 from kernelwright.design.choices import Design, GroupChoice
+from kernelwright.design.families import FAMILIES, family
 from kernelwright.design.fusion import Group, Partition
 from kernelwright.design.graph import Arg, DType, Node, Opaque, OpGraph, Ref
 from kernelwright.design.kernel.common import ALIGN_HELPER, DesignError, RenderedKernel
 from kernelwright.design.kernel.emitter import safe_name
 from kernelwright.design.kernel.expr import HELPERS, literal
-from kernelwright.design.kernel.pointwise import render_pointwise
-from kernelwright.design.kernel.pool import POOL_OUT_SIZE, render_pool
-from kernelwright.design.kernel.reduction_launch import render_reduction
-from kernelwright.design.kernel.scan import render_scan
-from kernelwright.design.kernel.select import render_select
 from kernelwright.design.model_source import model_source
 
 BASE_IMPORTS = (
@@ -37,42 +33,21 @@ BASE_IMPORTS = (
     "import triton",
     "import triton.language as tl",
 )
-PY_HELPERS = {"_pool_out_size": POOL_OUT_SIZE, "_align": ALIGN_HELPER}
-KIND_NAMES = {
-    "pointwise": "elementwise",
-    "reduction": "reduce",
-    "scan": "scan",
-    "pool": "pool",
-    "select": "topk",
+# Python helpers the wrappers may call: every family's, then the alignment helper
+PY_HELPERS = {
+    **{k: v for f in FAMILIES.values() for k, v in f.py_helpers.items()},
+    "_align": ALIGN_HELPER,
 }
 
 
 def render_group(graph: OpGraph, group: Group, choice: GroupChoice, name: str) -> RenderedKernel:
-    """Render one fused group under its choice.
+    """Render one fused group under its choice, by the family of its kind.
 
     Raises:
-        DesignError: the variant's preconditions do not hold for this group.
+        DesignError: no family renders the group's kind, or the variant's preconditions do not
+            hold for this group.
     """
-    params = dict(choice.params)
-    if group.kind == "pointwise":
-        return render_pointwise(graph, group, name, choice.variant, params)
-    if group.kind == "reduction":
-        return render_reduction(
-            graph,
-            group,
-            name,
-            choice.variant,
-            params,
-            online="online-softmax" in choice.options,
-            welford="welford" in choice.options,
-        )
-    if group.kind == "scan":
-        return render_scan(graph, group, name, choice.variant, params)
-    if group.kind == "pool":
-        return render_pool(graph, group, name, choice.variant, params)
-    if group.kind == "select":
-        return render_select(graph, group, name, choice.variant, params)
-    raise DesignError(f"group {group.id} ({group.kind}) has no template")
+    return family(group.kind).render(graph, group, choice, name)
 
 
 def emit(
@@ -93,7 +68,7 @@ def emit(
         choice = design.choice(group.id)
         if choice is None or group.kind == "framework":
             continue
-        base = f"{KIND_NAMES.get(group.kind, group.kind)}_{group.id}"
+        base = f"{family(group.kind).prefix}_{group.id}"
         while base in taken:
             base = f"kw_{base}"
         rendered[group.id] = render_group(graph, group, choice, base)
