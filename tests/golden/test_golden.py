@@ -59,6 +59,8 @@ CASES = {
         ("row-looped", "online-softmax"),
         {"LOOP_BLOCK": 1024, "LOOP_ROWS": 1, "LOOP_WARPS": 8},
     ),
+    "linear_residual": ("gemm", ("gemm-tiled", "gemm-tma-loads"), {"STAGES": 3, "WARPS": 8}),
+    "gemm_split_k": ("gemm", ("gemm-split-k", "gemm-tma-loads"), {"SPLIT_PROGRAMS": 264}),
 }
 
 

@@ -14,6 +14,8 @@
                                                                  PyTorch (free) between kernels
     pool         max_pool2d_with_indices, avg_pool1d/2d/3d       the pooling template
     select       topk (sorted, along one dimension)              the selection template
+    matmul       mm, bmm (addmm is lowered to mm + add)          the GEMM templates, with the
+                                                                 element-wise ops after it
     const        scalar_tensor, full of one element              inlined as a literal
     framework    everything else (mm, conv, sort...)             left to PyTorch, labelled
 
@@ -60,6 +62,8 @@ VIEWS = frozenset(
 )
 CONSTS = frozenset({"aten.scalar_tensor.default", "aten.full.default"})
 SELECTS = frozenset({"aten.topk.default"})
+# Matrix products: (M, K) @ (K, N) and batched (B, M, K) @ (B, K, N), operands of any strides
+MATMULS = frozenset({"aten.mm.default", "aten.bmm.default"})
 # table[index] along the first dimension; an embedding's forward is the same lookup (its
 # padding_idx and scale_grad_by_freq act on the gradient only)
 LOOKUPS = frozenset({"aten.index.Tensor", "aten.embedding.default"})
@@ -235,6 +239,8 @@ def classify(node: Node) -> str:
         return "pool"
     if t in SELECTS:
         return "select"
+    if t in MATMULS:
+        return "matmul"
     if t in CONSTS and node.meta and node.out.rank == 0:
         return "const"
     if t == "aten.gather.default":

@@ -125,6 +125,8 @@ def _header(
         if choice.params:
             ps = " ".join(f"{k}={v}" for k, v in sorted(choice.params.items()))
             lines.append(f"      params: {ps}")
+        for note in rendered[group.id].notes:  # what the template adds (a GEMM's math)
+            lines += [f"      {ln}" for ln in _wrap(note, 86)]
     left = [g for g in partition.groups if g.id not in rendered]
     if left:
         lines.append("Left to PyTorch (no template):")
@@ -139,6 +141,17 @@ def _header(
         '"""',
     ]
     return "\n".join(lines)
+
+
+def _wrap(text: str, width: int) -> list[str]:
+    """``text`` in lines of at most ``width`` characters."""
+    lines: list[str] = []
+    for word in text.split():
+        if lines and len(lines[-1]) + 1 + len(word) <= width:
+            lines[-1] += f" {word}"
+        else:
+            lines.append(word)
+    return lines
 
 
 def _banner(group: Group, choice: GroupChoice) -> str:
@@ -314,7 +327,8 @@ def _node_line(graph: OpGraph, n: Node, device: str | None, partition: Partition
     kwargs = [f"{k}={_arg(v, device)}" for k, v in n.kwargs]
     call = f"torch.ops.{n.target}({', '.join(args + kwargs)})"
     comment = ""
-    if classify(n) in ("framework", "select") or (n.target in CONSTS and classify(n) != "const"):
+    left = ("framework", "select", "matmul")
+    if classify(n) in left or (n.target in CONSTS and classify(n) != "const"):
         group = partition.group_of(n.name)
         why = group.note if group is not None and group.note else f"no template for {n.target}"
         comment = f"  # left to PyTorch: {why}"

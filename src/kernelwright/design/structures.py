@@ -79,8 +79,8 @@ def group_options(
         params = library.defaults(a.skill, facts)
         mods = [m for m in modifiers if m.ok and a.skill.variant in m.skill.modifies]
         variants = [tuple(mods)]
-        if mods and a.skill.variant == "looped":
-            variants.append(())  # the same structure without the folds measures what they pay
+        if mods and a.skill.variant in ("looped", "tiled", "splitk"):
+            variants.append(())  # the same structure without the modifiers measures what they pay
         for chosen in variants:
             choice = GroupChoice(
                 group.id,

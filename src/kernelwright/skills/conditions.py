@@ -19,11 +19,41 @@ from kernelwright.skills.base import Condition, Fail, Ok, Outcome
 
 
 @dataclass(frozen=True, slots=True)
+class GemmShape:
+    """A matrix product's shape and operand layouts at the design's size.
+
+    Attributes:
+        m, n, k: the product is (batch x) m x k times k x n.
+        batch: independent products (1 for ``mm``).
+        lhs_k_contiguous, rhs_k_contiguous: each operand's K stride is 1 (else the other
+            dimension is the contiguous one: a transposed operand).
+        tma_aligned: both operands have a unit stride and 16-byte aligned other strides at
+            capture, so tensor-memory-accelerator descriptors can load them (the wrapper checks
+            again on the runtime tensors, whose dtype the policy may have changed).
+        epilogue: the element-wise operations applied to the product before it is stored.
+    """
+
+    m: int
+    n: int
+    k: int
+    batch: int = 1
+    lhs_k_contiguous: bool = True
+    rhs_k_contiguous: bool = False
+    tma_aligned: bool = False
+    epilogue: tuple[str, ...] = ()
+
+    @property
+    def flops(self) -> int:
+        """Multiply-adds times two."""
+        return 2 * self.batch * self.m * self.n * self.k
+
+
+@dataclass(frozen=True, slots=True)
 class GroupFacts:
     """What the skills' conditions may look at, for one fusion group at one size.
 
     Attributes:
-        kind: the group's kind (its family's: pointwise, reduction, scan, pool, select).
+        kind: the group's kind (its family's: pointwise, reduction, scan, pool, select, gemm).
         schedule: row (reduced/scanned dims innermost) or column (contiguous dims follow);
             empty for pointwise and pool.
         domain: the domain's sizes.
@@ -49,6 +79,7 @@ class GroupFacts:
             writes the full-size outputs (a normalisation), so the sweeps can be relayed.
         full_outputs: the group writes a value along the reduced dimensions (a softmax, a
             norm); False when it writes only per-row results (a loss's terms, a maximum).
+        gemm: a GEMM group's product (None for other kinds).
     """
 
     kind: str
@@ -73,6 +104,7 @@ class GroupFacts:
     indexed: bool = False
     stats_then_write: bool = False
     full_outputs: bool = True
+    gemm: GemmShape | None = None
 
     @property
     def numel(self) -> int:
@@ -189,5 +221,8 @@ def numel_at_least(f: GroupFacts, limit: int) -> Outcome:
 
 
 def describe_facts(f: GroupFacts) -> Mapping[str, Any]:
-    """The facts as a dict (for reports)."""
-    return {k: getattr(f, k) for k in f.__dataclass_fields__}
+    """The facts as a dict (for reports); a GEMM's product only where there is one."""
+    facts = {k: getattr(f, k) for k in f.__dataclass_fields__}
+    if f.gemm is None:
+        del facts["gemm"]
+    return facts

@@ -8,6 +8,8 @@ parameters and tunable space (its skill files and heuristics), and how it render
     scan         scan         row walk, column walk, chained look-back          scan-*
     pool         pool         1-3-D max and average windows                     pool-window
     topk         select       sorted lanes, k rounds                            topk-rounds
+    gemm         gemm         tiled (persistent, grouped; TMA or pointer        gemm-*
+                              loads), split-K; epilogue on the accumulator
 
 Each family's folder holds its templates, ``skills/*.toml``, ``conditions.py``, ``defaults.py``
 and the ``measurements.csv`` its defaults follow. Its tests are ``tests/unit/design/families/
@@ -17,6 +19,7 @@ and the ``measurements.csv`` its defaults follow. Its tests are ``tests/unit/des
 from __future__ import annotations
 
 from kernelwright.design.families.base import Family
+from kernelwright.design.families.gemm import GemmFamily
 from kernelwright.design.families.pointwise import PointwiseFamily
 from kernelwright.design.families.pool import PoolFamily
 from kernelwright.design.families.reduction import ReductionFamily
@@ -26,7 +29,14 @@ from kernelwright.design.kernel.common import DesignError
 
 FAMILIES: dict[str, Family] = {
     f.kind: f
-    for f in (PointwiseFamily(), ReductionFamily(), ScanFamily(), PoolFamily(), TopKFamily())
+    for f in (
+        PointwiseFamily(),
+        ReductionFamily(),
+        ScanFamily(),
+        PoolFamily(),
+        TopKFamily(),
+        GemmFamily(),
+    )
 }
 
 

@@ -82,6 +82,32 @@ RESERVED = frozenset(
         "red_hi",
         "o_safe",
         "w_delta",
+        # the GEMM kernels' own variables
+        "M",
+        "N",
+        "K",
+        "lhs",
+        "rhs",
+        "tile",
+        "tiles",
+        "pid_b",
+        "pid_m",
+        "pid_n",
+        "pid_k",
+        "offs_m",
+        "offs_n",
+        "offs_k",
+        "safe_m",
+        "safe_n",
+        "k_mask",
+        "k_lo",
+        "k_hi",
+        "n_m",
+        "n_n",
+        "in_group",
+        "first_m",
+        "group_m",
+        "ws",
     ]
 )
 
@@ -145,7 +171,12 @@ class KernelArgs:
 
 
 class BodyEmitter:
-    """Emits the statements computing a group's values in a context (memoised per context)."""
+    """Emits the statements computing a group's values in a context (memoised per context).
+
+    Loads of values fixed for a whole program (per-row inputs) go to :attr:`prelude`, ahead of
+    every loop, unless ``hoist`` is False (an epilogue inside a loop over output tiles, where
+    the rows change from one iteration to the next).
+    """
 
     def __init__(
         self,
@@ -154,8 +185,11 @@ class BodyEmitter:
         layout: Layout,
         args: KernelArgs,
         inputs: Sequence[str],
+        *,
+        hoist: bool = True,
     ) -> None:
         self.graph = graph
+        self.hoist = hoist  # per-row inputs load in the prelude (False: where they are used)
         self.members = set(nodes)
         self.layout = layout
         self.args = args
@@ -296,7 +330,7 @@ class BodyEmitter:
 
     def load(self, name: str, ctx: Context, out: list[str], other: str = "0") -> str:
         """Load input ``name`` over the context's index groups (per-row inputs: in the prelude)."""
-        if self.row_level(name, ctx) and not ctx.suffix:
+        if self.hoist and self.row_level(name, ctx) and not ctx.suffix:
             out = self.prelude
         meta = self.graph.meta(name)
         ptr = self.args.pointer(self.names.get(name, safe_name(name)))
