@@ -22,7 +22,12 @@ from kernelwright.design.choices import Design, GroupChoice
 from kernelwright.design.families import FAMILIES, family
 from kernelwright.design.fusion import Group, Partition
 from kernelwright.design.graph import Arg, DType, Node, Opaque, OpGraph, Ref
-from kernelwright.design.kernel.common import ALIGN_HELPER, DesignError, RenderedKernel
+from kernelwright.design.kernel.common import (
+    ALIGN_HELPER,
+    DesignError,
+    RenderedKernel,
+    wrap_words,
+)
 from kernelwright.design.kernel.emitter import safe_name
 from kernelwright.design.kernel.expr import HELPERS, literal
 from kernelwright.design.model_source import model_source
@@ -126,7 +131,7 @@ def _header(
             ps = " ".join(f"{k}={v}" for k, v in sorted(choice.params.items()))
             lines.append(f"      params: {ps}")
         for note in rendered[group.id].notes:  # what the template adds (a GEMM's math)
-            lines += [f"      {ln}" for ln in _wrap(note, 86)]
+            lines += [f"      {ln}" for ln in wrap_words(note, 86)]
     left = [g for g in partition.groups if g.id not in rendered]
     if left:
         lines.append("Left to PyTorch (no template):")
@@ -141,17 +146,6 @@ def _header(
         '"""',
     ]
     return "\n".join(lines)
-
-
-def _wrap(text: str, width: int) -> list[str]:
-    """``text`` in lines of at most ``width`` characters."""
-    lines: list[str] = []
-    for word in text.split():
-        if lines and len(lines[-1]) + 1 + len(word) <= width:
-            lines[-1] += f" {word}"
-        else:
-            lines.append(word)
-    return lines
 
 
 def _banner(group: Group, choice: GroupChoice) -> str:

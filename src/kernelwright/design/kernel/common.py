@@ -251,3 +251,15 @@ def assemble(
         lines += ["    " + ln for ln in em.prelude]
     lines += body.lines
     return "\n".join(lines)
+
+
+def wrap_words(text: str, width: int) -> list[str]:
+    """``text`` as lines of at most ``width`` characters (a comment's or docstring's paragraph;
+    a word longer than ``width`` keeps its own line)."""
+    lines: list[str] = []
+    for word in text.split():
+        if lines and len(lines[-1]) + 1 + len(word) <= width:
+            lines[-1] += f" {word}"
+        else:
+            lines.append(word)
+    return lines

@@ -1,7 +1,8 @@
 """Default parameters of the GEMM skills, for Hopper (H100/H200): 128 x 128 output tiles in 8
-warps, K blocks of 32 fp32 values (64 bf16: the same 16 KB a stage and operand), three pipeline
-stages, grouped order over 8 row blocks, one persistent program per SM. Tiles shrink to the
-product's size; measurements behind the rules are in ``measurements.csv``."""
+warps, K blocks of 32 values (64 for 2-byte operands loaded by TMA: the same 16 KB a stage and
+operand), three pipeline stages, grouped order over 8 row blocks, one persistent program per
+SM. Tiles shrink to the product's size; measurements behind the rules are in
+``measurements.csv``."""
 
 from __future__ import annotations
 

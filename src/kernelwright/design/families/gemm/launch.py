@@ -28,6 +28,7 @@ from kernelwright.design.kernel.common import (
     RenderedKernel,
     allocate,
     launch,
+    wrap_words,
     wrapper_params,
 )
 from kernelwright.design.kernel.emitter import safe_name
@@ -73,20 +74,27 @@ def render_gemm(
     code.add(f"def {name}({', '.join(wparams)}):")
     code.indent()
     note = math_note(fp32_math)
-    first, *rest = _wrap(_describe(graph, spec, variant), 84)
-    code.add(f'"""{first}', *rest, "", *_wrap(note), '"""')
+    first, *rest = wrap_words(_describe(graph, spec, variant), 84)
+    code.add(f'"""{first}', *rest, "", *wrap_words(note, 88), '"""')
     _sizes(graph, group, spec, code)
     code.add(
         "# tl.dot's input precision, from the operands' dtype and the caller's matmul policy",
         f'DOT_PRECISION = _dot_precision(lhs, "{fp32_math}")',
-        "# tiles: BLOCK_K is set for 4-byte operands; 2-byte ones take twice the K values (the",
-        "# same bytes a pipeline stage)",
+        "# tiles: the output's BLOCK_M x BLOCK_N, BLOCK_K values of K a step",
         f"BLOCK_M = max(16, min({p['BLOCK_M']}, triton.next_power_of_2(M)))",
         f"BLOCK_N = max(16, min({p['BLOCK_N']}, triton.next_power_of_2(N)))",
-        f"BLOCK_K = max(16, min({p['BLOCK_K']} * 4 // lhs.element_size(), "
-        "triton.next_power_of_2(K)))",
-        "tiles = triton.cdiv(M, BLOCK_M) * triton.cdiv(N, BLOCK_N) * n_batch",
+        f"BLOCK_K = max(16, min({p['BLOCK_K']}, triton.next_power_of_2(K)))",
     )
+    k_step = "BLOCK_K"
+    if tma:
+        k_step = "BLOCK_K_TMA"
+        code.add(
+            "# TMA loads of 2-byte operands take twice the K values (the same bytes a stage);",
+            "# pointer loads keep BLOCK_K, since each of their addresses takes registers",
+            f"BLOCK_K_TMA = max(16, min({p['BLOCK_K']} * 4 // lhs.element_size(), "
+            "triton.next_power_of_2(K)))",
+        )
+    code.add("tiles = triton.cdiv(M, BLOCK_M) * triton.cdiv(N, BLOCK_N) * n_batch")
     if not partial and p["PERSISTENT"]:
         code.add(
             f"# persistent: {p['PERSISTENT']} program(s) per SM walk the tiles",
@@ -100,9 +108,9 @@ def render_gemm(
         code.add(
             "# split K so that about SPLIT_PROGRAMS programs share the product; the slices'",
             "# partial products are added by a second kernel in slice order (deterministic)",
-            "k_blocks = triton.cdiv(K, BLOCK_K)",
+            f"k_blocks = triton.cdiv(K, {k_step})",
             f"n_split = max(1, min({p['SPLIT_PROGRAMS']} // max(tiles, 1), k_blocks))",
-            "chunk = max(1, triton.cdiv(k_blocks, n_split)) * BLOCK_K  # whole blocks a slice",
+            f"chunk = max(1, triton.cdiv(k_blocks, n_split)) * {k_step}  # whole K blocks a slice",
             "n_split = max(1, triton.cdiv(K, chunk))",
             "n_programs = max(1, tiles)",
             "ws = torch.empty((n_split, n_batch, M, N), device=lhs.device, dtype=torch.float32)",
@@ -120,13 +128,14 @@ def render_gemm(
         text, args = tiled_kernel(epi, f"{kname}_tma_kernel", tma=True, partial=partial)
         kernels.append(text)
         code.add(
-            "lhs_desc, lhs_t = _tma_operand(lhs, BLOCK_M, BLOCK_K)",
-            "rhs_desc, rhs_t = _tma_operand(rhs, BLOCK_K, BLOCK_N)",
+            "lhs_desc, lhs_t = _tma_operand(lhs, BLOCK_M, BLOCK_K_TMA)",
+            "rhs_desc, rhs_t = _tma_operand(rhs, BLOCK_K_TMA, BLOCK_N)",
             "if lhs_desc is not None and rhs_desc is not None:",
         )
         code.indent()
         code.add("# Hopper's tensor memory accelerator: whole tiles a load, edges read as zeros")
-        tma_consts = {**consts, "LHS_T": "lhs_t", "RHS_T": "rhs_t", **run}
+        tma_consts = {**consts, "BLOCK_K": "BLOCK_K_TMA", "LHS_T": "lhs_t", "RHS_T": "rhs_t"}
+        tma_consts.update(run)
         launch(f"{kname}_tma_kernel", grid, args, tma_consts, code)
         code.dedent()
         code.add("else:  # pointer loads (any strides)")
@@ -171,19 +180,6 @@ def _describe(graph: OpGraph, spec: GemmSpec, variant: str) -> str:
         "splitk": "split-K partial products, then a combine kernel",
     }
     return f"{what}: {how[variant]}."
-
-
-def _wrap(text: str, width: int = 88) -> list[str]:
-    """``text`` as lines of at most ``width`` characters (a docstring's paragraph)."""
-    lines: list[str] = []
-    line = ""
-    for word in text.split():
-        if line and len(line) + 1 + len(word) > width:
-            lines.append(line)
-            line = word
-        else:
-            line = f"{line} {word}" if line else word
-    return [*lines, line] if line else lines
 
 
 def _sizes(graph: OpGraph, group: Group, spec: GemmSpec, code: Code) -> None:

@@ -148,6 +148,25 @@ def test_bf16_operands_with_an_epilogue(check, k: int) -> None:
     )
 
 
+def test_fp16_operands_take_twice_the_k_values_per_tma_load(check, check_launches) -> None:
+    """2-byte operands: the TMA kernel's K blocks are twice the pointer kernel's (the same bytes
+    a stage), and split-K's slices stay whole TMA blocks, so no slice adds another's share."""
+    body = forward_task(
+        "return torch.relu(torch.matmul(a, b) + bias)",
+        "torch.randn(37, 2112), torch.randn(2112, 40), torch.randn(40)",
+        params="a, b, bias",
+    )
+    runs = check_launches(
+        body, skills=("gemm-split-k",), params=SPLIT, dtype="float16", tol=5e-2, expect=2
+    )
+    assert {tuple(launched) for _, launched in runs} == {
+        ("gemm_0_partial_tma_kernel", "gemm_0_combine_kernel"),
+        ("gemm_0_partial_kernel", "gemm_0_combine_kernel"),
+    }
+    body = LINEAR.format(k=48, n=40, bias="", body=EPILOGUES["silu-residual"])
+    check(body, skills=("gemm-tiled",), params=SMALL, dtype="float16", tol=5e-2, expect=2)
+
+
 def test_addmm_with_alpha_and_beta(check) -> None:
     body = forward_task(
         "return torch.addmm(c, a, b, beta=0.5, alpha=2.0)",

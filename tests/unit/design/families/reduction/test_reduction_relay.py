@@ -1,5 +1,5 @@
 """The relay: a row's statistics shared by a team of programs, its write done by the next team
-(design/kernel/relay.py), checked against PyTorch under the interpreter."""
+(design/families/reduction/relay.py), checked against PyTorch under the interpreter."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """The team: a row held in registers by a team of programs that share its statistics
-(design/kernel/team.py), checked against PyTorch under the interpreter.
+(design/families/reduction/team.py), checked against PyTorch under the interpreter.
 
 The interpreter runs programs one after another, so a team of several programs would wait
 forever there: the wrapper runs the team kernel only for rows of one slice and falls back to

@@ -1,8 +1,9 @@
-"""The chained column scan (design/kernel/scan.py, skill ``scan-chained``): the scanned axis cut
-into chunks, one program each, every chunk finding its prefix by looking back over the chunks
-before it. Checked against PyTorch under the interpreter, which runs programs one after another
-(every earlier chunk has finished when a program looks back); the waits themselves, and the
-fences around the one-thread atomics, are checked on the GPU (tests/gpu/test_scan_chained_gpu.py).
+"""The chained column scan (design/families/scan/template.py, skill ``scan-chained``): the
+scanned axis cut into chunks, one program each, every chunk finding its prefix by looking back
+over the chunks before it. Checked against PyTorch under the interpreter, which runs programs
+one after another (every earlier chunk has finished when a program looks back); the waits
+themselves, and the fences around the one-thread atomics, are checked on the GPU
+(tests/gpu/test_scan_chained_gpu.py).
 """
 
 from __future__ import annotations
