@@ -59,4 +59,6 @@ def tma_aligned(f: GroupFacts) -> Outcome:
     assert g is not None
     if g.tma_aligned:
         return Ok("unit and 16-byte aligned strides: TMA descriptors load whole tiles")
-    return Fail("an operand's strides are not 16-byte multiples: pointer loads serve it")
+    return Fail(
+        "an operand's strides are not 16-byte multiples (or broadcast): pointer loads serve it"
+    )

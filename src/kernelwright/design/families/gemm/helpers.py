@@ -46,8 +46,8 @@ PY_HELPERS = {
     aligned = [t.data_ptr(), outer * t.element_size(), batch_stride * t.element_size()]
     if any(v % 16 for v in aligned) or min(rows, cols, batch) == 0:
         return None, False
-    if batch > 1 and batch_stride == 0:  # a batch broadcast by a zero stride
-        return None, False
+    if (outer == 0 and shape[0] > 1) or (batch_stride == 0 and batch > 1):
+        return None, False  # rows or a batch broadcast by a zero stride
     from triton.tools.tensor_descriptor import TensorDescriptor
 
     desc = TensorDescriptor(t, [batch, *shape], [batch_stride, outer, 1], [1, *block])

@@ -96,5 +96,7 @@ def _tma_aligned(strides: tuple[int, ...], hint: tuple[int, ...], dtype: str) ->
     if not inner:
         return False
     size = ITEM_BYTES.get(dtype, 4)
-    outer = [s for d, s in enumerate(strides) if d - len(strides) != inner[0]]
-    return all((s * size) % TMA_BYTES == 0 for s in outer)
+    outer = [(s, h) for d, (s, h) in enumerate(zip(strides, hint, strict=True))]
+    outer = [(s, h) for d, (s, h) in enumerate(outer) if d - len(strides) != inner[0]]
+    # a zero stride (a broadcast) over more than one row or batch entry is no TMA box either
+    return all((s * size) % TMA_BYTES == 0 and (s or h == 1) for s, h in outer)

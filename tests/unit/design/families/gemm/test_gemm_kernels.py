@@ -43,6 +43,11 @@ LAYOUTS = {
         "torch.randn(3, 37, 45), torch.randn(3, 45, 29)",
         "[[torch.randn(2, 5, 7), torch.randn(2, 7, 3)]]",
     ),
+    "broadcast-rows": (  # a zero stride: one row repeated
+        "a.expand(37, 48) @ b",
+        "torch.randn(1, 48), torch.randn(48, 40)",
+        "[[torch.randn(1, 48), torch.randn(48, 17)]]",
+    ),
     "batched-transposed": (
         "torch.bmm(a.transpose(1, 2), b)",
         "torch.randn(3, 45, 37), torch.randn(3, 45, 29)",
