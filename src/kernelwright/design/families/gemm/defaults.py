@@ -28,20 +28,20 @@ def _tile(f: GroupFacts) -> dict[str, int]:
 def gemm_tiled(f: GroupFacts) -> dict[str, int]:
     """128 x 128 x 32 tiles, 3 stages, 8 warps, one persistent program per SM, 3xTF32 for fp32
     operands."""
-    return {**_tile(f), "PERSISTENT": 1}
+    return {**_tile(f), "PROGRAMS_PER_SM": 1}
 
 
 @heuristic("gemm_tall_skinny")
 def gemm_tall_skinny(f: GroupFacts) -> dict[str, int]:
     """The whole narrow N in one column block (up to 256), so each row block of the left
-    operand is read once; no grouping needed (one column block); a program per tile, since the
-    many row blocks fill the GPU in waves."""
+    operand is read once; no grouping needed (one column block); one persistent program per
+    SM walks the row blocks."""
     g = f.gemm
     assert g is not None
     tile = _tile(f)
     block_n = max(16, min(256, next_pow2(g.n)))
     warps = 8 if block_n * tile["BLOCK_M"] >= 128 * 128 else 4
-    return {**tile, "BLOCK_N": block_n, "GROUP_M": 1, "WARPS": warps, "PERSISTENT": 0}
+    return {**tile, "BLOCK_N": block_n, "GROUP_M": 1, "WARPS": warps, "PROGRAMS_PER_SM": 1}
 
 
 @heuristic("gemm_split_k")

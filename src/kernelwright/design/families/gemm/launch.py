@@ -41,7 +41,7 @@ DEFAULTS = {
     "GROUP_M": 8,
     "STAGES": 3,
     "WARPS": 8,
-    "PERSISTENT": 1,
+    "PROGRAMS_PER_SM": 1,
     "FP32_MATH": 0,
     "SPLIT_PROGRAMS": 264,
 }
@@ -95,14 +95,12 @@ def render_gemm(
             "triton.next_power_of_2(K)))",
         )
     code.add("tiles = triton.cdiv(M, BLOCK_M) * triton.cdiv(N, BLOCK_N) * n_batch")
-    if not partial and p["PERSISTENT"]:
+    if not partial:
         code.add(
-            f"# persistent: {p['PERSISTENT']} program(s) per SM walk the tiles",
-            f"n_programs = max(1, min(tiles, {p['PERSISTENT']} * _sm_count(lhs)))",
+            f"# persistent: up to {p['PROGRAMS_PER_SM']} program(s) per SM walk the tiles (one",
+            "# tile each when there are fewer tiles)",
+            f"n_programs = max(1, min(tiles, {p['PROGRAMS_PER_SM']} * _sm_count(lhs)))",
         )
-        grid = "(n_programs,)"
-    elif not partial:
-        code.add("n_programs = max(1, tiles)  # one program per tile")
         grid = "(n_programs,)"
     else:
         code.add(

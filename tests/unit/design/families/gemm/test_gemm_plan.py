@@ -121,7 +121,7 @@ def test_tall_skinny_and_unaligned_products(tmp_path: Path) -> None:
     assert not verdicts["gemm-tma-loads"].ok
     assert "pointer loads serve it" in verdicts["gemm-tma-loads"].reasons[0]
     d = lib.defaults(lib.get("gemm-tall-skinny"), f)
-    assert (d["BLOCK_N"], d["GROUP_M"], d["PERSISTENT"]) == (16, 1, 0)
+    assert (d["BLOCK_N"], d["GROUP_M"], d["PROGRAMS_PER_SM"]) == (16, 1, 1)
     tiled = lib.defaults(lib.get("gemm-tiled"), f)
     assert (tiled["BLOCK_M"], tiled["BLOCK_N"], tiled["BLOCK_K"]) == (128, 16, 32)
 
