@@ -397,6 +397,8 @@ def _try_add(
     names = d.nodes + [x.name for x in new]
     if new_kind != "pointwise" and _has_lookup(graph, names):
         return False
+    if new_kind == "gemm" and _operands(graph, d.nodes) & {x.name for x in new}:
+        return False  # a view the product reads must stay a tensor it loads (x.T @ w + x.T)
     layout = _layout(graph, names, new_kind)
     if layout is None or _serial_epilogue(graph, names, layout, new_kind):
         return False
@@ -479,7 +481,9 @@ def _merge_producers(
         kinds = {p.kind, d.kind}
         if "scan" in kinds and ("reduction" in kinds or "select" in kinds):
             continue
-        if "gemm" in kinds and (kinds != {"gemm", "pointwise"} or _feeds_matmul(graph, p, d)):
+        if "gemm" in kinds and (
+            kinds != {"gemm", "pointwise"} or _feeds_matmul(graph, owner, pid, d)
+        ):
             continue  # only an element-wise producer of the epilogue, never of the operands
         new_kind = (
             "gemm"
@@ -508,10 +512,15 @@ def _merge_producers(
         p.nodes = []
 
 
-def _feeds_matmul(graph: OpGraph, p: _Draft, d: _Draft) -> bool:
-    """Whether a node of ``p`` is an operand of a matrix product of ``d``."""
-    operands = {r for x in _matmuls(graph, d.nodes) for r in graph.node(x).refs()}
-    return bool(operands & set(p.nodes))
+def _operands(graph: OpGraph, names: Sequence[str]) -> set[str]:
+    """The operands of the matrix products among ``names``."""
+    return {r for x in _matmuls(graph, names) for r in graph.node(x).refs()}
+
+
+def _feeds_matmul(graph: OpGraph, owner: dict[str, int], pid: int, d: _Draft) -> bool:
+    """Whether group ``pid`` computes an operand of a matrix product of ``d``, directly or
+    through views the forward runs (``y.T @ w`` reads ``y``)."""
+    return any(pid in owned_sources(graph, r, owner) for r in _operands(graph, d.nodes))
 
 
 def _index(graph: OpGraph, name: str) -> int:

@@ -227,3 +227,17 @@ def test_matrix_vector_products_become_reductions(check, expr: str, inputs: str)
     """N or M of 1: a memory-bound reduction over K, no tensor-core tiles."""
     for src in check(product_task(expr, inputs), params={"LOOP_BLOCK": 16, "LOOP_COLS": 8}):
         assert "tl.dot" not in src and "def reduce_0(" in src
+
+
+@pytest.mark.parametrize(
+    "forward",
+    ["t = torch.relu(a).T\n        return t @ b + t * 0.5", "return torch.relu(a).T @ b + a.T"],
+    ids=["shared-view", "operand-in-epilogue"],
+)
+def test_an_operand_read_again_by_the_epilogue(check, forward: str) -> None:
+    """The product's operand comes from an element-wise kernel through a view the forward
+    runs; the epilogue reads it (or the input it came from) too: the operand's producer stays
+    its own kernel, the epilogue loads what it needs."""
+    body = forward_task(forward, "torch.randn(37, 37), torch.randn(37, 37)", params="a, b")
+    for src in check(body, skills=("gemm-tiled",), params=SMALL):
+        assert "def gemm_" in src
