@@ -98,7 +98,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--compile", dest="compile", action="store_true", default=None)
     ap.add_argument("--no-compile", dest="compile", action="store_false")
     ap.add_argument("--verify", action="store_true", help="judge defaults with the harness")
-    ap.add_argument("--budget-s", type=float, default=450.0)
+    ap.add_argument("--budget-s", type=float, default=420.0)
     args = ap.parse_args(argv)
     warnings.simplefilter("ignore")
     logging.getLogger("torch._export").setLevel(logging.ERROR)  # dynamic-shape notes at capture
