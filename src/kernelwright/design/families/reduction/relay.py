@@ -35,9 +35,9 @@ completes before any thread loads the partials (the pattern of CUTLASS's semapho
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import TYPE_CHECKING
 
 from kernelwright.design.families.reduction.accumulate import NEG_INF, POS_INF
+from kernelwright.design.families.reduction.sweeps import Kernel, SweepWriter
 from kernelwright.design.kernel.common import Code, DesignError, assemble
 from kernelwright.design.kernel.emitter import (
     BodyEmitter,
@@ -46,9 +46,6 @@ from kernelwright.design.kernel.emitter import (
     KernelArgs,
     safe_name,
 )
-
-if TYPE_CHECKING:
-    from kernelwright.design.families.reduction.sweeps import Kernel, SweepWriter
 
 # Each row's arrival count sits alone in a 128-byte line: waiting programs poll one count while
 # others increment theirs, and counts sharing a line would serialise all of it in one L2 slice.
@@ -79,8 +76,6 @@ def partials(w: SweepWriter) -> list[tuple[str, str]]:
 def relay_kernel(w: SweepWriter, args: KernelArgs, kname: str) -> Kernel:
     """Both phases of the relay in one kernel (see the module docstring); the schedule was
     checked for it (``ReductionSchedule.build``)."""
-    from kernelwright.design.families.reduction.sweeps import Kernel
-
     sch, acc = w.s, w.acc
     f = sch.frame()
     # phase 1 indexes the team's own row, phase 2 an earlier one: two index groups

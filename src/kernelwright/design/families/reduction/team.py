@@ -27,22 +27,16 @@ completes before any thread loads the partials (as in ``relay``).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from kernelwright.design.families.reduction.accumulate import NEG_INF
 from kernelwright.design.families.reduction.relay import combine_partials, partials, wait_for_count
+from kernelwright.design.families.reduction.sweeps import Kernel, SweepWriter
 from kernelwright.design.kernel.common import Code, DesignError, assemble
 from kernelwright.design.kernel.emitter import BodyEmitter, Context, KernelArgs, safe_name
-
-if TYPE_CHECKING:
-    from kernelwright.design.families.reduction.sweeps import Kernel, SweepWriter
 
 
 def team_kernel(w: SweepWriter, args: KernelArgs, kname: str) -> Kernel:
     """Both phases of the team in one kernel (see the module docstring); the schedule was
     checked for it (``ReductionSchedule.build``)."""
-    from kernelwright.design.families.reduction.sweeps import Kernel
-
     sch, acc = w.s, w.acc
     f = sch.frame()
     em = sch.emitter(args)
