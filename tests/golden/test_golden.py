@@ -27,28 +27,45 @@ from kernelwright.skills.library import SkillLibrary
 HERE = Path(__file__).parent
 UPDATE = os.environ.get("KERNELWRIGHT_UPDATE_GOLDEN") == "1"  # read at import: fixtures clear it
 
-# task -> (skills the design must hold, fixed parameters for every group)
+# task -> (its kernel family, skills the design must hold, fixed parameters for every group);
+# snapshots live in snapshots/<family>/<task>.py.snap
 CASES = {
-    "softmax": (("row-onepass", "online-softmax"), {"ROWS": 1, "WARPS": 4}),
+    "softmax": ("reduction", ("row-onepass", "online-softmax"), {"ROWS": 1, "WARPS": 4}),
     "softmax_looped": (
+        "reduction",
         ("row-looped", "online-softmax"),
         {"LOOP_BLOCK": 1024, "LOOP_ROWS": 1, "LOOP_WARPS": 8},
     ),
-    "layer_norm": (("row-looped", "welford"), {"LOOP_BLOCK": 256, "LOOP_ROWS": 1, "LOOP_WARPS": 4}),
-    "cumsum_reverse": (("scan-rows",), {"BLOCK_N": 256, "ROWS": 1, "WARPS": 4, "STAGES": 3}),
-    "max_pool2d": (("pool-window",), {"BLOCK_W": 32, "ROWS": 4, "STEPS": 2, "WARPS": 4}),
-    "mse_loss": (("split-reduction",), {"LOOP_BLOCK": 1024, "SPLIT_PROGRAMS": 64, "LOOP_WARPS": 8}),
-    "prelu": (("elementwise-rows",), {"BLOCK_N": 256, "TILE": 1024, "WARPS": 4}),
-    "moe_topk": (("topk-rounds",), {"ROWS": 16, "TILE": 2048, "WARPS": 4}),
+    "layer_norm": (
+        "reduction",
+        ("row-looped", "welford"),
+        {"LOOP_BLOCK": 256, "LOOP_ROWS": 1, "LOOP_WARPS": 4},
+    ),
+    "cumsum_reverse": (
+        "scan",
+        ("scan-rows",),
+        {"BLOCK_N": 256, "ROWS": 1, "WARPS": 4, "STAGES": 3},
+    ),
+    "max_pool2d": ("pool", ("pool-window",), {"BLOCK_W": 32, "ROWS": 4, "STEPS": 2, "WARPS": 4}),
+    "mse_loss": (
+        "reduction",
+        ("split-reduction",),
+        {"LOOP_BLOCK": 1024, "SPLIT_PROGRAMS": 64, "LOOP_WARPS": 8},
+    ),
+    "prelu": ("pointwise", ("elementwise-rows",), {"BLOCK_N": 256, "TILE": 1024, "WARPS": 4}),
+    "moe_topk": ("topk", ("topk-rounds",), {"ROWS": 16, "TILE": 2048, "WARPS": 4}),
     "cross_entropy": (
+        "reduction",
         ("row-looped", "online-softmax"),
         {"LOOP_BLOCK": 1024, "LOOP_ROWS": 1, "LOOP_WARPS": 8},
     ),
+    "linear_residual": ("gemm", ("gemm-tiled", "gemm-tma-loads"), {"STAGES": 3, "WARPS": 8}),
+    "gemm_split_k": ("gemm", ("gemm-split-k", "gemm-tma-loads"), {"SPLIT_PROGRAMS": 264}),
 }
 
 
 def render(case: str) -> str:
-    skills, params = CASES[case]
+    _, skills, params = CASES[case]
     task = HERE / "tasks" / f"{case.removesuffix('_looped')}.py"
     part = fuse(lower(capture_path(task, "full")))
     library = SkillLibrary.builtin()
@@ -61,7 +78,7 @@ def render(case: str) -> str:
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_emitted_source_matches_snapshot(case: str) -> None:
     got = render(case)
-    snap = HERE / "snapshots" / f"{case}.py.snap"
+    snap = HERE / "snapshots" / CASES[case][0] / f"{case}.py.snap"
     if UPDATE or not snap.exists():
         snap.write_text(got)
         if not UPDATE:

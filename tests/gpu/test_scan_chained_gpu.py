@@ -1,6 +1,7 @@
 """The chained column scan on a real GPU: chunks that wait for the chunks before them
-(design/kernel/scan.py, skill ``scan-chained``). The interpreter runs one program at a time, so
-only these tests vouch for the look-back's synchronisation. Skipped without a GPU (conftest)."""
+(design/families/scan/template.py, skill ``scan-chained``). The interpreter runs one program at
+a time, so only these tests vouch for the look-back's synchronisation. Skipped without a GPU
+(conftest)."""
 
 from __future__ import annotations
 

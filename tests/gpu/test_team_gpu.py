@@ -1,6 +1,7 @@
 """Team reductions on a real GPU: rows held by teams of several programs that wait for each
-other (design/kernel/team.py). The interpreter runs one program at a time and cannot run such a
-team, so only these tests vouch for its synchronisation. Skipped without a GPU (conftest)."""
+other (design/families/reduction/team.py). The interpreter runs one program at a time and
+cannot run such a team, so only these tests vouch for its synchronisation. Skipped without a
+GPU (conftest)."""
 
 from __future__ import annotations
 

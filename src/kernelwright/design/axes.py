@@ -19,6 +19,10 @@ dimension is addressed through the index) and is read only by the emitter's inde
 A selection (``topk(x, k, d)``) maps its results' dimension ``d`` onto the domain dimension of
 ``x``'s: the results and every value computed from them are *narrow*, k long along that
 dimension instead of the row's length (softmax -> top-8 -> renormalise is one domain).
+
+A matrix product (``mm``, ``bmm``) anchors its group's domain: its output's dimensions are the
+domain, its epilogue maps onto them by broadcasting, and its operands get no axis map (the GEMM
+template loads them along K itself) unless an epilogue reads them too.
 """
 
 from __future__ import annotations
@@ -26,8 +30,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from kernelwright.design.graph import Node, OpGraph, Ref, TensorMeta
-from kernelwright.design.ops import (
+from kernelwright.design.aten import (
     classify,
     lookup_index,
     reduction_dims,
@@ -35,6 +38,7 @@ from kernelwright.design.ops import (
     scan_info,
     select_info,
 )
+from kernelwright.design.graph import Node, OpGraph, Ref, TensorMeta
 
 Axes = tuple[int | None, ...]
 
@@ -143,6 +147,7 @@ def infer_layout(graph: OpGraph, names: Sequence[str], anchor: str | None = None
             r for r in n.refs() if not (graph.has_node(r) and graph.node(r).kind == "sym")
         )
     values -= lookup_tables(graph, nodes)
+    values -= matmul_operands(nodes)
     for v in values:
         meta = _meta_or_none(graph, v)
         if meta is None:
@@ -254,6 +259,9 @@ def _meta_or_none(graph: OpGraph, name: str) -> TensorMeta | None:
 
 def _choose_anchor(graph: OpGraph, nodes: Sequence[Node]) -> str:
     for n in nodes:
+        if classify(n) == "matmul":
+            return n.name  # the product's output is the domain
+    for n in nodes:
         if classify(n) in ("reduction", "scan", "select"):
             src = n.args[0]
             assert isinstance(src, Ref)
@@ -316,6 +324,8 @@ def _constrain(graph: OpGraph, n: Node, kind: str, uf: _UnionFind) -> None:
     if kind == "view":
         _view(graph, n, uf)
         return
+    if kind == "matmul":
+        return  # the anchor: its dimensions seed the domain, its operands have no axis map
     if kind == "select" or kind == "getitem" and _reads_select(graph, n):
         _select(graph, n, uf)
         return
@@ -334,6 +344,19 @@ def lookup_tables(graph: OpGraph, nodes: Sequence[Node]) -> set[str]:
         else:
             other.update(n.refs())
     return tables - other
+
+
+def matmul_operands(nodes: Sequence[Node]) -> set[str]:
+    """The operands of the group's matrix products that nothing else in the group reads: they
+    have no axis map (see the module docstring)."""
+    operands: set[str] = set()
+    other: set[str] = set()
+    for n in nodes:
+        if classify(n) == "matmul":
+            operands.update(n.refs())
+        else:
+            other.update(n.refs())
+    return operands - other
 
 
 def _reads_select(graph: OpGraph, n: Node) -> bool:

@@ -17,18 +17,20 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from kernelwright.design.aten import CONSTS, classify
 from kernelwright.design.choices import Design, GroupChoice
+from kernelwright.design.families import FAMILIES, family
 from kernelwright.design.fusion import Group, Partition
 from kernelwright.design.graph import Arg, DType, Node, Opaque, OpGraph, Ref
-from kernelwright.design.kernel.common import ALIGN_HELPER, DesignError, RenderedKernel
+from kernelwright.design.kernel.common import (
+    ALIGN_HELPER,
+    DesignError,
+    RenderedKernel,
+    wrap_words,
+)
 from kernelwright.design.kernel.emitter import safe_name
-from kernelwright.design.kernel.pointwise import render_pointwise
-from kernelwright.design.kernel.pool import POOL_OUT_SIZE, render_pool
-from kernelwright.design.kernel.reduction_launch import render_reduction
-from kernelwright.design.kernel.scan import render_scan
-from kernelwright.design.kernel.select import render_select
+from kernelwright.design.kernel.expr import HELPERS, literal
 from kernelwright.design.model_source import model_source
-from kernelwright.design.ops import CONSTS, HELPERS, classify, literal
 
 BASE_IMPORTS = (
     "import torch",
@@ -36,42 +38,21 @@ BASE_IMPORTS = (
     "import triton",
     "import triton.language as tl",
 )
-PY_HELPERS = {"_pool_out_size": POOL_OUT_SIZE, "_align": ALIGN_HELPER}
-KIND_NAMES = {
-    "pointwise": "elementwise",
-    "reduction": "reduce",
-    "scan": "scan",
-    "pool": "pool",
-    "select": "topk",
+# Python helpers the wrappers may call: every family's, then the alignment helper
+PY_HELPERS = {
+    **{k: v for f in FAMILIES.values() for k, v in f.py_helpers.items()},
+    "_align": ALIGN_HELPER,
 }
 
 
 def render_group(graph: OpGraph, group: Group, choice: GroupChoice, name: str) -> RenderedKernel:
-    """Render one fused group under its choice.
+    """Render one fused group under its choice, by the family of its kind.
 
     Raises:
-        DesignError: the variant's preconditions do not hold for this group.
+        DesignError: no family renders the group's kind, or the variant's preconditions do not
+            hold for this group.
     """
-    params = dict(choice.params)
-    if group.kind == "pointwise":
-        return render_pointwise(graph, group, name, choice.variant, params)
-    if group.kind == "reduction":
-        return render_reduction(
-            graph,
-            group,
-            name,
-            choice.variant,
-            params,
-            online="online-softmax" in choice.options,
-            welford="welford" in choice.options,
-        )
-    if group.kind == "scan":
-        return render_scan(graph, group, name, choice.variant, params)
-    if group.kind == "pool":
-        return render_pool(graph, group, name, choice.variant, params)
-    if group.kind == "select":
-        return render_select(graph, group, name, choice.variant, params)
-    raise DesignError(f"group {group.id} ({group.kind}) has no template")
+    return family(group.kind).render(graph, group, choice, name)
 
 
 def emit(
@@ -92,7 +73,7 @@ def emit(
         choice = design.choice(group.id)
         if choice is None or group.kind == "framework":
             continue
-        base = f"{KIND_NAMES.get(group.kind, group.kind)}_{group.id}"
+        base = f"{family(group.kind).prefix}_{group.id}"
         while base in taken:
             base = f"kw_{base}"
         rendered[group.id] = render_group(graph, group, choice, base)
@@ -149,6 +130,8 @@ def _header(
         if choice.params:
             ps = " ".join(f"{k}={v}" for k, v in sorted(choice.params.items()))
             lines.append(f"      params: {ps}")
+        for note in rendered[group.id].notes:  # what the template adds (a GEMM's math)
+            lines += [f"      {ln}" for ln in wrap_words(note, 86)]
     left = [g for g in partition.groups if g.id not in rendered]
     if left:
         lines.append("Left to PyTorch (no template):")
@@ -338,7 +321,8 @@ def _node_line(graph: OpGraph, n: Node, device: str | None, partition: Partition
     kwargs = [f"{k}={_arg(v, device)}" for k, v in n.kwargs]
     call = f"torch.ops.{n.target}({', '.join(args + kwargs)})"
     comment = ""
-    if classify(n) in ("framework", "select") or (n.target in CONSTS and classify(n) != "const"):
+    left = ("framework", "select", "matmul")
+    if classify(n) in left or (n.target in CONSTS and classify(n) != "const"):
         group = partition.group_of(n.name)
         why = group.note if group is not None and group.note else f"no template for {n.target}"
         comment = f"  # left to PyTorch: {why}"

@@ -8,10 +8,13 @@
                 row reductions such as a softmax) and its epilogue on the k selected positions
                 (renormalisation, index casts)
     pool        one pooling window op
+    gemm        one matrix product (mm, bmm) with its element-wise epilogue (bias, scale,
+                residual, clamp, activations); its operands are loaded by the GEMM template, so
+                whatever computes them stays in its own kernel
     lookup      ``table[index]`` with an integer index: an indexed load inside the element-wise
                 kernel that reads it (lowering gave each reader its own copy); a lookup read by
                 a reduction, a scan or a selection, or by PyTorch, stays a framework call
-    framework   an op without a template (GEMM, conv, sort...): PyTorch runs it, labelled
+    framework   an op without a template (conv, sort...): PyTorch runs it, labelled
 
 A concatenation of same-shaped element-wise results merges the pieces' groups and is written
 piece by piece into its slices by that one kernel.
@@ -30,10 +33,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from kernelwright.design.axes import AxisError, Layout, absorbable_view, infer_layout
-from kernelwright.design.builder import meta_reduced
-from kernelwright.design.graph import Node, OpGraph, Ref
-from kernelwright.design.ops import (
+from kernelwright.design.aten import (
     classify,
     lookup_fusible,
     lookup_index,
@@ -41,9 +41,13 @@ from kernelwright.design.ops import (
     reduction_keepdim,
     select_info,
 )
+from kernelwright.design.axes import AxisError, Layout, absorbable_view, infer_layout
+from kernelwright.design.builder import meta_reduced
+from kernelwright.design.graph import Node, OpGraph, Ref
 
 FUSIBLE = ("pointwise", "reduction", "scan")
-JOINABLE = (*FUSIBLE, "select")  # groups a later node may join (a selection takes its epilogue)
+# groups a later node may join (a selection and a matrix product take their epilogue)
+JOINABLE = (*FUSIBLE, "select", "gemm")
 # The selection template keeps the row in registers and unrolls k rounds: beyond these sizes (at
 # capture) the top-k stays with PyTorch and its prologue keeps its own kernel.
 SELECT_MAX_K = 16
@@ -157,12 +161,16 @@ def fuse(graph: OpGraph) -> Partition:
             continue
         if kind != "pointwise":
             _materialise_lookups(graph, n, pending, drafts, owner, order)
+        if kind == "matmul":
+            _open_gemm(graph, drafts, owner, order, n)
+            continue
         views = _pull_views(n, pending)
         producers = {owner[r] for v in views for r in v.refs() if r in owner} | _producers(
             graph, n, owner
         )
         joined = False
-        for gid in sorted(producers, reverse=True):
+        # an epilogue joins its matrix product first (else the product is written and re-read)
+        for gid in sorted(producers, key=lambda g: (drafts[g].kind != "gemm", -g)):
             d = drafts[gid]
             if d.kind not in JOINABLE:
                 continue
@@ -203,6 +211,19 @@ def fuse(graph: OpGraph) -> Partition:
 
 
 LOOKUP_NOTE = "a table lookup read outside element-wise kernels (only they load through an index)"
+
+
+def _open_gemm(
+    graph: OpGraph, drafts: list[_Draft], owner: dict[str, int], order: dict[str, int], n: Node
+) -> None:
+    """A matrix product opens its own group: its operands are whole tensors the template loads
+    tile by tile, so no producer is merged into it (an element-wise prologue keeps its kernel)."""
+    layout = _layout(graph, [n.name], "gemm")
+    owner[n.name] = len(drafts)
+    if layout is None:
+        drafts.append(_Draft("framework", [n.name], order[n.name], note=_why(n)))
+    else:
+        drafts.append(_Draft("gemm", [n.name], order[n.name], layout=layout))
 
 
 def _materialise_lookups(
@@ -330,10 +351,18 @@ def _layout(graph: OpGraph, names: Sequence[str], kind: str) -> Layout | None:
         return None
     if kind == "select" and layout.reduce != (len(layout.hint) - 1,):
         return None  # the template selects along the innermost (contiguous) dimension
+    if kind == "gemm" and (layout.reduce or len(_matmuls(graph, names)) != 1):
+        return None  # one product and its element-wise epilogue
     return layout
 
 
+def _matmuls(graph: OpGraph, names: Sequence[str]) -> list[str]:
+    return [x for x in names if classify(graph.node(x)) == "matmul"]
+
+
 def _kind_after(d: _Draft, kind: str) -> str | None:
+    if d.kind == "gemm":  # the product's element-wise epilogue
+        return "gemm" if kind in ("pointwise", "view") else None
     if d.kind == "select":  # the epilogue on the k results (or the rest of the prologue)
         return "select" if kind in ("pointwise", "view", "reduction", "getitem") else None
     if kind == "select":  # a top-k of an element-wise chain or of a row reduction's results
@@ -368,6 +397,8 @@ def _try_add(
     names = d.nodes + [x.name for x in new]
     if new_kind != "pointwise" and _has_lookup(graph, names):
         return False
+    if new_kind == "gemm" and _operands(graph, d.nodes) & {x.name for x in new}:
+        return False  # a view the product reads must stay a tensor it loads (x.T @ w + x.T)
     layout = _layout(graph, names, new_kind)
     if layout is None or _serial_epilogue(graph, names, layout, new_kind):
         return False
@@ -450,8 +481,14 @@ def _merge_producers(
         kinds = {p.kind, d.kind}
         if "scan" in kinds and ("reduction" in kinds or "select" in kinds):
             continue
+        if "gemm" in kinds and (
+            kinds != {"gemm", "pointwise"} or _feeds_matmul(graph, owner, pid, d)
+        ):
+            continue  # only an element-wise producer of the epilogue, never of the operands
         new_kind = (
-            "select"
+            "gemm"
+            if "gemm" in kinds
+            else "select"
             if "select" in kinds
             else "reduction"
             if "reduction" in kinds
@@ -473,6 +510,17 @@ def _merge_producers(
         d.nodes, d.kind, d.layout = names, new_kind, layout
         d.first = min(d.first, p.first)
         p.nodes = []
+
+
+def _operands(graph: OpGraph, names: Sequence[str]) -> set[str]:
+    """The operands of the matrix products among ``names``."""
+    return {r for x in _matmuls(graph, names) for r in graph.node(x).refs()}
+
+
+def _feeds_matmul(graph: OpGraph, owner: dict[str, int], pid: int, d: _Draft) -> bool:
+    """Whether group ``pid`` computes an operand of a matrix product of ``d``, directly or
+    through views the forward runs (``y.T @ w`` reads ``y``)."""
+    return any(pid in owned_sources(graph, r, owner) for r in _operands(graph, d.nodes))
 
 
 def _index(graph: OpGraph, name: str) -> int:

@@ -12,6 +12,11 @@
     var / std (correction)     mean -> sub -> square -> sum -> div (n - correction) (-> sqrt)
     mean/sum over all dims     the .dim forms over every dimension
     flip(cumsum(flip(x)))      kw.scan(x, d, "sum", reverse=True) (and cumprod)
+    addmm(bias, x, w)          mm(x, w) (* alpha) + bias (* beta): the bias is an element-wise
+                               epilogue the GEMM kernel fuses with what follows
+    mm/bmm with N or M = 1     a matrix-vector product: sum(A * x^T, K) (a row or column
+                               reduction: memory-bound, so it streams the matrix once through
+                               the reduction templates instead of wasting tensor-core tiles)
     table[index] read twice    one copy of the lookup (and the views after it) per reader, so
                                each reader's kernel loads the rows itself (see _clone_lookups)
 
@@ -23,6 +28,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
+from kernelwright.design.aten import classify, lookup_fusible
 from kernelwright.design.builder import (
     Builder,
     broadcast_meta,
@@ -30,8 +36,7 @@ from kernelwright.design.builder import (
     meta_like,
     meta_reduced,
 )
-from kernelwright.design.graph import Arg, Node, OpGraph, Ref
-from kernelwright.design.ops import classify, lookup_fusible
+from kernelwright.design.graph import Arg, Node, OpGraph, Ref, TensorMeta
 
 Rule = Callable[[Builder, Node, dict[str, list[Node]]], dict[int, Arg] | None]
 
@@ -340,6 +345,66 @@ def _var_std(std: bool) -> Rule:
     return rule
 
 
+def _addmm(b: Builder, n: Node, _: dict[str, list[Node]]) -> dict[int, Arg] | None:
+    """``beta * bias + alpha * (x @ w)`` as ``mm`` then element-wise ops (PyTorch's order of
+    the two terms does not matter: the sum is commutative in floating point too)."""
+    bias, x, w = n.args[:3]
+    alpha, beta = n.kwarg("alpha", 1), n.kwarg("beta", 1)
+    if not isinstance(x, Ref) or not isinstance(w, Ref):
+        return None
+    mm = Node(f"{n.name}_mm", "call", "aten.mm.default", (x, w), (), (meta_like(n.out),))
+    product: Arg = _product(b, mm)
+    if alpha != 1:
+        product = b.binary(f"{n.name}_alpha", "mul", product, alpha)
+    if beta == 0:
+        return {0: product}
+    term = b.binary(f"{n.name}_beta", "mul", bias, beta) if beta != 1 else bias
+    return {0: b.binary(n.name, "add", product, term)}
+
+
+def _product(b: Builder, mm: Node) -> Ref:
+    """The matrix product ``mm`` (not yet in the graph): a reduction for a matrix-vector
+    product, else the node itself under a fresh name."""
+    made = _matvec(b, mm, {})
+    if made is not None:
+        found = made[0]
+        assert isinstance(found, Ref)
+        return found
+    return b.emit(mm.name, mm.target, mm.args, mm.out)
+
+
+def _matvec(b: Builder, n: Node, _: dict[str, list[Node]]) -> dict[int, Arg] | None:
+    """``A @ x`` with x one column (N = 1) as ``sum(A * x^T, -1)``, and ``x @ B`` with x one
+    row (M = 1) as ``sum(x^T * B, -2)``: the product becomes the mul and sum the reduction
+    templates fuse into one sweep (the element-wise product is never stored)."""
+    lhs, rhs = n.args[0], n.args[1]
+    if not isinstance(lhs, Ref) or not isinstance(rhs, Ref):
+        return None
+    lm, rm = b.meta(lhs), b.meta(rhs)
+    rank = lm.rank
+    swap = tuple(range(rank - 2)) + (rank - 1, rank - 2)  # the last two dims exchanged
+    if rm.shape[-1] == "1":
+        column = b.emit(f"{n.name}_vec", "aten.permute.default", (rhs, swap), _swapped(rm))
+        terms = b.binary(f"{n.name}_terms", "mul", lhs, column)
+        return {0: b.reduce(n.name, "sum", terms, [rank - 1])}
+    if lm.shape[-2] == "1":
+        row = b.emit(f"{n.name}_vec", "aten.permute.default", (lhs, swap), _swapped(lm))
+        terms = b.binary(f"{n.name}_terms", "mul", row, rhs)
+        return {0: b.reduce(n.name, "sum", terms, [rank - 2])}
+    return None
+
+
+def _swapped(m: TensorMeta) -> TensorMeta:
+    """The metadata of ``m`` with its last two dimensions exchanged (a view: strides follow)."""
+    order = list(range(m.rank - 2)) + [m.rank - 1, m.rank - 2]
+    return TensorMeta(
+        tuple(m.shape[d] for d in order),
+        tuple(m.hint[d] for d in order),
+        tuple(m.strides[d] for d in order),
+        m.dtype,
+    )
+
+
 def _reduce_all(op: str) -> Rule:
     def rule(b: Builder, n: Node, _: dict[str, list[Node]]) -> dict[int, Arg] | None:
         x = n.args[0]
@@ -365,6 +430,9 @@ RULES: dict[str, Rule] = {
     "aten.std.correction": _var_std(True),
     "aten.mean.default": _reduce_all("mean"),
     "aten.sum.default": _reduce_all("sum"),
+    "aten.addmm.default": _addmm,
+    "aten.mm.default": _matvec,
+    "aten.bmm.default": _matvec,
 }
 
 

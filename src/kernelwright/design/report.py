@@ -64,6 +64,26 @@ def _sol(v: Verdict) -> str:
     return f"{100 * v.sol.fraction:.0f}%" if v.sol and v.sol.fraction is not None else "-"
 
 
+def _gemm_math(params: Any) -> str:
+    """What a GEMM group's kernels compute with under each policy."""
+    from kernelwright.design.families.gemm.precision import math_under
+
+    fp32_math = int(params.get("FP32_MATH", 0))
+    return "; ".join(f"{p}: {math_under(p, fp32_math)}" for p in ("fp32", "tf32", "bf16"))
+
+
+def _best_math(candidate: Any, policy: str) -> list[str]:
+    """The math the best candidate's GEMM kernels used under the run's policy."""
+    from kernelwright.design.families.gemm.precision import math_under
+
+    lines = []
+    for gid, group in (candidate.design.get("groups") or {}).items():
+        if group.get("kind") == "gemm":
+            fp32_math = int(candidate.params.get(f"{gid}.FP32_MATH", 0))
+            lines.append(f"{gid} (GEMM) math under {policy}: {math_under(policy, fp32_math)}")
+    return ["", *lines] if lines else []
+
+
 def plan_markdown(plan: Any) -> list[str]:
     """Graph and fusion groups, each skill checked (held or skipped, and why), ranked designs."""
     lines = ["## Graph and fusion", ""]
@@ -94,6 +114,8 @@ def plan_markdown(plan: Any) -> list[str]:
             lines += [f"  - {r}" for r in c.reasons]
         for sid, reasons in go.skipped:
             lines.append(f"- skipped: {sid}: {'; '.join(reasons)}")
+        if go.group.kind == "gemm" and go.options:
+            lines.append(f"- math by policy: {_gemm_math(go.options[0].choice.params)}")
         lines.append("")
     lines += ["## Designs, most promising first", ""]
     for i, d in enumerate(plan.designs):
@@ -155,6 +177,7 @@ def report_markdown(result: Any) -> str:
             f" ({v.precision.value}), speed of light {_sol(v)}"
             + (f" of {v.sol.floor_ms:.4f} ms ({v.sol.bound}-bound)" if v.sol else ""),
         ]
+        lines += _best_math(best.candidate, v.precision.value)
         if (
             t.eager
             and t.candidate

@@ -6,10 +6,11 @@ skill whose conditions hold becomes an option, with the modifier skills that app
 is dropped with the template's reason. Designs are made by taking the best option everywhere,
 then changing one group at a time.
 
-Ranking is cost first: these kernels are memory-bound, so an option's estimated cost is the
-number of sweeps over its input (one for a one-pass or split kernel, the pass count for a looped
-one) divided by the fraction of the GPU its programs fill; a design's cost weighs its groups by
-their domain sizes. Costs within 10% of the cheapest tie (and so on, in steps of 10%), and ties
+Ranking is cost first: each kernel family estimates an option's cost (``Family.cost``); for
+the memory-bound reductions it is the number of sweeps over the input (one for a one-pass or
+split kernel, the pass count for a looped one) divided by the fraction of the GPU its programs
+fill; a design's cost weighs its groups by their domain sizes. Costs within 10% of the cheapest
+tie (and so on, in steps of 10%), and ties
 are broken by the product of expected gains, scaled by what the archive measured for each skill.
 The archive's measurements (speed-ups over eager, which depend on how good eager is on each
 task) therefore reorder only designs that move the same bytes: they cannot put a looped kernel
@@ -27,8 +28,6 @@ from kernelwright.design.emit import render_group
 from kernelwright.design.facts import group_facts
 from kernelwright.design.fusion import Group, Partition
 from kernelwright.design.kernel.common import DesignError
-from kernelwright.design.kernel.passes import plan_passes
-from kernelwright.design.kernel.reduction_launch import COLUMN_DEFAULTS, ROW_DEFAULTS
 from kernelwright.skills.conditions import GroupFacts
 from kernelwright.skills.library import SkillLibrary
 
@@ -80,8 +79,8 @@ def group_options(
         params = library.defaults(a.skill, facts)
         mods = [m for m in modifiers if m.ok and a.skill.variant in m.skill.modifies]
         variants = [tuple(mods)]
-        if mods and a.skill.variant == "looped":
-            variants.append(())  # the same structure without the folds measures what they pay
+        if mods and a.skill.variant in ("looped", "tiled", "splitk"):
+            variants.append(())  # the same structure without the modifiers measures what they pay
         for chosen in variants:
             choice = GroupChoice(
                 group.id,
@@ -115,55 +114,11 @@ def group_options(
 def option_cost(
     partition: Partition, group: Group, facts: GroupFacts, choice: GroupChoice
 ) -> float:
-    """Sweeps over the group's input divided by the fraction of the SMs its programs fill
-    (1.0 for a kernel that reads everything once and fills the GPU)."""
-    if facts.kind != "reduction":
-        return 1.0
-    return sweeps(partition, group, choice) / min(1.0, programs(facts, choice) / facts.sm_count)
+    """The option's estimated cost, from its family (``Family.cost``): sweeps over the group's
+    input divided by the fraction of the SMs its programs fill, for a reduction."""
+    from kernelwright.design.families import family
 
-
-def sweeps(partition: Partition, group: Group, choice: GroupChoice) -> int:
-    """How many times the kernel reads the reduced extent from HBM: once in registers (one
-    pass, or a split whose slices are read once), else once per pass of the looped kernel (and
-    twice for the relay: see below)."""
-    if choice.variant == "relay":
-        # Meant to re-read from L2, but measured on the H200 (group and instance norm, 80
-        # configurations) no faster than the looped kernel's two HBM reads at its best, so it
-        # is costed as two sweeps until a measurement says otherwise
-        return 2
-    if choice.variant != "looped":
-        return 1
-    assert group.layout is not None
-    plan = plan_passes(
-        partition.graph,
-        list(group.nodes),
-        list(group.inputs),
-        list(group.outputs),
-        group.layout,
-        online="online-softmax" in choice.options,
-        welford="welford" in choice.options,
-    )
-    return max(1, plan.n_passes)
-
-
-def programs(facts: GroupFacts, choice: GroupChoice) -> int:
-    """Programs the wrapper launches at the design's size (as the wrappers size them)."""
-    row = facts.schedule == "row"
-    p = {**(ROW_DEFAULTS if row else COLUMN_DEFAULTS), **choice.params}
-    if choice.variant == "split":
-        return int(p["SPLIT_PROGRAMS"])
-    if choice.variant == "relay":
-        return facts.parallel_length * -(-facts.reduced_length // max(1, int(p["SLICE"])))
-    if choice.variant == "team":
-        return facts.parallel_length * -(-facts.reduced_length // max(1, int(p["TEAM_SLICE"])))
-    block = 1
-    while block < facts.reduced_length:
-        block *= 2
-    if choice.variant == "onepass":
-        per = min(p["ROWS"] if row else p["COLS"], max(1, p["TILE"] // block))
-    else:
-        per = p["LOOP_ROWS"] if row else p["LOOP_COLS"]
-    return -(-facts.parallel_length // max(1, int(per)))
+    return family(group.kind).cost(partition, group, facts, choice)
 
 
 def cost_class(cost: float, cheapest: float) -> int:

@@ -1,7 +1,7 @@
 """Expert skills as data: intent, validity conditions with reasons, expected gain, pitfalls,
 tunable parameters, and the template each drives (see :mod:`kernelwright.skills.base`).
 
-    SkillLibrary.builtin()       the shipped skills (``skills/builtin/*.toml``)
+    SkillLibrary.builtin()       the shipped skills (``design/families/*/skills/*.toml``)
     skill_hints(task)            the skills that hold for a task's fusion groups, for prompts
     skill_stats(archive)         where each skill paid, from the archive's verdicts
 """

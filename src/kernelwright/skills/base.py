@@ -9,9 +9,10 @@
       defaults     name of a heuristic giving shape-aware default values
       modifies     for modifier skills (online softmax, Welford): the variants they refine
 
-Skills live in TOML files (``kernelwright/skills/builtin/*.toml``); the parser is the standard
-library's ``tomllib``. Conditions are named checks (``kernelwright.skills.conditions``) so a
-skill file states them declaratively and the report can say why each one held or failed.
+Skills live in TOML files beside their kernel family (``kernelwright/design/families/<family>/
+skills/*.toml``); the parser is the standard library's ``tomllib``. Conditions are named checks
+(``kernelwright.skills.conditions``) so a skill file states them declaratively and the report
+can say why each one held or failed.
 """
 
 from __future__ import annotations

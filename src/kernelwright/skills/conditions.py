@@ -1,9 +1,11 @@
 """Conditions: named predicates on a fusion group's facts, each returning Ok or Fail with a reason.
 
 A skill file names them (``check = "reduced_length_at_most"``, ``limit = 16384``); the registry
-refuses duplicates and an unknown name says which ones exist. Facts are measured at the size the
-design is for (the task's shapes on that device), so "row fits in one block" is decided for the
-shapes that will run.
+refuses duplicates and an unknown name says which ones exist. The conditions every family may
+use (group kind, where the reduced dimensions lie, extents, dtypes) are here; each kernel family
+registers its own next to its skills (``kernelwright/design/families/<family>/conditions.py``).
+Facts are measured at the size the design is for (the task's shapes on that device), so "row fits
+in one block" is decided for the shapes that will run.
 """
 
 from __future__ import annotations
@@ -17,11 +19,41 @@ from kernelwright.skills.base import Condition, Fail, Ok, Outcome
 
 
 @dataclass(frozen=True, slots=True)
+class GemmShape:
+    """A matrix product's shape and operand layouts at the design's size.
+
+    Attributes:
+        m, n, k: the product is (batch x) m x k times k x n.
+        batch: independent products (1 for ``mm``).
+        lhs_k_contiguous, rhs_k_contiguous: each operand's K stride is 1 (else the other
+            dimension is the contiguous one: a transposed operand).
+        tma_aligned: both operands have a unit stride and 16-byte aligned other strides at
+            capture, so tensor-memory-accelerator descriptors can load them (the wrapper checks
+            again on the runtime tensors, whose dtype the policy may have changed).
+        epilogue: the element-wise operations applied to the product before it is stored.
+    """
+
+    m: int
+    n: int
+    k: int
+    batch: int = 1
+    lhs_k_contiguous: bool = True
+    rhs_k_contiguous: bool = False
+    tma_aligned: bool = False
+    epilogue: tuple[str, ...] = ()
+
+    @property
+    def flops(self) -> int:
+        """Multiply-adds times two."""
+        return 2 * self.batch * self.m * self.n * self.k
+
+
+@dataclass(frozen=True, slots=True)
 class GroupFacts:
     """What the skills' conditions may look at, for one fusion group at one size.
 
     Attributes:
-        kind: pointwise, reduction, scan or pool.
+        kind: the group's kind (its family's: pointwise, reduction, scan, pool, select, gemm).
         schedule: row (reduced/scanned dims innermost) or column (contiguous dims follow);
             empty for pointwise and pool.
         domain: the domain's sizes.
@@ -47,6 +79,7 @@ class GroupFacts:
             writes the full-size outputs (a normalisation), so the sweeps can be relayed.
         full_outputs: the group writes a value along the reduced dimensions (a softmax, a
             norm); False when it writes only per-row results (a loss's terms, a maximum).
+        gemm: a GEMM group's product (None for other kinds).
     """
 
     kind: str
@@ -71,6 +104,7 @@ class GroupFacts:
     indexed: bool = False
     stats_then_write: bool = False
     full_outputs: bool = True
+    gemm: GemmShape | None = None
 
     @property
     def numel(self) -> int:
@@ -103,7 +137,7 @@ def check(cond: Condition, facts: GroupFacts) -> Outcome:
     Raises:
         ConfigError: the condition's name is not registered (the message lists the known ones).
     """
-    fn = CONDITIONS.get(cond.check)
+    fn = CONDITIONS.get(cond.check) or _builtin().get(cond.check)
     if fn is None:
         known = ", ".join(sorted(CONDITIONS))
         raise ConfigError(
@@ -111,6 +145,14 @@ def check(cond: Condition, facts: GroupFacts) -> Outcome:
             "@kernelwright.skills.conditions.condition)"
         )
     return fn(facts, **dict(cond.args))
+
+
+def _builtin() -> dict[str, Check]:
+    """The registry with every kernel family's conditions (importing the families registers
+    them, once)."""
+    import kernelwright.design.families  # noqa: F401
+
+    return CONDITIONS
 
 
 def check_all(conds: tuple[Condition, ...], facts: GroupFacts) -> list[Outcome]:
@@ -163,104 +205,6 @@ def few_outputs(f: GroupFacts, per_sm: int = 64) -> Outcome:
     return Fail(f"{f.parallel_length} output positions > {limit}: enough parallel work already")
 
 
-@condition("multi_pass")
-def multi_pass(f: GroupFacts) -> Outcome:
-    if f.n_passes > 1:
-        return Ok(f"{f.n_passes} dependent sweeps of each row")
-    return Fail("a single sweep: nothing to fold")
-
-
-@condition("rereads_extent")
-def rereads_extent(f: GroupFacts) -> Outcome:
-    if f.n_passes > 1:
-        return Ok(
-            f"{f.n_passes} sweeps of the reduced extent: holding it in registers reads it once"
-        )
-    return Fail(
-        "a single sweep reads each element once in any schedule: the looped kernel's small "
-        "tiles reduce per lane without padding the reduced extent to a power of two"
-    )
-
-
-@condition("stats_then_write")
-def stats_then_write(f: GroupFacts) -> Outcome:
-    if f.stats_then_write:
-        return Ok("one sweep of statistics, then one write sweep: slices can share the statistics")
-    return Fail("not a statistics sweep followed by a write sweep")
-
-
-@condition("team_resident")
-def team_resident(f: GroupFacts, slice_max: int) -> Outcome:
-    """A team waits for all of its programs: it must fit on the GPU at once (one per SM)."""
-    limit = slice_max * f.sm_count
-    if f.reduced_length <= limit:
-        return Ok(
-            f"reduced extent {f.reduced_length} <= {f.sm_count} SMs x {slice_max}: a team of "
-            "slices is resident at once"
-        )
-    return Fail(
-        f"reduced extent {f.reduced_length} > {f.sm_count} SMs x {slice_max}: a team would "
-        "wait for programs that cannot start"
-    )
-
-
-@condition("selected_at_most")
-def selected_at_most(f: GroupFacts, limit: int) -> Outcome:
-    if f.k <= limit:
-        return Ok(f"top-{f.k} <= {limit}: {f.k} unrolled rounds of a row maximum")
-    return Fail(f"top-{f.k} > {limit}: the rounds, not the row's bytes, would set the time")
-
-
-@condition("online_softmax_pattern")
-def online_softmax_pattern(f: GroupFacts) -> Outcome:
-    if f.online_pattern:
-        return Ok("sum(exp(x - max(x))) follows max(x): fold both into one sweep")
-    return Fail("no sum of exponentials after a maximum")
-
-
-@condition("welford_pattern")
-def welford_pattern(f: GroupFacts) -> Outcome:
-    if f.welford_pattern:
-        return Ok("variance of (x - mean(x)) follows mean(x): one Welford sweep")
-    return Fail("no variance after a mean")
-
-
-@condition("splittable")
-def splittable(f: GroupFacts) -> Outcome:
-    if f.splittable:
-        return Ok("one sweep, per-position results only: partials combine exactly")
-    return Fail("dependent sweeps, full-size outputs or a gather: partials cannot be combined")
-
-
-@condition("contiguous_operands")
-def contiguous_operands(f: GroupFacts) -> Outcome:
-    if f.flat:
-        return Ok(
-            "every operand is contiguous over the whole domain -> one flat index, vector loads"
-        )
-    return Fail("an operand broadcasts or is strided: a flat index would divide per element")
-
-
-@condition("broadcast_operands")
-def broadcast_operands(f: GroupFacts) -> Outcome:
-    if not f.flat:
-        return Ok("an operand broadcasts over leading dimensions -> rows x contiguous columns")
-    return Fail("no operand broadcasts")
-
-
-@condition("scan_schedule")
-def scan_schedule(f: GroupFacts, schedule: str) -> Outcome:
-    if f.schedule == schedule:
-        how = (
-            "innermost: walk rows"
-            if schedule == "row"
-            else "followed by contiguous dims: walk columns"
-        )
-        rev = " from the end (suffix scan)" if f.reverse else ""
-        return Ok(f"scanned dimension {how}{rev}")
-    return Fail(f"the scan is a {f.schedule} scan")
-
-
 @condition("float_inputs")
 def float_inputs(f: GroupFacts) -> Outcome:
     floats = [d for d in f.dtypes if d.startswith(("float", "bfloat"))]
@@ -277,5 +221,8 @@ def numel_at_least(f: GroupFacts, limit: int) -> Outcome:
 
 
 def describe_facts(f: GroupFacts) -> Mapping[str, Any]:
-    """The facts as a dict (for reports)."""
-    return {k: getattr(f, k) for k in f.__dataclass_fields__}
+    """The facts as a dict (for reports); a GEMM's product only where there is one."""
+    facts = {k: getattr(f, k) for k in f.__dataclass_fields__}
+    if f.gemm is None:
+        del facts["gemm"]
+    return facts

@@ -1,4 +1,5 @@
-"""The skill library: the built-in skill files plus any extra folders, checked against a group.
+"""The skill library: every kernel family's skill files plus any extra folders, checked against a
+group.
 
     library = SkillLibrary.builtin()
     for c in library.assess(facts):          # every skill for the group's kind
@@ -14,7 +15,6 @@ from __future__ import annotations
 import tomllib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from importlib import resources
 from pathlib import Path
 
 from kernelwright.errors import ConfigError
@@ -117,11 +117,15 @@ def _read(text: str, source: str) -> Skill:
 
 
 def _builtin_skills() -> list[Skill]:
-    folder = resources.files("kernelwright.skills") / "builtin"
+    """Every kernel family's skill files (``design/families/<family>/skills/*.toml``)."""
+    from kernelwright.design.families import FAMILIES
+
     skills = []
-    for entry in sorted(folder.iterdir(), key=lambda e: e.name):
-        if entry.name.endswith(".toml"):
-            skills.append(_read(entry.read_text(encoding="utf-8"), f"builtin/{entry.name}"))
+    for fam in FAMILIES.values():
+        for entry in sorted(fam.skills.iterdir(), key=lambda e: e.name):
+            if entry.name.endswith(".toml"):
+                text = entry.read_text(encoding="utf-8")
+                skills.append(_read(text, f"{fam.kind}/{entry.name}"))
     return skills
 
 

@@ -84,10 +84,9 @@ def skill_priors(archive: Any, library: SkillLibrary, min_tasks: int = 3) -> Map
 
     Why not speed-ups over eager: they do not compare across tasks (eager is one kernel on one
     task, eight on the next), so a skill looked bad wherever eager happened to be good. Why each
-    skill's best candidate per task: one bad tuning suggestion must not sink a skill. On the H200
-    (seventh session) the old geomean-over-eager prior put row-looped ahead of row-onepass for a
-    cross-entropy over 4000 classes after one poor tuning suggestion on another task; the
-    looped design reached 55% of the bytes floor where the one-pass design reaches ~95%."""
+    skill's best candidate per task: one bad tuning suggestion must not sink a skill (a
+    geometric mean over every candidate once ranked a looped kernel that reads a row twice above
+    the one-pass kernel that reads it once, after one poor tuning suggestion on another task)."""
     skill_ms: dict[str, dict[str, float]] = {}  # task -> skill -> its best ms there
     task_ms: dict[str, float] = {}
     measured: dict[str, list[frozenset[str]]] = {}  # task -> the skill sets timed there

@@ -69,3 +69,18 @@ def check(design_worker: Worker) -> Callable[..., list[str]]:
         return list(reply["sources"])
 
     return run
+
+
+@pytest.fixture
+def check_launches(design_worker: Worker) -> Callable[..., list[tuple[list[str], list[str]]]]:
+    """Like ``check``, returning (skills, kernels launched) per design checked."""
+
+    def run(body: str, **request: Any) -> list[tuple[list[str], list[str]]]:
+        reply = design_worker.ask({"body": body, **request})
+        if "error" in reply:
+            pytest.fail(
+                reply["error"] + "\n" + reply.get("traceback", "") + reply.get("source", "")[-3000:]
+            )
+        return list(zip(reply["checked"], reply["launched"], strict=True))
+
+    return run

@@ -7,7 +7,8 @@ The child reads one JSON request per line and answers one JSON line:
 
     {"body": "...task body...", "skills": [...], "params": {...}, "inputs": "python expr" | null,
      "dtype": "bfloat16" | null, "tol": 1e-4, "expect": 1}
-    -> {"sources": [...], "checked": [...skills per design...]} or {"error": "..."}
+    -> {"sources": [...], "checked": [...skills per design...],
+        "launched": [...kernel names launched per design...]} or {"error": "..."}
 """
 
 from __future__ import annotations
@@ -144,10 +145,27 @@ def with_params(design: Any, params: dict[str, int]) -> Any:
     )
 
 
+class _Launches:
+    """A ``@triton.jit`` kernel that records its name each time it is launched."""
+
+    def __init__(self, kernel: Any, name: str, record: list[str]) -> None:
+        self.kernel, self.name, self.record = kernel, name, record
+
+    def __getitem__(self, grid: Any) -> Any:
+        self.record.append(self.name)
+        return self.kernel[grid]
+
+
 def compare(
-    path: Path, source: str, inputs: Iterable[list[Any]] | None, dtype: Any, tol: float
+    path: Path,
+    source: str,
+    inputs: Iterable[list[Any]] | None,
+    dtype: Any,
+    tol: float,
+    launched: list[str] | None = None,
 ) -> None:
-    """Run the emitted ModelNew and the reference on the task's inputs and variants."""
+    """Run the emitted ModelNew and the reference on the task's inputs and variants
+    (``launched``: collects the name of every kernel launched, in order)."""
     import torch
 
     from kernelwright.task.module import import_task_module
@@ -155,6 +173,9 @@ def compare(
     task = import_task_module(path, "small")
     module = types.ModuleType("candidate")
     exec(compile(source, "<candidate>", "exec"), module.__dict__)
+    if launched is not None:
+        for name in [n for n in vars(module) if n.endswith("_kernel")]:
+            setattr(module, name, _Launches(getattr(module, name), name, launched))
     sets = list(inputs) if inputs is not None else [task.get_inputs()]
     if inputs is None and hasattr(task, "get_input_variants"):
         sets += list(task.get_input_variants())
@@ -208,7 +229,7 @@ def check(request: dict[str, Any]) -> dict[str, Any]:
             }
         inputs = eval(request["inputs"], {"torch": torch}) if request.get("inputs") else None
         dtype = getattr(torch, request["dtype"]) if request.get("dtype") else None
-        sources, checked = [], []
+        sources, checked, launches = [], [], []
         for d in chosen:
             src = emit(
                 part,
@@ -217,13 +238,15 @@ def check(request: dict[str, Any]) -> dict[str, Any]:
                 task_name="t",
                 size="small",
             )
+            launched: list[str] = []
             try:
-                compare(path, src, inputs, dtype, float(request.get("tol", 1e-4)))
+                compare(path, src, inputs, dtype, float(request.get("tol", 1e-4)), launched)
             except AssertionError as exc:
                 return {"error": f"design {d.skills}: {exc}", "source": src}
             sources.append(src)
             checked.append(d.skills)
-        return {"sources": sources, "checked": checked}
+            launches.append(launched)
+        return {"sources": sources, "checked": checked, "launched": launches}
 
 
 def main() -> None:

@@ -12,11 +12,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from kernelwright.design.aten import classify, lookup_index
 from kernelwright.design.axes import Layout
 from kernelwright.design.fusion import Group
 from kernelwright.design.graph import OpGraph, Ref
-from kernelwright.design.kernel.emitter import ALIGN_MAX, KernelArgs, safe_name
-from kernelwright.design.ops import classify, lookup_index
+from kernelwright.design.kernel.emitter import ALIGN_MAX, BodyEmitter, KernelArgs, safe_name
 from kernelwright.errors import KernelwrightError
 
 TORCH_DTYPES = {
@@ -239,3 +239,27 @@ def sym_refs(graph: OpGraph, names: Sequence[str]) -> list[str]:
             if isinstance(a, Ref) and graph.has_node(a.name) and graph.node(a.name).kind == "sym":
                 found.append(a.name)
     return found
+
+
+def assemble(
+    kname: str, args: KernelArgs, consts: list[str], head: Code, em: BodyEmitter, body: Code
+) -> str:
+    """A kernel's source: signature, prologue, the per-program prelude (hoisted loads, index
+    maths) and the body."""
+    lines = signature(kname, args, consts) + head.lines
+    if em.prelude:
+        lines += ["    " + ln for ln in em.prelude]
+    lines += body.lines
+    return "\n".join(lines)
+
+
+def wrap_words(text: str, width: int) -> list[str]:
+    """``text`` as lines of at most ``width`` characters (a comment's or docstring's paragraph;
+    a word longer than ``width`` keeps its own line)."""
+    lines: list[str] = []
+    for word in text.split():
+        if lines and len(lines[-1]) + 1 + len(word) <= width:
+            lines[-1] += f" {word}"
+        else:
+            lines.append(word)
+    return lines

@@ -23,18 +23,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from kernelwright.design.aten import CONSTS, classify, lookup_index, tanh_of_softplus
 from kernelwright.design.axes import Layout
 from kernelwright.design.graph import Arg, Node, OpGraph, Ref
-from kernelwright.design.ops import (
-    CONSTS,
-    HELPERS,
-    POINTWISE,
-    classify,
-    compute_dtype,
-    literal,
-    lookup_index,
-    tanh_of_softplus,
-)
+from kernelwright.design.kernel.expr import HELPERS, POINTWISE, compute_dtype, literal
 
 ALIGN_MAX = 16  # Triton's own divisibility specialisation: larger divisors change nothing
 
@@ -90,6 +82,32 @@ RESERVED = frozenset(
         "red_hi",
         "o_safe",
         "w_delta",
+        # the GEMM kernels' own variables
+        "M",
+        "N",
+        "K",
+        "lhs",
+        "rhs",
+        "tile",
+        "tiles",
+        "pid_b",
+        "pid_m",
+        "pid_n",
+        "pid_k",
+        "offs_m",
+        "offs_n",
+        "offs_k",
+        "safe_m",
+        "safe_n",
+        "k_mask",
+        "k_lo",
+        "k_hi",
+        "n_m",
+        "n_n",
+        "in_group",
+        "first_m",
+        "group_m",
+        "ws",
     ]
 )
 
@@ -153,7 +171,12 @@ class KernelArgs:
 
 
 class BodyEmitter:
-    """Emits the statements computing a group's values in a context (memoised per context)."""
+    """Emits the statements computing a group's values in a context (memoised per context).
+
+    Loads of values fixed for a whole program (per-row inputs) go to :attr:`prelude`, ahead of
+    every loop, unless ``hoist`` is False (an epilogue inside a loop over output tiles, where
+    the rows change from one iteration to the next).
+    """
 
     def __init__(
         self,
@@ -162,8 +185,11 @@ class BodyEmitter:
         layout: Layout,
         args: KernelArgs,
         inputs: Sequence[str],
+        *,
+        hoist: bool = True,
     ) -> None:
         self.graph = graph
+        self.hoist = hoist  # per-row inputs load in the prelude (False: where they are used)
         self.members = set(nodes)
         self.layout = layout
         self.args = args
@@ -304,7 +330,7 @@ class BodyEmitter:
 
     def load(self, name: str, ctx: Context, out: list[str], other: str = "0") -> str:
         """Load input ``name`` over the context's index groups (per-row inputs: in the prelude)."""
-        if self.row_level(name, ctx) and not ctx.suffix:
+        if self.hoist and self.row_level(name, ctx) and not ctx.suffix:
             out = self.prelude
         meta = self.graph.meta(name)
         ptr = self.args.pointer(self.names.get(name, safe_name(name)))

@@ -1,0 +1,50 @@
+"""Default parameters of the GEMM skills, for Hopper (H100/H200): 128 x 128 output tiles in 8
+warps, K blocks of 32 values (64 for 2-byte operands loaded by TMA: the same 16 KB a stage and
+operand), three pipeline stages, grouped order over 8 row blocks, one persistent program per
+SM. Tiles shrink to the product's size; measurements behind the rules are in
+``measurements.csv``."""
+
+from __future__ import annotations
+
+from kernelwright.skills.conditions import GroupFacts
+from kernelwright.skills.heuristics import heuristic, next_pow2
+
+
+def _tile(f: GroupFacts) -> dict[str, int]:
+    g = f.gemm
+    assert g is not None
+    return {
+        "BLOCK_M": max(16, min(128, next_pow2(g.m))),
+        "BLOCK_N": max(16, min(128, next_pow2(g.n))),
+        "BLOCK_K": max(16, min(32, next_pow2(g.k))),
+        "GROUP_M": 8,
+        "STAGES": 3,
+        "WARPS": 8,
+        "FP32_MATH": 0,
+    }
+
+
+@heuristic("gemm_tiled")
+def gemm_tiled(f: GroupFacts) -> dict[str, int]:
+    """128 x 128 x 32 tiles, 3 stages, 8 warps, one persistent program per SM, 3xTF32 for fp32
+    operands."""
+    return {**_tile(f), "PROGRAMS_PER_SM": 1}
+
+
+@heuristic("gemm_tall_skinny")
+def gemm_tall_skinny(f: GroupFacts) -> dict[str, int]:
+    """The whole narrow N in one column block (up to 256), so each row block of the left
+    operand is read once; no grouping needed (one column block); one persistent program per
+    SM walks the row blocks."""
+    g = f.gemm
+    assert g is not None
+    tile = _tile(f)
+    block_n = max(16, min(256, next_pow2(g.n)))
+    warps = 8 if block_n * tile["BLOCK_M"] >= 128 * 128 else 4
+    return {**tile, "BLOCK_N": block_n, "GROUP_M": 1, "WARPS": warps, "PROGRAMS_PER_SM": 1}
+
+
+@heuristic("gemm_split_k")
+def gemm_split_k(f: GroupFacts) -> dict[str, int]:
+    """Few output tiles: slices of K so that about two programs per SM share the product."""
+    return {**_tile(f), "SPLIT_PROGRAMS": 2 * f.sm_count}

@@ -1,0 +1,55 @@
+"""The Python helpers GEMM wrappers call; the emitted file holds each once (by name)."""
+
+from __future__ import annotations
+
+PY_HELPERS = {
+    "_dot_operands": '''def _dot_operands(lhs, rhs):
+    """The operands as tl.dot takes them: as they are, except under Triton's CPU interpreter,
+    which multiplies bf16 tiles as raw 16-bit integers (numpy has no bf16): there they are
+    widened to fp32, which changes nothing (products of bf16 values are exact in fp32, and the
+    accumulation is fp32 either way)."""
+    import os
+
+    if lhs.dtype == torch.bfloat16 and os.environ.get("TRITON_INTERPRET") == "1":
+        return lhs.float(), rhs.float()
+    return lhs, rhs''',
+    "_dot_precision": '''def _dot_precision(t, fp32_math):
+    """tl.dot's input precision for operands like t: fp32 ones keep fp32 accuracy (fp32_math:
+    "tf32x3" or "ieee") unless TF32 is allowed for matrix products; 16-bit ones need none."""
+    if t.dtype != torch.float32:
+        return None
+    return "tf32" if torch.backends.cuda.matmul.allow_tf32 else fp32_math''',
+    "_sm_count": '''def _sm_count(t):
+    """Programs that run at once: one per SM on a GPU (a few under the interpreter)."""
+    if t.device.type == "cuda":
+        return torch.cuda.get_device_properties(t.device).multi_processor_count
+    return 4''',
+    "_tma_operand": '''def _tma_operand(t, block_rows, block_cols):
+    """(descriptor, transposed) for tensor-memory-accelerator loads of t's [block_rows,
+    block_cols] tiles, t being [batch x] rows x cols; the descriptor follows t's storage, so a
+    transposed t (unit stride along rows) is described cols x rows. (None, False) where TMA
+    cannot load t: it needs a Hopper GPU (or the interpreter), a unit stride along one of the
+    two dims and 16-byte aligned addresses and other strides."""
+    if t.device.type == "cuda" and torch.cuda.get_device_capability(t.device)[0] < 9:
+        return None, False
+    rows, cols = t.shape[-2], t.shape[-1]
+    if t.stride(-1) == 1:
+        outer, shape, transposed = t.stride(-2), [rows, cols], False
+        block = [block_rows, block_cols]
+    elif t.stride(-2) == 1:
+        outer, shape, transposed = t.stride(-1), [cols, rows], True
+        block = [block_cols, block_rows]
+    else:
+        return None, False
+    batch = t.shape[0] if t.dim() == 3 else 1
+    batch_stride = t.stride(0) if t.dim() == 3 else outer * shape[0]
+    aligned = [t.data_ptr(), outer * t.element_size(), batch_stride * t.element_size()]
+    if any(v % 16 for v in aligned) or min(rows, cols, batch) == 0:
+        return None, False
+    if (outer == 0 and shape[0] > 1) or (batch_stride == 0 and batch > 1):
+        return None, False  # rows or a batch broadcast by a zero stride
+    from triton.tools.tensor_descriptor import TensorDescriptor
+
+    desc = TensorDescriptor(t, [batch, *shape], [batch_stride, outer, 1], [1, *block])
+    return desc, transposed''',
+}

@@ -1,0 +1,206 @@
+"""The wrapper of a GEMM group: sizes from the operands, the math the policy allows, the tiles,
+TMA descriptors where the operands allow them, and the launch.
+
+    tiled     one persistent kernel (TMA loads where possible, else pointer loads)
+    splitk    partial products over slices of K into an fp32 workspace, then the combine kernel
+
+The math is chosen at run time from the operands and the caller's matmul policy, never lowered
+silently: bf16 and fp16 operands multiply on tensor cores with fp32 accumulation; fp32 operands
+keep fp32 accuracy with 3xTF32 (``FP32_MATH`` 0: three TF32 tensor-core products per step, the
+small parts' product dropped) or IEEE fp32 (``FP32_MATH`` 1), unless the caller allowed TF32 for
+matrix products (``torch.backends.cuda.matmul.allow_tf32``, as the tf32 policy does).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from kernelwright.design.families.gemm.epilogue import Epilogue
+from kernelwright.design.families.gemm.kernels import combine_kernel, tiled_kernel
+from kernelwright.design.families.gemm.precision import FP32_MATH, math_note
+from kernelwright.design.families.gemm.spec import GemmSpec, gemm_spec
+from kernelwright.design.fusion import Group
+from kernelwright.design.graph import OpGraph
+from kernelwright.design.kernel.common import (
+    Code,
+    DesignError,
+    RenderedKernel,
+    allocate,
+    launch,
+    wrap_words,
+    wrapper_params,
+)
+from kernelwright.design.kernel.emitter import safe_name
+
+VARIANTS = ("tiled", "splitk")
+DEFAULTS = {
+    "BLOCK_M": 128,
+    "BLOCK_N": 128,
+    "BLOCK_K": 32,
+    "GROUP_M": 8,
+    "STAGES": 3,
+    "WARPS": 8,
+    "PROGRAMS_PER_SM": 1,
+    "FP32_MATH": 0,
+    "SPLIT_PROGRAMS": 264,
+}
+COMBINE_TILE = (32, 128)  # the split-K combine kernel's tile: a 16 KB fp32 slice per step
+
+
+def render_gemm(
+    graph: OpGraph,
+    group: Group,
+    name: str,
+    variant: str,
+    params: Mapping[str, Any],
+    *,
+    tma: bool,
+) -> RenderedKernel:
+    """Render a GEMM group as ``tiled`` or ``splitk`` (``tma``: with the TMA-load kernels)."""
+    if variant not in VARIANTS:
+        raise DesignError(f"the GEMM templates render {', '.join(VARIANTS)}, not {variant}")
+    spec = gemm_spec(graph, group)
+    p = {**DEFAULTS, **{k: int(v) for k, v in params.items() if k in DEFAULTS}}
+    if p["FP32_MATH"] not in FP32_MATH:
+        raise DesignError(f"FP32_MATH {p['FP32_MATH']}: 0 (tf32x3) or 1 (ieee)")
+    fp32_math = FP32_MATH[p["FP32_MATH"]]
+    epi = Epilogue(graph, group, spec)
+    partial = variant == "splitk"
+    kname = f"{name}_partial" if partial else name
+    kernels: list[str] = []
+    code = Code()
+    wparams = wrapper_params(graph, group)
+    code.add(f"def {name}({', '.join(wparams)}):")
+    code.indent()
+    note = math_note(fp32_math)
+    first, *rest = wrap_words(_describe(graph, spec, variant), 84)
+    code.add(f'"""{first}', *rest, "", *wrap_words(note, 88), '"""')
+    _sizes(graph, group, spec, code)
+    code.add(
+        "# tl.dot's input precision, from the operands' dtype and the caller's matmul policy",
+        f'DOT_PRECISION = _dot_precision(lhs, "{fp32_math}")',
+        "# tiles: the output's BLOCK_M x BLOCK_N, BLOCK_K values of K a step",
+        f"BLOCK_M = max(16, min({p['BLOCK_M']}, triton.next_power_of_2(M)))",
+        f"BLOCK_N = max(16, min({p['BLOCK_N']}, triton.next_power_of_2(N)))",
+        f"BLOCK_K = max(16, min({p['BLOCK_K']}, triton.next_power_of_2(K)))",
+    )
+    k_step = "BLOCK_K"
+    if tma:
+        k_step = "BLOCK_K_TMA"
+        code.add(
+            "# TMA loads of 2-byte operands take twice the K values (the same bytes a stage);",
+            "# pointer loads keep BLOCK_K, since each of their addresses takes registers",
+            f"BLOCK_K_TMA = max(16, min({p['BLOCK_K']} * 4 // lhs.element_size(), "
+            "triton.next_power_of_2(K)))",
+        )
+    code.add("tiles = triton.cdiv(M, BLOCK_M) * triton.cdiv(N, BLOCK_N) * n_batch")
+    if not partial:
+        code.add(
+            f"# persistent: up to {p['PROGRAMS_PER_SM']} program(s) per SM walk the tiles (one",
+            "# tile each when there are fewer tiles)",
+            f"n_programs = max(1, min(tiles, {p['PROGRAMS_PER_SM']} * _sm_count(lhs)))",
+        )
+        grid = "(n_programs,)"
+    else:
+        code.add(
+            "# split K so that about SPLIT_PROGRAMS programs share the product; the slices'",
+            "# partial products are added by a second kernel in slice order (deterministic)",
+            f"k_blocks = triton.cdiv(K, {k_step})",
+            f"n_split = max(1, min({p['SPLIT_PROGRAMS']} // max(tiles, 1), k_blocks))",
+            f"chunk = max(1, triton.cdiv(k_blocks, n_split)) * {k_step}  # whole K blocks a slice",
+            "n_split = max(1, triton.cdiv(K, chunk))",
+            "n_programs = max(1, tiles)",
+            "ws = torch.empty((n_split, n_batch, M, N), device=lhs.device, dtype=torch.float32)",
+        )
+        grid = "(n_programs, n_split)"
+    consts: dict[str, Any] = {
+        "BLOCK_M": "BLOCK_M",
+        "BLOCK_N": "BLOCK_N",
+        "BLOCK_K": "BLOCK_K",
+        "GROUP_M": p["GROUP_M"],
+        "DOT_PRECISION": "DOT_PRECISION",
+    }
+    run = {"num_warps": p["WARPS"], "num_stages": p["STAGES"]}
+    if tma:
+        text, args = tiled_kernel(epi, f"{kname}_tma_kernel", tma=True, partial=partial)
+        kernels.append(text)
+        code.add(
+            "lhs_desc, lhs_t = _tma_operand(lhs, BLOCK_M, BLOCK_K_TMA)",
+            "rhs_desc, rhs_t = _tma_operand(rhs, BLOCK_K_TMA, BLOCK_N)",
+            "if lhs_desc is not None and rhs_desc is not None:",
+        )
+        code.indent()
+        code.add("# Hopper's tensor memory accelerator: whole tiles a load, edges read as zeros")
+        tma_consts = {**consts, "BLOCK_K": "BLOCK_K_TMA", "LHS_T": "lhs_t", "RHS_T": "rhs_t"}
+        tma_consts.update(run)
+        launch(f"{kname}_tma_kernel", grid, args, tma_consts, code)
+        code.dedent()
+        code.add("else:  # pointer loads (any strides)")
+        code.indent()
+    text, args = tiled_kernel(epi, f"{kname}_kernel", tma=False, partial=partial)
+    kernels.append(text)
+    launch(f"{kname}_kernel", grid, args, {**consts, **run}, code)
+    if tma:
+        code.dedent()
+    if partial:
+        text, args = combine_kernel(epi, f"{name}_combine_kernel")
+        kernels.append(text)
+        cm, cn = COMBINE_TILE
+        code.add(f"grid = (triton.cdiv(M, {cm}) * triton.cdiv(N, {cn}) * n_batch,)")
+        launch(
+            f"{name}_combine_kernel",
+            "grid",
+            args,
+            {"BLOCK_M": cm, "BLOCK_N": cn, "num_warps": 4},
+            code,
+        )
+    outs = ", ".join(safe_name(o) for o in group.outputs)
+    code.add(f"return {outs}" + ("," if len(group.outputs) == 1 else ""))
+    return RenderedKernel(
+        tuple(kernels),
+        code.text(),
+        name,
+        tuple(wparams),
+        tuple(group.outputs),
+        tuple(sorted(epi.helpers)),
+        notes=(note,),
+    )
+
+
+def _describe(graph: OpGraph, spec: GemmSpec, variant: str) -> str:
+    ops = ", ".join(dict.fromkeys(graph.node(n).op for n in spec.epilogue))
+    what = f"Matrix product {safe_name(spec.lhs)} @ {safe_name(spec.rhs)}"
+    if ops:
+        what += f" with its epilogue ({ops}) on the fp32 accumulator"
+    how = {
+        "tiled": "persistent tiles in grouped order, one store",
+        "splitk": "split-K partial products, then a combine kernel",
+    }
+    return f"{what}: {how[variant]}."
+
+
+def _sizes(graph: OpGraph, group: Group, spec: GemmSpec, code: Code) -> None:
+    """The operands, M, N, K and the batch from the runtime tensors; the domain's sizes; the
+    outputs."""
+    assert group.layout is not None
+    code.add(
+        f"lhs, rhs = {safe_name(spec.lhs)}, {safe_name(spec.rhs)}  # [batch x] M x K and K x N",
+        "lhs, rhs = _dot_operands(lhs, rhs)",
+        "M, K, N = lhs.shape[-2], lhs.shape[-1], rhs.shape[-1]",
+        "n_batch = lhs.shape[0] if lhs.dim() == 3 else 1",
+        "if rhs.shape[-2] != K:",
+        '    raise RuntimeError(f"matrix product of {tuple(lhs.shape)} and {tuple(rhs.shape)}")',
+        "# any strides: a transposed operand is read as it is stored",
+        "stride_lb = lhs.stride(0) if lhs.dim() == 3 else 0",
+        "stride_rb = rhs.stride(0) if rhs.dim() == 3 else 0",
+        "stride_lm, stride_lk = lhs.stride(-2), lhs.stride(-1)",
+        "stride_rk, stride_rn = rhs.stride(-2), rhs.stride(-1)",
+        "# the output's sizes come from the operands, so any input shape works",
+    )
+    sizes = {spec.batch_axis: "n_batch", spec.m_axis: "M", spec.n_axis: "N"}
+    for d in range(len(group.layout.hint)):
+        if d not in sizes:
+            raise DesignError(f"domain dimension {d} is none of the product's batch, M and N")
+        code.add(f"dim{d} = {sizes[d]}")
+    allocate(graph, group, group.layout, code, "lhs")

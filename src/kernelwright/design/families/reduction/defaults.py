@@ -1,0 +1,151 @@
+"""Default parameters of the reduction skills: the expert's first guess before any tuning.
+
+The rules follow fast memory-bound Triton kernels on Hopper (16-byte loads per thread; 4 warps
+up to 2K elements a program, 8 to 8K, 16 to 32K, 32 beyond; a program moves at least ~16 KB);
+where a sweep on an H200 measured a better setting the rule follows it, and the measurement is
+in ``measurements.csv`` beside the skill files (skill, rule, workload, settings compared, ms).
+"""
+
+from __future__ import annotations
+
+from kernelwright.skills.conditions import GroupFacts
+from kernelwright.skills.heuristics import heuristic, next_pow2, warps_for
+
+# row block -> (rows a program, warps) for rows reduced to per-row results (see row_onepass)
+LOSS_ROW_TILES = {1024: (2, 2), 2048: (4, 8)}
+
+
+@heuristic("row_onepass")
+def row_onepass(f: GroupFacts) -> dict[str, int]:
+    """Whole rows, several short ones per program (a 4096-element tile)."""
+    block = next_pow2(f.reduced_length)
+    rows = max(1, min(64, 4096 // block))
+    # Rows of up to 1024 elements: at most one warp per row, so each row's reductions are warp
+    # shuffles, never a shared-memory round trip with barriers.
+    warps = min(8, rows) if block <= 1024 else warps_for(block * rows)
+    if not f.full_outputs and block in LOSS_ROW_TILES:
+        # Rows reduced to per-row results only (a loss): 32 values a thread.
+        rows, warps = LOSS_ROW_TILES[block]
+    return {
+        "ONEPASS_MAX": max(16384, block),
+        "TILE": max(4096, block * rows),
+        "ROWS": rows,
+        "WARPS": warps,
+        "LOOP_BLOCK": 4096,
+        "LOOP_ROWS": 1,
+        "LOOP_WARPS": 8,
+    }
+
+
+@heuristic("row_looped")
+def row_looped(f: GroupFacts) -> dict[str, int]:
+    """Blocks of 4096 with 8 warps (16 elements per thread a step). Rows too long for registers
+    and swept twice (a norm's statistics, then its write) get 16 warps over blocks of 4096:
+    half as many rows resident, 8 elements per thread a step."""
+    if f.folded_passes > 1 and f.reduced_length > 32768:
+        return {"LOOP_BLOCK": 4096, "LOOP_ROWS": 1, "LOOP_WARPS": 16}
+    if f.reduced_length > 32768:
+        # One sweep of rows too long for one pass (a large-vocabulary cross-entropy): two rows
+        # of 1024 per program in 16 warps, one 16-byte load per thread a step.
+        return {"LOOP_BLOCK": 1024, "LOOP_ROWS": 2, "LOOP_WARPS": 16}
+    block = min(4096, next_pow2(f.reduced_length))
+    rows = max(1, min(16, 2048 // block))
+    return {
+        "LOOP_BLOCK": block,
+        "LOOP_ROWS": rows,
+        "LOOP_WARPS": warps_for(block * rows) if block < 4096 else 8,
+    }
+
+
+@heuristic("column_onepass")
+def column_onepass(f: GroupFacts) -> dict[str, int]:
+    """The whole reduced extent by up to 256 positions (8K elements a tile)."""
+    block_r = next_pow2(f.reduced_length)
+    cols = max(32, min(256, 8192 // block_r))
+    warps = warps_for(block_r * cols)
+    if f.online_pattern:
+        # A softmax over the column (an exp per element, a log or division per position) is
+        # issue-bound at 16 warps: 16 positions in 4 warps let more programs share an SM. A
+        # norm without an exp is faster with the wide tile, so only softmax-like columns narrow.
+        cols, warps = 16, 4
+    elif block_r <= 64:
+        # Short columns (no exp): 64 positions in 4 warps. Columns of 256 go the other way (the
+        # norm above), so only short ones.
+        cols, warps = 64, 4
+    loop = column_looped(f)
+    return {
+        "ONEPASS_MAX": max(1024, block_r),
+        "TILE": block_r * cols,
+        "COLS": cols,
+        "WARPS": warps,
+        "LOOP_BLOCK": loop["LOOP_BLOCK"],
+        "LOOP_COLS": loop["LOOP_COLS"],
+        "LOOP_WARPS": loop["LOOP_WARPS"],
+    }
+
+
+@heuristic("column_looped")
+def column_looped(f: GroupFacts) -> dict[str, int]:
+    """Wide contiguous tiles, few reduced rows: each thread holds 4 contiguous positions of
+    every reduced row of the tile, so the per-lane accumulators reduce in registers and the
+    only cross-thread reduction is the last one. A tile of 4096 elements moves 16 KB a step;
+    the positions narrow (and the reduced rows grow) until there are four programs per SM."""
+    return column_tile(f, narrow=True)
+
+
+def column_tile(f: GroupFacts, narrow: bool) -> dict[str, int]:
+    """``LOOP_BLOCK`` reduced rows x ``LOOP_COLS`` positions and the warps for them; ``narrow``
+    trades width for programs when positions are few (a split adds programs instead)."""
+    widest = cols = max(32, min(512, next_pow2(f.inner_length)))
+    while narrow and cols > 32 and -(-f.parallel_length // cols) < 4 * f.sm_count:
+        cols //= 2
+    block_r = max(4, min(128, 4096 // cols))  # narrow tiles take more rows: 16 KB a step
+    if cols < min(widest, 128) and not f.indexed:
+        # Few positions, long columns: few programs, so each takes 16 warps over 2048 elements
+        # a step to keep loads in flight.
+        return {"LOOP_BLOCK": 2048 // cols, "LOOP_COLS": cols, "LOOP_WARPS": 16}
+    if f.indexed:
+        # argmax/argmin keep an index beside each lane's value: half the tile in the same
+        # registers.
+        block_r = max(4, block_r // 2)
+    return {
+        "LOOP_BLOCK": block_r,
+        "LOOP_COLS": cols,
+        "LOOP_WARPS": max(2, min(8, block_r * cols // 1024)),
+    }
+
+
+@heuristic("relay")
+def relay(f: GroupFacts) -> dict[str, int]:
+    """Slices of 64K elements (256 KB of fp32) in blocks of 2048 by 8 warps, each program
+    writing the row of the team 4 tickets earlier; smaller slices multiply the
+    synchronisation."""
+    return {"SLICE": 65536, "LOOP_BLOCK": 2048, "LOOP_WARPS": 8, "LAG": 4}
+
+
+@heuristic("team")
+def team(f: GroupFacts) -> dict[str, int]:
+    """Slices of 8192 elements in 4 warps (64 a thread): small programs; 8-16 warps over small
+    slices are several times slower."""
+    return {"TEAM_SLICE": 8192, "TEAM_WARPS": 4}
+
+
+@heuristic("split")
+def split(f: GroupFacts) -> dict[str, int]:
+    """Rows: blocks of up to 4096 in 8 warps, about four programs per SM. Columns: 64 x 512
+    tiles in 16 warps, about sixteen programs per SM."""
+    if f.schedule == "row":
+        block = min(4096, next_pow2(f.reduced_length))
+        return {
+            "LOOP_BLOCK": block,
+            "LOOP_ROWS": 1,
+            "LOOP_WARPS": 8,
+            "SPLIT_PROGRAMS": 4 * f.sm_count,
+        }
+    cols = max(32, min(512, next_pow2(f.inner_length)))
+    return {
+        "LOOP_BLOCK": max(8, min(64, 32768 // cols)),
+        "LOOP_COLS": cols,
+        "LOOP_WARPS": 16,
+        "SPLIT_PROGRAMS": min(2048, 16 * f.sm_count),
+    }

@@ -1,0 +1,62 @@
+"""The GEMM kernels of the suite compile for sm_90 at full size: Hopper tensor cores (wgmma) with
+the math the policy asks for, within an SM's shared memory, without spilling.
+
+Every default design's kernels (the TMA kernel and its pointer-load fallback, split-K's partial
+and combine kernels) are compiled with compile_check for fp32 operands (3xTF32); the square
+product is compiled for bf16 operands too. Runs in a child without the interpreter.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from compile_child import run_compile_script
+
+ROOT = Path(__file__).resolve().parents[2]
+TASKS = [
+    "level1/31_gemm_square",
+    "level1/32_gemm_tall_skinny",
+    "level1/33_bmm",
+    "level1/39_gemm_split_k",
+    "level2/02_gemm_scale_residual_clamp",
+]
+SMEM = 227 * 1024  # an H200 SM's shared memory a block may take
+# a Hopper tensor-core instruction and its operands' type: wgmma.mma_async...f32.tf32.tf32
+WGMMA = r"wgmma\.mma_async[\w.]*?\.f32\.(\w+)\.\w+"
+
+
+@pytest.mark.slow
+def test_gemm_kernels_compile_for_hopper_without_spills(tmp_path: Path) -> None:
+    pytest.importorskip("triton")
+    paths = [str(ROOT / "benchmarks" / f"{t}.py") for t in TASKS]
+    bf16 = tmp_path / "square_bf16.py"
+    square = (ROOT / "benchmarks" / "level1" / "31_gemm_square.py").read_text()
+    bf16.write_text(square.replace("torch.randn(n, n)", "torch.randn(n, n, dtype=torch.bfloat16)"))
+    script = f"""
+        import json, re
+        from kernelwright.design.plan import plan_task
+        from kernelwright.design.compile_check import compile_check
+        from kernelwright.task import load_task
+        rows = []
+        for path in {[*paths, str(bf16)]!r}:
+            plan = plan_task(load_task(path, "full"), "cuda", "full", isolate=False)
+            for design in plan.designs[:2]:  # with TMA loads, and with pointer loads only
+                for r in compile_check(plan.render(design), path, "full", keep_ptx=True):
+                    mma = sorted(set(re.findall({WGMMA!r}, r.ptx)))
+                    rows.append([path, r.kernel, r.ok, r.spill_bytes, r.shared_bytes, mma,
+                                 r.error[:300]])
+        print(json.dumps(rows))
+        """
+    rows = run_compile_script(script, timeout=900)
+    kernels = {(Path(p).stem, k) for p, k, *_ in rows}
+    assert ("31_gemm_square", "gemm_0_tma_kernel") in kernels
+    assert ("31_gemm_square", "gemm_0_kernel") in kernels
+    assert ("39_gemm_split_k", "gemm_0_partial_tma_kernel") in kernels
+    for path, kernel, ok, spill, shared, mma, error in rows:
+        assert ok, (path, kernel, error)
+        assert spill in (0, None), (path, kernel, spill)
+        assert shared <= SMEM, (path, kernel, shared)
+        if "combine" not in kernel:  # the products run on Hopper's tensor cores
+            want = "bf16" if "bf16" in path else "tf32"
+            assert mma == [want], (path, kernel, mma)

@@ -1,0 +1,243 @@
+"""Matrix products and their epilogues, every template variant run under the interpreter against
+PyTorch, at small odd shapes (partial tiles along M, N and K) with input variants of other
+shapes: plain, batched, transposed operands, TMA and pointer loads, split-K, tall-skinny, and
+level-2 "GEMM + epilogue" graphs that must come out as one kernel."""
+
+from __future__ import annotations
+
+import pytest
+from design_checks import forward_task
+
+# 16 x 16 tiles over K blocks of 16: several tiles, K blocks and persistent steps at small sizes
+SMALL = {"BLOCK_M": 16, "BLOCK_N": 16, "BLOCK_K": 16, "GROUP_M": 2}
+
+
+def product_task(expr: str, inputs: str, variants: str = "[]") -> str:
+    return forward_task(f"return {expr}", inputs, variants, "a, b")
+
+
+LAYOUTS = {
+    # name: (expr, inputs, variants) -- none of these strides suits TMA (K = 45 fp32 rows)
+    "plain": (
+        "torch.matmul(a, b)",
+        "torch.randn(37, 45), torch.randn(45, 29)",
+        "[[torch.randn(1, 45), torch.randn(45, 3)], [torch.randn(19, 7), torch.randn(7, 33)]]",
+    ),
+    "lhs-transposed": (
+        "a.T @ b",
+        "torch.randn(45, 37), torch.randn(45, 29)",
+        "[[torch.randn(9, 5), torch.randn(9, 17)]]",
+    ),
+    "rhs-transposed": (
+        "a @ b.T",
+        "torch.randn(37, 45), torch.randn(29, 45)",
+        "[[torch.randn(5, 9), torch.randn(17, 9)]]",
+    ),
+    "both-transposed": (
+        "a.T @ b.T",
+        "torch.randn(45, 37), torch.randn(29, 45)",
+        "[[torch.randn(9, 5), torch.randn(17, 9)]]",
+    ),
+    "batched": (
+        "torch.bmm(a, b)",
+        "torch.randn(3, 37, 45), torch.randn(3, 45, 29)",
+        "[[torch.randn(2, 5, 7), torch.randn(2, 7, 3)]]",
+    ),
+    "broadcast-rows": (  # a zero stride: one row repeated
+        "a.expand(37, 48) @ b",
+        "torch.randn(1, 48), torch.randn(48, 40)",
+        "[[torch.randn(1, 48), torch.randn(48, 17)]]",
+    ),
+    "batched-transposed": (
+        "torch.bmm(a.transpose(1, 2), b)",
+        "torch.randn(3, 45, 37), torch.randn(3, 45, 29)",
+        "[[torch.randn(2, 7, 5), torch.randn(2, 7, 3)]]",
+    ),
+}
+
+
+@pytest.mark.parametrize("layout", sorted(LAYOUTS))
+def test_products_of_every_operand_layout_with_pointer_loads(check_launches, layout: str) -> None:
+    expr, inputs, variants = LAYOUTS[layout]
+    runs = check_launches(
+        product_task(expr, inputs, variants), skills=("gemm-tiled",), params=SMALL
+    )
+    assert runs and all(launched and set(launched) == {"gemm_0_kernel"} for _, launched in runs)
+
+
+ALIGNED = {
+    # name: (expr, inputs with 16-byte aligned strides, inputs whose strides TMA cannot take)
+    "plain": (
+        "torch.matmul(a, b)",
+        "torch.randn(37, 48), torch.randn(48, 40)",
+        "torch.randn(37, 45), torch.randn(45, 40)",
+    ),
+    "lhs-transposed": (
+        "a.T @ b",
+        "torch.randn(48, 40), torch.randn(48, 24)",
+        "torch.randn(48, 37), torch.randn(48, 24)",
+    ),
+    "rhs-transposed": (
+        "a @ b.T",
+        "torch.randn(37, 48), torch.randn(24, 48)",
+        "torch.randn(37, 45), torch.randn(24, 45)",
+    ),
+    "batched-transposed": (
+        "torch.bmm(a, b.transpose(1, 2))",
+        "torch.randn(3, 37, 48), torch.randn(3, 24, 48)",
+        "torch.randn(2, 37, 45), torch.randn(2, 24, 45)",
+    ),
+}
+
+
+@pytest.mark.parametrize("layout", sorted(ALIGNED))
+def test_aligned_operands_load_through_tma_descriptors(check_launches, layout: str) -> None:
+    """The TMA design launches the descriptor kernel (transposing in registers where the
+    operand is stored transposed); the same file falls back to pointer loads for a variant
+    whose strides TMA cannot describe."""
+    expr, inputs, odd = ALIGNED[layout]
+    runs = check_launches(
+        product_task(expr, inputs, f"[[{odd}]]"), skills=("gemm-tiled",), params=SMALL, expect=2
+    )
+    by_design = {"gemm-tma-loads" in skills: launched for skills, launched in runs}
+    assert by_design[True] == ["gemm_0_tma_kernel", "gemm_0_kernel"]  # aligned, then not
+    assert set(by_design[False]) == {"gemm_0_kernel"}
+
+
+LINEAR = """
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.linear = nn.Linear({k}, {n}{bias})
+    def forward(self, x, r):
+        {body}
+def get_inputs():
+    return [torch.randn(37, {k}), torch.randn(37, {n})]
+def get_input_variants():
+    return [[torch.randn(5, {k}), torch.randn(5, {n})]]
+def get_init_inputs():
+    return []
+"""
+
+EPILOGUES = {
+    "bias-gelu": "return F.gelu(self.linear(x))",
+    "bias-gelu-tanh": 'return F.gelu(self.linear(x), approximate="tanh")',
+    "scale-residual-clamp": "return torch.clamp(self.linear(x) * 0.5 + r, -0.75, 0.75)",
+    "silu-residual": "return F.silu(self.linear(x)) * 2.0 + r",
+    "leaky-hardtanh": "return F.hardtanh(F.leaky_relu(self.linear(x), 0.2), -0.5, 0.5)",
+    "sigmoid-gate": "return torch.sigmoid(self.linear(x)) * r",
+    "tanh-relu-mish": "return F.mish(torch.relu(torch.tanh(self.linear(x)) + r))",
+}
+
+
+@pytest.mark.parametrize("epilogue", sorted(EPILOGUES))
+@pytest.mark.parametrize("k", [45, 48], ids=["pointers", "tma"])
+def test_linear_with_its_epilogue_is_one_kernel(check, epilogue: str, k: int) -> None:
+    body = LINEAR.format(k=k, n=40, bias="", body=EPILOGUES[epilogue])
+    for src in check(body, skills=("gemm-tiled",), params=SMALL, expect=1 + (k == 48)):
+        assert src.count("def gemm_0(") == 1 and "def elementwise_" not in src
+        assert "tl.dot(" in src and "torch.ops.aten.mm" not in src
+
+
+def test_a_linear_layer_without_bias_and_its_scale(check) -> None:
+    body = LINEAR.format(k=45, n=40, bias=", bias=False", body="return self.linear(x) * 3.0 - r")
+    (src,) = check(body, skills=("gemm-tiled",), params=SMALL)
+    assert "def elementwise_" not in src
+
+
+@pytest.mark.parametrize("k", [45, 48], ids=["pointers", "tma"])
+def test_bf16_operands_with_an_epilogue(check, k: int) -> None:
+    body = LINEAR.format(k=k, n=40, bias="", body=EPILOGUES["scale-residual-clamp"])
+    check(
+        body, skills=("gemm-tiled",), params=SMALL, dtype="bfloat16", tol=3e-2, expect=1 + (k == 48)
+    )
+
+
+def test_fp16_operands_take_twice_the_k_values_per_tma_load(check, check_launches) -> None:
+    """2-byte operands: the TMA kernel's K blocks are twice the pointer kernel's (the same bytes
+    a stage), and split-K's slices stay whole TMA blocks, so no slice adds another's share."""
+    body = forward_task(
+        "return torch.relu(torch.matmul(a, b) + bias)",
+        "torch.randn(37, 2112), torch.randn(2112, 40), torch.randn(40)",
+        params="a, b, bias",
+    )
+    runs = check_launches(
+        body, skills=("gemm-split-k",), params=SPLIT, dtype="float16", tol=5e-2, expect=2
+    )
+    assert {tuple(launched) for _, launched in runs} == {
+        ("gemm_0_partial_tma_kernel", "gemm_0_combine_kernel"),
+        ("gemm_0_partial_kernel", "gemm_0_combine_kernel"),
+    }
+    body = LINEAR.format(k=48, n=40, bias="", body=EPILOGUES["silu-residual"])
+    check(body, skills=("gemm-tiled",), params=SMALL, dtype="float16", tol=5e-2, expect=2)
+
+
+def test_addmm_with_alpha_and_beta(check) -> None:
+    body = forward_task(
+        "return torch.addmm(c, a, b, beta=0.5, alpha=2.0)",
+        "torch.randn(37, 29), torch.randn(37, 45), torch.randn(45, 29)",
+        "[[torch.randn(5, 3), torch.randn(5, 7), torch.randn(7, 3)]]",
+        "c, a, b",
+    )
+    (src,) = check(body, skills=("gemm-tiled",), params=SMALL)
+    assert "* 2.0" in src and "* 0.5" in src
+
+
+SPLIT = {**SMALL, "BLOCK_K": 64, "SPLIT_PROGRAMS": 24}
+
+
+@pytest.mark.parametrize("k", [2112, 2115], ids=["tma", "pointers"])
+def test_split_k_adds_its_slices_then_applies_the_epilogue(check_launches, k: int) -> None:
+    """Few output tiles, a long K: slices of K into the workspace, then the combine kernel (and
+    the bias and ReLU); K = 2115 has no TMA-aligned rows, so its file takes pointer loads."""
+    body = forward_task(
+        "return torch.relu(torch.matmul(a, b) + bias)",
+        f"torch.randn(37, {k}), torch.randn({k}, 40), torch.randn(40)",
+        "[[torch.randn(5, 2100), torch.randn(2100, 24), torch.randn(24)]]",
+        "a, b, bias",
+    )
+    runs = check_launches(body, skills=("gemm-split-k",), params=SPLIT, expect=1 + (k == 2112))
+    for skills, launched in runs:
+        partial = "gemm_0_partial_tma_kernel" if "gemm-tma-loads" in skills and k == 2112 else None
+        assert launched[1::2] == ["gemm_0_combine_kernel"] * 2
+        assert launched[0] == (partial or "gemm_0_partial_kernel")
+
+
+def test_tall_skinny_products_take_the_whole_output_width(check) -> None:
+    body = product_task(
+        "torch.matmul(a, b)",
+        "torch.randn(400, 40), torch.randn(40, 12)",
+        "[[torch.randn(70, 9), torch.randn(9, 5)]]",
+    )
+    for src in check(body, skills=("gemm-tall-skinny",), params={"BLOCK_M": 32, "BLOCK_K": 16}):
+        assert "BLOCK_N = max(16, min(16," in src  # N = 12 in one column block
+        assert "GROUP_M=1" in src  # one column block: nothing to group
+
+
+@pytest.mark.parametrize(
+    ("expr", "inputs"),
+    [
+        ("torch.matmul(a, b)", "torch.randn(37, 100), torch.randn(100, 1)"),
+        ("torch.matmul(a, b)", "torch.randn(1, 100), torch.randn(100, 29)"),
+        ("torch.bmm(a, b)", "torch.randn(3, 37, 45), torch.randn(3, 45, 1)"),
+    ],
+    ids=["matrix-vector", "vector-matrix", "batched-matrix-vector"],
+)
+def test_matrix_vector_products_become_reductions(check, expr: str, inputs: str) -> None:
+    """N or M of 1: a memory-bound reduction over K, no tensor-core tiles."""
+    for src in check(product_task(expr, inputs), params={"LOOP_BLOCK": 16, "LOOP_COLS": 8}):
+        assert "tl.dot" not in src and "def reduce_0(" in src
+
+
+@pytest.mark.parametrize(
+    "forward",
+    ["t = torch.relu(a).T\n        return t @ b + t * 0.5", "return torch.relu(a).T @ b + a.T"],
+    ids=["shared-view", "operand-in-epilogue"],
+)
+def test_an_operand_read_again_by_the_epilogue(check, forward: str) -> None:
+    """The product's operand comes from an element-wise kernel through a view the forward
+    runs; the epilogue reads it (or the input it came from) too: the operand's producer stays
+    its own kernel, the epilogue loads what it needs."""
+    body = forward_task(forward, "torch.randn(37, 37), torch.randn(37, 37)", params="a, b")
+    for src in check(body, skills=("gemm-tiled",), params=SMALL):
+        assert "def gemm_" in src

@@ -1,0 +1,94 @@
+"""Max and average pooling in 1, 2 and 3 dimensions: verified against PyTorch under the
+interpreter."""
+
+from __future__ import annotations
+
+import pytest
+
+POOL = """
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.pool = {module}
+    def forward(self, x):
+        return self.pool(x)
+def get_inputs():
+    return [torch.randn({shape})]
+def get_input_variants():
+    return [[torch.randn({variant})]]
+def get_init_inputs():
+    return []
+"""
+
+
+@pytest.mark.parametrize(
+    ("module", "shape", "variant"),
+    [
+        ("nn.MaxPool1d(kernel_size=5, stride=2, padding=2)", "3, 5, 37", "2, 3, 20"),
+        ("nn.AvgPool1d(kernel_size=4, stride=3, padding=1)", "3, 5, 37", "2, 3, 20"),
+        ("nn.AvgPool1d(kernel_size=5, stride=2, padding=2)", "3, 5, 37", "2, 3, 20"),
+        ("nn.MaxPool2d(kernel_size=3, stride=2, padding=1)", "3, 5, 9, 11", "2, 4, 8, 13"),
+        ("nn.MaxPool2d(kernel_size=2, stride=2, ceil_mode=True)", "2, 3, 9, 11", "1, 2, 7, 5"),
+        (
+            "nn.MaxPool2d(kernel_size=3, stride=1, padding=1, dilation=2)",
+            "2, 3, 9, 13",
+            "1, 2, 7, 8",
+        ),
+        ("nn.MaxPool2d((1, 3), (1, 2), (0, 1))", "2, 3, 5, 19", "1, 2, 3, 8"),
+        (
+            "nn.AvgPool2d(kernel_size=3, stride=1, padding=1, count_include_pad=False)",
+            "3, 5, 7, 9",
+            "2, 3, 4, 11",
+        ),
+        (
+            "nn.AvgPool2d(kernel_size=3, stride=2, padding=1, ceil_mode=True)",
+            "2, 3, 8, 9",
+            "1, 2, 5, 5",
+        ),
+        ("nn.AvgPool2d(kernel_size=2, stride=2, divisor_override=3)", "2, 3, 8, 10", "1, 2, 5, 5"),
+        ("nn.AvgPool3d(kernel_size=3, stride=2, padding=1)", "2, 3, 5, 7, 9", "1, 2, 4, 6, 5"),
+        ("nn.AvgPool3d((1, 3, 3), 1, (0, 1, 1))", "2, 3, 4, 7, 9", "1, 2, 3, 6, 5"),
+        ("nn.MaxPool3d(kernel_size=2, stride=2)", "2, 3, 5, 7, 9", "1, 2, 4, 6, 5"),
+        ("nn.MaxPool3d(kernel_size=3, stride=2, padding=1)", "2, 3, 5, 7, 9", "1, 2, 4, 6, 5"),
+    ],
+    ids=[
+        "max1d",
+        "avg1d",
+        "avg1d-overlap",
+        "max2d",
+        "max2d-ceil",
+        "max2d-dilated",
+        "max2d-unit-height",
+        "avg2d-same-exclude-pad",
+        "avg2d-ceil",
+        "avg2d-divisor",
+        "avg3d",
+        "avg3d-unit-depth",
+        "max3d",
+        "max3d-overlap",
+    ],
+)
+@pytest.mark.parametrize(
+    "params",
+    [
+        {"BLOCK_W": 8, "ROWS": 2, "STEPS": 2, "WARPS": 1},
+        {"BLOCK_W": 16, "ROWS": 4, "STEPS": 3, "WARPS": 4},
+    ],
+    ids=["small-tile", "wide-tile"],
+)
+def test_pooling(check, module: str, shape: str, variant: str, params) -> None:
+    body = POOL.format(module=module, shape=shape, variant=variant)
+    (src,) = check(body, skills=("pool-window",), params=params)
+    kernel = src[src.index("@triton.jit") : src.index("def pool_0(")]
+    # every load precedes the first store: a store would fence the loads after it
+    assert kernel.rindex("tl.load(") < kernel.index("tl.store(")
+
+
+def test_max_pooling_propagates_nan(check) -> None:
+    body = POOL.format(
+        module="nn.MaxPool2d(kernel_size=3, stride=2, padding=1)",
+        shape="2, 3, 9, 11",
+        variant="1, 2, 5, 5",
+    )
+    nan = "torch.where(torch.rand(2, 3, 9, 11) < 0.05, float('nan'), torch.randn(2, 3, 9, 11))"
+    check(body, skills=("pool-window",), inputs=f"[[{nan}]]")

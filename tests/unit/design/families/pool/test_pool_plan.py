@@ -1,0 +1,75 @@
+"""The pooling tile plan and the pool defaults: pure Python, no Triton."""
+
+from __future__ import annotations
+
+import pytest
+
+from kernelwright.design.families.pool.template import PoolSpec, fold_unit_windows, plan_tile
+from kernelwright.skills.conditions import GroupFacts
+from kernelwright.skills.heuristics import defaults_for
+
+
+def spec(kernel: int, stride: int, padding: int, nsp: int = 2) -> PoolSpec:
+    """A max pooling with the same window along every pooled dimension."""
+    return PoolSpec(
+        "max", nsp, (kernel,) * nsp, (stride,) * nsp, (padding,) * nsp, (1,) * nsp, False
+    )
+
+
+@pytest.mark.parametrize(
+    ("kernel", "stride", "padding", "vec", "pieces"),
+    [
+        # ResNet stem max pool: 2 outputs read one aligned vector and the left halo element
+        (3, 2, 1, 2, ((-1, 1), (0, 4))),
+        # stride-1 "same" window: 4 outputs, one vector and one halo element on each side
+        (3, 1, 1, 4, ((-1, 1), (0, 4), (4, 1))),
+        # avg_pool1d k5 s2 p2: a 2-element halo is one 8-byte load
+        (5, 2, 2, 2, ((-2, 2), (0, 4), (4, 1))),
+        # stride 3: 4 outputs span 12 inputs, three vectors and a halo element
+        (3, 3, 1, 4, ((-1, 1), (0, 4), (4, 4), (8, 4))),
+        # non-overlapping 2x2: the chunk is the vector
+        (2, 2, 0, 2, ((0, 4),)),
+    ],
+)
+def test_width_axis_loads_whole_aligned_vectors(
+    kernel: int, stride: int, padding: int, vec: int, pieces: tuple[tuple[int, int], ...]
+) -> None:
+    tile = plan_tile(spec(kernel, stride, padding))
+    assert (tile.vec, tile.pieces) == (vec, pieces)
+    assert tile.span % 4 == 0  # every chunk starts on a 16-byte boundary
+    for off, width in tile.pieces:
+        assert off % width == 0
+
+
+def test_tile_axes_follow_the_pooled_dimensions() -> None:
+    three = plan_tile(spec(3, 2, 1, nsp=3))
+    assert three.batch_pooled and three.rolls and three.batch.k == 3 and three.roll.k == 3
+    two = plan_tile(spec(3, 2, 1, nsp=2))
+    assert not two.batch_pooled and two.rolls and two.batch.k == 1
+    one = plan_tile(spec(5, 2, 2, nsp=1))
+    assert not one.rolls
+    # overlapping windows share input rows: 4 outputs of stride 2, kernel 3 read 9 rows, not 12
+    assert two.slices(4) == list(range(9))
+
+
+def test_leading_unit_windows_become_planes() -> None:
+    one_d_as_2d = PoolSpec("avg", 2, (1, 5), (1, 2), (0, 2), (1, 1), False)
+    folded = fold_unit_windows(one_d_as_2d)
+    assert (folded.nsp, folded.kernel, folded.stride, folded.padding) == (1, (5,), (2,), (2,))
+    assert fold_unit_windows(spec(3, 2, 1)).nsp == 2
+
+
+def pool_facts(*out: int) -> GroupFacts:
+    return GroupFacts("pool", "", out, 9, 1, 1, window=9)
+
+
+def test_pool_defaults_for_the_suite_shapes() -> None:
+    # 23 avg_pool1d: rows are planes, one 512-output row per program and one warp
+    d = defaults_for("pool", pool_facts(96, 128, 1, 8192))
+    assert (d["BLOCK_W"], d["ROWS"], d["WARPS"]) == (512, 1, 1)
+    # 24/25: whole 112/128-wide rows, 8 unrolled output rows
+    d = defaults_for("pool", pool_facts(80, 64, 112, 112))
+    assert (d["BLOCK_W"], d["ROWS"], d["STEPS"]) == (128, 4, 8)
+    # 26 max_pool3d: 64-wide rows, 4 output rows of 8 unrolled output slices
+    d = defaults_for("pool", pool_facts(16, 32, 32, 64, 64))
+    assert (d["BLOCK_W"], d["ROWS"], d["STEPS"]) == (64, 4, 8)
