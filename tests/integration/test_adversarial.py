@@ -145,7 +145,7 @@ def _run_group(key: tuple[str, float, float]) -> None:
     task, timeout_s, memory_gb = key
     cases = [c for c in ATTACKS + HONESTS if c.group == key and _runnable(c)]
     options = EvalOptions(device="cpu", timeout_s=timeout_s, baselines=False,
-                          cache_baselines=False)
+                          cache_baselines=False, trials=3)
     pending = list(cases)
     while pending:
         inner = SubprocessExecutor(prestart=1)

@@ -28,6 +28,7 @@ def _runs_of(pid):
 
 def test_a_killed_judge_is_a_harness_failure_and_leaves_nothing(fixtures):
     source = (fixtures / "solutions" / "softmax_rows__honest.py").read_text()
+    before = set(descendants(os.getpid()))  # other tests' sessions in this process
     session = EvalSession(fixtures / "tasks" / "softmax_rows.py", OPTS)
 
     def kill_judge(phase):
@@ -39,8 +40,7 @@ def test_a_killed_judge_is_a_harness_failure_and_leaves_nothing(fixtures):
         session.evaluate(Candidate(source))
     session.close()
     session.executor.close()
-    assert descendants(os.getpid()) == []
-    assert _runs_of(os.getpid()) == [] or all(not any(p.iterdir()) for p in _runs_of(os.getpid()))
+    assert [p for p in descendants(os.getpid()) if p not in before and _alive(p)] == []
 
 
 SCRIPT = """

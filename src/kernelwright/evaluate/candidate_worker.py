@@ -15,7 +15,7 @@ it returns, and keeps its own clock. What this process reports about itself (obs
 CUDA-event times) may refuse a candidate, never vouch for one.
 
 Commands (JSON header, optional payload): ``start``, ``import``, ``model``, ``buffers``,
-``fill``, ``call``, ``batch``, ``share``, ``release``, ``seal``, ``observe``, ``exit``; each
+``call``, ``batch``, ``release``, ``forget``, ``seal``, ``observe``, ``exit``; each
 answered with ``{"ok": true, ...}`` or a failure ``{"ok": false, "status", "stage", "message"}``.
 """
 
@@ -69,8 +69,8 @@ def warm_up(device: str) -> None:
     import importlib
     from collections import Counter
 
-    for name in ("torch", "torch.utils._python_dispatch", "torch.utils.cpp_extension", "triton",
-                 "triton.language", "triton.testing"):
+    for name in ("torch", "torch.utils._python_dispatch", "torch.utils.cpp_extension",
+                 "torch.profiler", "triton", "triton.language", "triton.testing"):
         try:
             importlib.import_module(name)
         except ImportError:
@@ -81,8 +81,10 @@ def warm_up(device: str) -> None:
 
     if device == "cpu":
         torch.set_num_threads(1)  # timing on a shared CPU: no oversubscription
-    with torch.no_grad(), ForwardObserver(Counter()):
-        torch.ones(1).add_(1)  # the first dispatch under a mode imports TorchDynamo
+    observer = ForwardObserver(Counter())
+    with torch.no_grad(), observer.profiled(), observer:
+        # The first dispatch under a mode imports TorchDynamo; the profiler starts its thread.
+        torch.ones(1).add_(1)
     if device == "cuda":
         torch.cuda.synchronize()
 
@@ -191,44 +193,37 @@ class Runner:
             "construct", lambda: build_model(cls, list(init), int(h["seed"]), self.device,
                                              self.precision)
         )
+        _reseed()  # what runs next learns nothing from the weights' seed
         return {"ok": True}, b""
 
     def do_buffers(self, h: dict[str, Any], _p: bytes) -> tuple[dict[str, Any], bytes]:
+        """Input buffers like ``specs``, ``count`` times. On a GPU this process allocates them
+        and describes them to the judge; on the CPU the judge sends their shared memory (one
+        descriptor per tensor), which this process maps."""
         import torch
 
         from kernelwright.evaluate import transport
 
         sets: list[list[Any]] = []
+        shared = self.device != "cuda"
         for _ in range(int(h["count"])):
             items: list[Any] = []
             for spec in h["specs"]:
                 if "value" in spec:
                     items.append(spec["value"])
-                    continue
-                items.append(torch.empty_strided(
-                    spec["shape"], spec["stride"], dtype=getattr(torch, spec["dtype"]),
-                    device=self.device))
+                elif shared:
+                    items.append(transport.map_shared(self.ch.take_fds(1)[0], spec))
+                else:
+                    items.append(torch.empty_strided(
+                        spec["shape"], spec["stride"], dtype=getattr(torch, spec["dtype"]),
+                        device=self.device))
             sets.append(items)
         self.buffers[str(h["name"])] = sets
-        if self.device != "cuda":
+        if shared:
             return {"ok": True}, b""
         handles = [[transport.describe_cuda(t) if isinstance(t, torch.Tensor) and t.numel()
                     else None for t in items] for items in sets]
         return {"ok": True, "handles": handles}, b""
-
-    def do_fill(self, h: dict[str, Any], p: bytes) -> tuple[dict[str, Any], bytes]:
-        """CPU: the judge sends the values; they replace the buffers' contents."""
-        import torch
-
-        from kernelwright.evaluate import transport
-
-        values = transport.unpack(p)
-        sets = self.buffers[str(h["name"])]
-        for k, items in zip(h["sets"], values, strict=True):
-            for j, v in enumerate(items):
-                if isinstance(v, torch.Tensor) and isinstance(sets[k][j], torch.Tensor):
-                    sets[k][j].copy_(v)
-        return {"ok": True}, b""
 
     # -- calls -------------------------------------------------------------------------------
 
@@ -252,7 +247,8 @@ class Runner:
             self.monitor.set_mode(ablation)
         try:
             if h.get("observe", True):
-                with torch.no_grad(), observer.numpy_guard(), observer:
+                self.monitor.watcher = observer
+                with torch.no_grad(), observer.profiled(), observer.numpy_guard(), observer:
                     out = model(*inputs)
                     gc.collect()  # finalizers run now, inside the observed call
             else:
@@ -266,18 +262,20 @@ class Runner:
             raise CandidateFailure(*_failure_of(exc, "forward")) from None
         finally:
             self.monitor.set_mode("count")
-        outputs = _checked_outputs(out)
+            self.monitor.watcher = None
+        outputs = _checked_outputs(out, self.device)
         _sync(self.device)
         observed = (observer.summary(outputs) if h.get("observe", True) else {}) | {
             "launches": sum(self.monitor.counts.values()) - launches_before,
         }
         self.kept = outputs
         reply = {"ok": True, "observed": observed, "ablated": "returned" if ablation else None}
-        extra, payload = self._outputs_reply(outputs, inputs)
+        extra, payload = self._outputs_reply([outputs])
         return reply | extra, payload
 
     def do_batch(self, h: dict[str, Any], _p: bytes) -> tuple[dict[str, Any], bytes]:
-        """Timed calls back to back on the given sets; outputs kept until ``share``."""
+        """Timed calls back to back on the given sets; then every call's outputs, described
+        (the judge decides which it reads only after this reply)."""
         import gc
 
         import torch
@@ -286,6 +284,7 @@ class Runner:
         model: Any = self.models[str(h["model"])] if order else None
         sets = self.buffers[str(h["buffers"])] if order else []
         self.batch_outputs = []
+        launches_before = sum(self.monitor.counts.values())
         gc.disable()
         try:
             with torch.no_grad():
@@ -299,8 +298,6 @@ class Runner:
                         end.record()
                     torch.cuda.synchronize()
                     times = [s.elapsed_time(e) for s, e in events]
-                    if not order:
-                        times = []
                 else:
                     times = []
                     for k in order:
@@ -310,18 +307,11 @@ class Runner:
                         times.append((_clock() - t0) * 1e3)
         finally:
             gc.enable()
-        storages = [[o.untyped_storage().data_ptr() for o in _as_tensors(out)]
-                    for out in self.batch_outputs]
-        return {"ok": True, "events_ms": times, "storages": storages}, b""
-
-    def do_share(self, h: dict[str, Any], _p: bytes) -> tuple[dict[str, Any], bytes]:
-        picked = [_checked_outputs(self.batch_outputs[int(i)]) for i in h["calls"]]
-        self.kept = picked
-        if self.device == "cuda":
-            return {"ok": True, "calls": [self._describe(o) for o in picked]}, b""
-        from kernelwright.evaluate import transport
-
-        return {"ok": True}, transport.pack(picked)
+        outputs = [_checked_outputs(out, self.device) for out in self.batch_outputs]
+        self.batch_outputs = outputs
+        launches = sum(self.monitor.counts.values()) - launches_before
+        reply, payload = self._outputs_reply(outputs)
+        return {"ok": True, "events_ms": times, "launches": launches} | reply, payload
 
     def do_release(self, _h: dict[str, Any], _p: bytes) -> tuple[dict[str, Any], bytes]:
         self.kept = []
@@ -345,7 +335,15 @@ class Runner:
     # -- containment and observations --------------------------------------------------------
 
     def do_seal(self, _h: dict[str, Any], _p: bytes) -> tuple[dict[str, Any], bytes]:
+        from kernelwright.evaluate.guard.integrity import os_threads
+
         containment.seal(self.containment)
+        # Native threads that libraries start on first use (thread pools, the driver's) are in
+        # place after the warm-up; a Python thread the candidate starts, then or later, is not
+        # forgiven (it is compared with the threads alive before the import).
+        self.state["os_threads"] = os_threads()
+        if self.state["audit"] is not None:
+            self.state["audit"].sealed = True
         return {"ok": True, "containment": self.containment.to_dict()}, b""
 
     def do_observe(self, _h: dict[str, Any], _p: bytes) -> tuple[dict[str, Any], bytes]:
@@ -356,26 +354,37 @@ class Runner:
         audit = st["audit"]
         before_py = st["threads"]
         obs = dict(self.obs)
+        try:
+            after = policy_flags()
+        except Exception as exc:  # flags the candidate left in a state that can't be read back
+            after = {"unreadable": f"{type(exc).__name__}: {exc}"[:200]}
         obs.update(
             identity_changed=st["identities"].changed(),
             new_threads=sorted(n for i, n in live_threads().items() if i not in before_py),
             new_os_threads=sorted(set(os_threads()) - set(st["os_threads"])),
             policy_before=st["policy"],
-            policy_after=policy_flags(),
+            policy_after=after,
             launches=dict(self.monitor.counts),
             audit_denied=list(audit.denied) if audit else [],
             subprocesses=list(audit.subprocesses) if audit else [],
+            thread_starts=list(audit.thread_starts) if audit else [],
+            process_attempts=list(audit.process_attempts) if audit else [],
         )
         return {"ok": True, "observations": obs}, b""
 
     # -- helpers -----------------------------------------------------------------------------
 
-    def _outputs_reply(self, outputs: list[Any], inputs: list[Any]) -> tuple[dict[str, Any], bytes]:
+    def _outputs_reply(self, calls: list[list[Any]]) -> tuple[dict[str, Any], bytes]:
+        """The outputs of each call: described (GPU), or serialised (CPU) as plain tensors."""
         if self.device == "cuda":
-            return {"outputs": self._describe(outputs)}, b""
+            return {"calls": [self._describe(outputs) for outputs in calls]}, b""
+        import torch
+
         from kernelwright.evaluate import transport
 
-        return {}, transport.pack([outputs, inputs])
+        plain = [[o.detach() if type(o) is torch.nn.Parameter else o for o in outputs]
+                 for outputs in calls]
+        return {}, transport.pack(plain)
 
     def _describe(self, outputs: list[Any]) -> list[dict[str, Any]]:
         from kernelwright.evaluate import transport
@@ -401,13 +410,18 @@ def _fresh_views(items: list[Any]) -> list[Any]:
             if isinstance(t, torch.Tensor) else t for t in items]
 
 
-def _checked_outputs(out: Any) -> list[Any]:
+def _checked_outputs(out: Any, device: str) -> list[Any]:
     from kernelwright.evaluate.runs import OutputTypeError, as_output_list
 
     try:
-        return as_output_list(out, strict=True)
+        outputs = as_output_list(out, strict=True)
     except OutputTypeError as exc:
         raise CandidateFailure("rejected", "outputs", str(exc)) from None
+    for i, o in enumerate(outputs):
+        if o.device.type != device:
+            raise CandidateFailure("rejected", "outputs",
+                                   f"output {i} is on {o.device}, not on the task's {device}")
+    return outputs
 
 
 def _stage(stage: str, fn: Any) -> Any:
@@ -443,6 +457,12 @@ def _is_compile_error(exc: BaseException) -> bool:
 def _first_line(exc: BaseException) -> str:
     text = str(exc).strip()
     return (text.splitlines() or [""])[0][:500] if text else type(exc).__name__
+
+
+def _reseed() -> None:
+    import torch
+
+    torch.manual_seed(int.from_bytes(os.urandom(8), "big") >> 1)
 
 
 def _sync(device: str) -> None:

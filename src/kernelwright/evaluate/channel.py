@@ -7,21 +7,25 @@
 The judge talks to a candidate's process through one of these, and the parent to the judge
 through another. Every receive has a deadline and a size limit: a peer that stops answering, sends
 garbage or floods the socket ends the conversation with a :class:`ChannelError`, never a hang or
-an unbounded allocation. The parent hands a candidate's socket to the judge as a file descriptor
-(``send_fd`` / ``recv_fd``, SCM_RIGHTS), so the judge and the candidate talk directly.
+an unbounded allocation. A frame may carry file descriptors (SCM_RIGHTS): the parent hands a
+candidate's socket to the judge that way, so the judge and the candidate talk directly, and on
+the CPU the judge hands the candidate the shared memory of its input buffers.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import select
 import socket
 import struct
 import time
+from collections.abc import Sequence
 from typing import Any
 
 _PREFIX = struct.Struct(">QQ")
 MAX_HEADER = 4 << 20
+MAX_FDS = 256  # descriptors one frame may carry
 
 
 class ChannelError(Exception):
@@ -49,6 +53,7 @@ class Channel:
         # Bytes of a frame not yet complete: a deadline may pass in the middle of one, and the
         # next ``recv`` must go on from there, not from the middle of a frame.
         self._pending = bytearray()
+        self._fds: list[int] = []  # descriptors received and not yet taken
 
     @classmethod
     def from_fd(cls, fd: int) -> Channel:
@@ -60,7 +65,8 @@ class Channel:
         return self.sock.fileno()
 
     def close(self) -> None:
-        """Close this end (idempotent)."""
+        """Close this end and any descriptors received and not taken (idempotent)."""
+        self.close_fds()
         try:
             self.sock.close()
         except OSError:
@@ -68,23 +74,37 @@ class Channel:
 
     # -- sending ---------------------------------------------------------------------------
 
-    def send(self, header: dict[str, Any], payload: bytes = b"") -> None:
-        """Send one frame. Raises ChannelClosed when the peer is gone."""
+    def send(self, header: dict[str, Any], payload: bytes = b"", fds: Sequence[int] = ()) -> None:
+        """Send one frame, with ``fds`` attached. Raises ChannelClosed when the peer is gone."""
         data = json.dumps(header, separators=(",", ":")).encode()
+        head = _PREFIX.pack(len(data), len(payload)) + data
         try:
-            self.sock.sendall(_PREFIX.pack(len(data), len(payload)) + data)
+            if fds:
+                sent = socket.send_fds(self.sock, [head], list(fds))
+                if sent < len(head):
+                    self.sock.sendall(head[sent:])
+            else:
+                self.sock.sendall(head)
             if payload:
                 self.sock.sendall(payload)
         except (BrokenPipeError, ConnectionResetError, OSError) as exc:
             raise ChannelClosed(f"the peer is gone ({exc})") from None
 
-    def send_fd(self, header: dict[str, Any], fd: int) -> None:
-        """Send one frame (no payload) with a file descriptor attached."""
-        data = json.dumps(header, separators=(",", ":")).encode()
-        try:
-            socket.send_fds(self.sock, [_PREFIX.pack(len(data), 0) + data], [fd])
-        except OSError as exc:
-            raise ChannelClosed(f"the peer is gone ({exc})") from None
+    def take_fds(self, n: int) -> list[int]:
+        """The next ``n`` descriptors received (ProtocolError if fewer came)."""
+        if len(self._fds) < n:
+            raise ProtocolError(f"expected {n} file descriptor(s), got {len(self._fds)}")
+        taken, self._fds = self._fds[:n], self._fds[n:]
+        return taken
+
+    def close_fds(self) -> None:
+        """Close descriptors received and never taken."""
+        for fd in self._fds:
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+        self._fds = []
 
     # -- receiving -------------------------------------------------------------------------
 
@@ -111,36 +131,19 @@ class Channel:
         header = _parse_header(frame[_PREFIX.size : _PREFIX.size + header_len])
         return header, frame[_PREFIX.size + header_len :]
 
-    def recv_fd(self, deadline: float | None = None) -> tuple[dict[str, Any], int]:
-        """The next frame, which must carry one file descriptor (nothing may be pending)."""
-        if self._pending:
-            raise ProtocolError("a descriptor frame must not follow a partial frame")
-        _wait_readable(self.sock, deadline)
-        try:
-            data, fds, _flags, _addr = socket.recv_fds(self.sock, MAX_HEADER + _PREFIX.size, 1)
-        except OSError as exc:
-            raise ChannelClosed(f"the peer is gone ({exc})") from None
-        if not data:
-            raise ChannelClosed("the peer closed the connection")
-        if len(fds) != 1 or len(data) < _PREFIX.size:
-            for fd in fds:
-                socket.close(fd)
-            raise ProtocolError("expected one frame carrying one file descriptor")
-        header_len, payload_len = _PREFIX.unpack(data[: _PREFIX.size])
-        body = data[_PREFIX.size :]
-        if payload_len or len(body) != header_len:
-            socket.close(fds[0])
-            raise ProtocolError("a descriptor frame must be a whole header and nothing else")
-        return _parse_header(body), fds[0]
-
     def _fill(self, n: int, deadline: float | None) -> None:
         """Read until at least ``n`` bytes are pending."""
         while len(self._pending) < n:
             _wait_readable(self.sock, deadline)
             try:
-                chunk = self.sock.recv(min(n - len(self._pending), 1 << 24))
+                chunk, fds, _flags, _addr = socket.recv_fds(
+                    self.sock, min(n - len(self._pending), 1 << 24), MAX_FDS)
             except (ConnectionResetError, OSError) as exc:
                 raise ChannelClosed(f"the peer is gone ({exc})") from None
+            self._fds.extend(fds)
+            if len(self._fds) > MAX_FDS:
+                self.close_fds()
+                raise ProtocolError("too many file descriptors")
             if not chunk:
                 raise ChannelClosed("the peer closed the connection")
             self._pending += chunk

@@ -1,30 +1,31 @@
 """The judge's clock: timed calls in batches, on fresh inputs, proven finished by their outputs.
 
-For each batch (``K`` calls, each on inputs of its own, drawn from seeds the process never saw):
+For each batch (``K`` calls, each on inputs of its own, drawn from seeds the process never saw
+and new for every process judged):
 
-    1. the judge writes the K input sets into the process's buffers, flushes the L2 (a write
-       larger than it) and waits for the device: nothing of the batch is cached or computed yet
-    2. t0; the process runs the K calls back to back and waits for its device; it reports its
-       own CUDA-event time per call (a second opinion, never the result)
-    3. the judge picks which calls to read, at random (always the last one, two others): the
-       process cannot know which of its calls will be checked
-    4. the judge maps those outputs and copies a random sample of their elements; t1 once the
-       copy is done. A value still missing at t1 (work finishing later, on a thread, a stream or
-       in another process) shows up as wrong in that sample
-    5. untimed: the judge computes the reference for the picked calls and compares every element,
-       and the sample taken at t1
+    0. untimed: the judge draws the K input sets in its own memory
+    1. t0; the judge writes them into the process's buffers and flushes the L2 (a write larger
+       than it): from the first input written, everything the process does is on the clock
+    2. the process runs the K calls back to back, waits for its device and describes every
+       call's outputs (it reports its own CUDA-event time per call: a second opinion only)
+    3. only now does the judge pick which calls it reads (the last and two others, at random),
+       maps their outputs and copies a random sample of their elements; t1 once the copy is done.
+       A value still missing at t1 (work finishing later, on a thread, a stream or in another
+       process) shows up as wrong in that sample
+    4. untimed: the reference for the picked calls, every element compared, and the sample
 
-The time of a call is ``(t1 - t0) / K``: it includes the process's launches, its device work on
-any stream, and the judge's fixed cost of a batch (two messages and the sample), which ``K`` keeps
-small. Baselines are timed the same way, in a process of their own. Statistics come from the
-per-batch values. On the CPU the same protocol runs on the wall clock, labelled not representative.
+The time of a call is ``(t1 - t0 - fixed) / K``, where ``fixed`` (the messages of a batch, writing
+K input sets, the flush) was measured before the candidate's code was imported: nothing the
+candidate does can make it larger, and it is less than what a batch really costs (no output is
+read), so subtracting it never makes a call look faster than it is. Baselines are timed the same
+way, in a process of their own. On the CPU the same protocol runs on the wall clock, labelled not
+representative.
 """
 
 from __future__ import annotations
 
 import math
 import random
-import statistics
 import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -36,7 +37,7 @@ from kernelwright.evaluate.reference import Expected
 if TYPE_CHECKING:
     from kernelwright.evaluate.referee import Referee
 
-BATCH_TARGET_MS = 50.0  # per batch: the judge's fixed cost stays a few percent of it
+BATCH_TARGET_MS = 50.0  # per batch: the judge's own share stays a few percent of it
 TOTAL_TARGET_MS = 300.0
 MIN_BATCHES, MAX_BATCHES = 5, 30
 CPU_SETS, CPU_BATCHES = 2, 3
@@ -45,27 +46,47 @@ SAMPLE = 512  # elements per output copied at t1
 _rng = random.SystemRandom()
 
 
-def measure_overhead(r: Referee) -> float:
-    """The judge's fixed cost of one batch, in ms: the same messages with no call in them.
+@dataclass(frozen=True, slots=True)
+class Overhead:
+    """The judge's fixed costs, measured before the candidate's code is imported (ms)."""
 
-    Measured before the candidate's code is imported, so nothing the candidate does can make it
-    larger; it is less than a real batch's fixed cost (no output is read), so subtracting it
-    never makes a call look faster than it is.
-    """
+    batch_ms: float  # the messages of an empty batch
+    write_ms: float  # writing one input set into the process's buffers
+    flush_ms: float  # flushing the L2
+
+    def of(self, calls: int) -> float:
+        """What a batch of ``calls`` calls costs the judge at least."""
+        return self.batch_ms + calls * self.write_ms + self.flush_ms
+
+
+def measure_overhead(r: Referee) -> Overhead:
+    """The minimum of a few repetitions of each fixed cost (see :class:`Overhead`)."""
     import torch
 
     cuda = r.device == "cuda"
-    times = []
-    for _ in range(7):
-        if cuda:
-            torch.cuda.synchronize()
+    flush = _flush_buffer() if cuda else None
+    batch, write, flushing = [], [], []
+    values = r.ref.timing_inputs(-1, 0)
+    mapped = r.allocate("calibration", [values])
+    for _ in range(5):
+        _sync(cuda)
         t0 = time.perf_counter()
         r.ask("batch", {"model": "", "buffers": "", "sets": []})
-        r.ask("share", {"calls": []})
-        if cuda:
-            torch.cuda.synchronize()
-        times.append((time.perf_counter() - t0) * 1e3)
-    return float(statistics.median(times))
+        _sync(cuda)
+        t1 = time.perf_counter()
+        r.fill(mapped, [values])
+        t2 = time.perf_counter()
+        if flush is not None:
+            flush.zero_()
+        _sync(cuda)
+        batch.append(t1 - t0)
+        write.append(t2 - t1)
+        flushing.append(time.perf_counter() - t2)
+    r.ask("forget", {"buffers": ["calibration"]})
+    del mapped, values
+    if flush is not None:
+        torch.cuda.empty_cache()
+    return Overhead(min(batch) * 1e3, min(write) * 1e3, min(flushing) * 1e3)
 
 
 def time_batches(r: Referee) -> dict[str, Any]:
@@ -77,29 +98,30 @@ def time_batches(r: Referee) -> dict[str, Any]:
           transport.pack(ref.init_inputs) if ref.init_inputs else b"")
     flush = _flush_buffer() if cuda else None
     batch = 0
-    # A batch of one, twice: how long a single call takes, to size the batches.
-    probe = r.allocate("probe", [ref.timing_inputs(0, 0)])
-    estimates = []
     checked: list[dict[str, Any]] = []
-    for _ in range(2):
-        result = _batch(r, "probe", probe, batch, 1, flush, precision=False)
-        # Sizing only (no result depends on it): the process's own event time, when it gives
-        # one, is free of the judge's fixed cost, which would make batches too short.
-        estimates.append(min(result.events) if result.events else result.ms)
-        checked += result.entries
-        batch += 1
-    r.ask("forget", {"buffers": ["probe"]})
-    del probe
-    per_call = max(min(estimates), 1e-4)
     if cuda:
+        # A batch of one, twice: how long a single call takes, to size the batches.
+        probe = r.allocate("probe", [ref.timing_inputs(0, 0)])
+        estimates = []
+        for _ in range(2):
+            result = _batch(r, "probe", probe, batch, 1, flush, precision=False)
+            # Sizing only (no result depends on it): the process's own event time, when it
+            # gives one, is free of the judge's fixed cost, which would make batches too short.
+            estimates.append(min(result.events) if result.events else result.ms)
+            checked += result.entries
+            batch += 1
+        r.ask("forget", {"buffers": ["probe"]})
+        del probe
+        per_call = max(min(estimates), 1e-4)
         plan_sets = ref.plan.timing_sets if ref.plan else 2
         k = int(min(plan_sets, max(1, math.ceil(BATCH_TARGET_MS / per_call))))
         n = int(min(MAX_BATCHES, max(MIN_BATCHES, math.ceil(TOTAL_TARGET_MS / (k * per_call)))))
-    else:
+    else:  # the interpreter's times say nothing; a few batches check the protocol's outputs
         k, n = CPU_SETS, CPU_BATCHES
     mapped = r.allocate("timing", [ref.timing_inputs(batch, 0)] * k)
     samples: list[float] = []
     events: list[float] = []
+    launches: list[float] = []
     aliased = False
     precision_batch = _rng.randrange(n)
     last_s = 0.0
@@ -110,7 +132,8 @@ def time_batches(r: Referee) -> dict[str, Any]:
         started = time.monotonic()
         calls = 1 if aliased else k
         r.step(f"timing: batch {b + 1}/{n} ({calls} calls)")
-        result = _batch(r, "timing", mapped, batch, calls, flush, precision=b == precision_batch)
+        result = _batch(r, "timing", mapped, batch, calls, flush,
+                        precision=not cuda or b == precision_batch)
         checked += result.entries
         batch += 1
         last_s = time.monotonic() - started
@@ -122,12 +145,14 @@ def time_batches(r: Referee) -> dict[str, Any]:
             continue
         samples.append(result.ms)
         events += result.events
+        if result.launches is not None:
+            launches.append(result.launches / calls)
         b += 1
     r.ask("forget", {"models": ["timing"], "buffers": ["timing"]})
     calls = 1 if aliased else k
     what = (f"batches of {calls} call(s)" + (" (its calls share output memory)" if aliased else "")
-            + f" on fresh inputs, the judge's fixed cost per batch ({r.overhead_ms:.3f} ms, "
-            "measured before import) subtracted")
+            + " on fresh inputs, the judge's fixed cost per batch (measured before import) "
+            "subtracted")
     method = (
         f"judge's clock around {what}, L2 flushed before each batch, up to {PICKED} calls per "
         f"batch read back; median of {len(samples)} batches"
@@ -140,7 +165,8 @@ def time_batches(r: Referee) -> dict[str, Any]:
         "calls_per_batch": calls,
         "batches": len(samples),
         "events_ms": events,
-        "overhead_ms": r.overhead_ms,
+        "launches_per_call": launches,
+        "overhead_ms": r.overhead.of(calls) if r.overhead else 0.0,
         "aliased_outputs": aliased,
         "method": method,
         "checked": checked,
@@ -152,61 +178,42 @@ class _Batch:
     ms: float
     entries: list[dict[str, Any]]
     events: list[float]
+    launches: float | None
     aliased: bool
 
 
 def _batch(
-    r: Referee,
-    name: str,
-    mapped: list[list[Any]],
-    batch: int,
-    k: int,
-    flush: Any,
-    *,
+    r: Referee, name: str, mapped: list[list[Any]], batch: int, k: int, flush: Any, *,
     precision: bool,
 ) -> _Batch:
-    import torch
-
     ref = r.ref
     cuda = r.device == "cuda"
-    for call in range(k):  # one set at a time: the judge holds a single call's inputs at most
-        values = ref.timing_inputs(batch, call)
-        r.fill(name, mapped, [values], which=[call])
-        del values
-    if cuda:
-        flush.zero_()
-        torch.cuda.synchronize()
+    sets = [ref.timing_inputs(batch, call) for call in range(k)]  # untimed, judge memory only
+    _sync(cuda)
     t0 = time.perf_counter()
-    reply, _ = r.ask("batch", {"model": "timing", "buffers": name, "sets": list(range(k))})
+    r.fill(mapped, sets, which=list(range(k)))
+    if flush is not None:
+        flush.zero_()
+    _sync(cuda)
+    reply, payload = r.ask("batch", {"model": "timing", "buffers": name,
+                                     "sets": list(range(k))})
     picked = sorted({k - 1, *_rng.sample(range(k - 1), min(PICKED - 1, k - 1))})
-    shared, payload = r.ask("share", {"calls": picked})
-    if cuda:
-        calls = shared.get("calls")
-        if not isinstance(calls, list) or len(calls) != len(picked):
-            raise transport.TransportError("the shared outputs do not match the calls asked for")
-        outputs = [[r.open(d) for d in descs] for descs in calls]
-        taken = [[_sample(o) for o in outs] for outs in outputs]
-        torch.cuda.synchronize()
-        storages = [[(d.get("handle"), d.get("offset_bytes")) for d in descs if isinstance(d, dict)]
-                    for descs in calls]
-    else:
-        outputs = transport.unpack(payload)
-        if not isinstance(outputs, list) or len(outputs) != len(picked):
-            raise transport.TransportError("the shared outputs do not match the calls asked for")
-        taken = [[None for _ in outs] for outs in outputs]
-        storages = [[o.untyped_storage().data_ptr() for o in outs] for outs in outputs]
+    outputs = r.read_calls(reply, payload, k, picked)
+    taken: list[list[Any]] = (
+        [[_sample(o) for o in outs] for outs in outputs] if cuda
+        else [[None for _ in outs] for outs in outputs])
+    _sync(cuda)
     t1 = time.perf_counter()
-    reused = _reused(picked, storages, reply.get("storages"), k)
+    reused = _reused(reply, payload, k, picked, cuda)
     entries = []
+    exact_call = _rng.choice(picked)
     for call, outs, samples in zip(picked, outputs, taken, strict=True):
         if call in reused:
             continue  # a later call of the batch wrote into the same memory
-        values = ref.timing_inputs(batch, call)
-        want_exact = precision and call == k - 1
-        exp = ref.timing_expected(values, exact=want_exact)
+        want_exact = precision and call == exact_call
+        exp = ref.timing_expected(sets[call], exact=want_exact)
         if exp.ref_error is None:
             exp.ref_error = ref.timing_ref_errors()
-        del values
         outs = r.take(outs)
         entry = compare_outputs(exp.outputs, outs, ref.req.tolerance, exp.ref_error)
         entry["label"] = f"timed call {call + 1} of batch {batch + 1}"
@@ -215,31 +222,41 @@ def _batch(
             if want_exact:
                 entry["precision"] = precision_shortfall(outs, exp.exact, exp.outputs)
         entries.append(entry)
+    del sets
     r.ask("release", {})
-    ms = max(0.0, (t1 - t0) * 1e3 - r.overhead_ms) / k
+    fixed = r.overhead.of(k) if r.overhead else 0.0
+    ms = max(0.0, (t1 - t0) * 1e3 - fixed) / k
     events = reply.get("events_ms")
     valid = isinstance(events, list) and all(
         isinstance(e, int | float) and math.isfinite(e) and e >= 0 for e in events)
     times = [float(e) for e in events] if valid and isinstance(events, list) else []
-    return _Batch(ms, entries, times, bool(reused))
+    count = reply.get("launches")
+    launches = float(count) if isinstance(count, int) and count >= 0 else None
+    return _Batch(ms, entries, times, launches, bool(reused))
 
 
-def _reused(picked: list[int], seen: list[list[Any]], reported: Any, k: int) -> set[int]:
-    """Picked calls whose output memory a later call of the batch also returned: what the judge
-    saw among the picked calls, and what the process says of all its calls (a process that says
-    so falsely only gets more of its calls checked, one per batch)."""
+def _reused(reply: dict[str, Any], payload: bytes, k: int, picked: list[int],
+            cuda: bool) -> set[int]:
+    """Picked calls whose output memory a later call of the batch also returned (so it holds
+    the later call's answer, legitimately)."""
+    keys: list[set[str]] = []
+    if cuda:
+        for descs in reply.get("calls") or []:
+            keys.append({f"{d.get('handle')}:{d.get('offset_bytes')}" for d in descs
+                         if isinstance(d, dict)} if isinstance(descs, list) else set())
+    else:
+        data = transport.unpack(payload)
+        for outs in data if isinstance(data, list) else []:
+            keys.append({str(o.untyped_storage().data_ptr()) for o in outs}
+                        if isinstance(outs, list) else set())
+    if len(keys) != k:
+        return set()
+    later: set[str] = set()
     reused: set[int] = set()
-    for i, a in enumerate(seen):
-        for j in range(i + 1, len(seen)):
-            if set(map(str, a)) & set(map(str, seen[j])):
-                reused.add(picked[i])
-    if isinstance(reported, list) and len(reported) == k:
-        later: set[str] = set()
-        for call in range(k - 1, -1, -1):
-            mine = {str(p) for p in reported[call]} if isinstance(reported[call], list) else set()
-            if call in picked and mine & later:
-                reused.add(call)
-            later |= mine
+    for call in range(k - 1, -1, -1):
+        if call in picked and keys[call] & later:
+            reused.add(call)
+        later |= keys[call]
     return reused
 
 
@@ -277,8 +294,8 @@ def _flush_buffer() -> Any:
     return torch.empty(2 * l2 // 4, dtype=torch.int32, device="cuda")
 
 
-def summarise_samples(samples: list[float]) -> dict[str, float]:
-    """Median and spread of per-call times (milliseconds)."""
-    data = sorted(samples)
-    q = statistics.quantiles(data, n=4) if len(data) >= 2 else [data[0]] * 3
-    return {"median": statistics.median(data), "iqr": q[2] - q[0], "min": data[0]}
+def _sync(cuda: bool) -> None:
+    if cuda:
+        import torch
+
+        torch.cuda.synchronize()

@@ -256,7 +256,8 @@ def enter_pid_namespace() -> bool:
     Three processes come of it: this one waits outside; a minimal init (PID 1 of the new
     namespace, with its own /proc) waits inside; the caller goes on as PID 2, so it keeps
     ordinary signal semantics (PID 1 ignores signals it has no handler for, abort included).
-    It sees no process outside the namespace, and all it starts dies with the init. Each waiter
+    It sees no process outside the namespace, all it starts dies with the init, and its /dev/shm
+    is a fresh one of its own. Each waiter
     ends the way the process it waits for ended. Must run while the process is single-threaded.
     """
     if platform.system() != "Linux":
@@ -280,6 +281,8 @@ def enter_pid_namespace() -> bool:
     _die_with_parent(libc)
     libc.mount(b"none", b"/", None, _MS_REC | _MS_PRIVATE, None)
     libc.mount(b"proc", b"/proc", b"proc", _MS_NOSUID | _MS_NODEV | _MS_NOEXEC, None)
+    # A /dev/shm of its own: nothing written there outlives it or reaches another candidate.
+    libc.mount(b"tmpfs", b"/dev/shm", b"tmpfs", _MS_NOSUID | _MS_NODEV, b"size=16g")
     worker = os.fork()
     if worker:
         _wait_and_mirror(worker, inside=True)

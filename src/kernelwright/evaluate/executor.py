@@ -45,6 +45,8 @@ from kernelwright.evaluate.spawn import (
     become_subreaper,
     child_env,
     child_pythonpath,
+    descendants,
+    is_running,
     kill_tree,
     remember_spawn,
     tail,
@@ -76,7 +78,7 @@ class Launch:
     def key(self) -> tuple[Any, ...]:
         """What a spare must match to serve this launch."""
         return (self.device, tuple(sorted(self.extra_env.items())), self.cpu_seconds,
-                self.data_bytes)
+                self.data_bytes, self.memory_bytes)
 
 
 @dataclass(slots=True)
@@ -129,6 +131,9 @@ class CandidateProcess:
             SANDBOX_MARK: self.dir.name,
             "OMP_NUM_THREADS": "1" if launch.device == "cpu" else os.environ.get(
                 "OMP_NUM_THREADS", "4"),
+            # torch.compile inside a candidate compiles in its own process (no worker pool that
+            # would outlive the seal and look like a helper).
+            "TORCHINDUCTOR_COMPILE_THREADS": "1",
         } | dict(launch.extra_env))
         cmd = [python, "-m", WORKER, json.dumps(spec)]
         with open(self.log, "wb") as log:
@@ -145,6 +150,7 @@ class CandidateProcess:
         self.ready: dict[str, Any] | None = None
         self.memory_limit = launch.memory_bytes or available_memory() // 2
         self.killed = ""
+        self.pid_namespace = pid_namespace
         self._finalizer = weakref.finalize(self, _discard, self.proc, self.dir, self.sock)
 
     def wait_ready(self, timeout_s: float) -> bool:
@@ -172,6 +178,17 @@ class CandidateProcess:
             kill_tree(self.proc)
             return self.killed
         return None
+
+    def extra_processes(self) -> list[str]:
+        """Processes the candidate started that are still running (beyond the namespace's init
+        and the candidate's own), as ``name (pid)``."""
+        kids = [p for p in descendants(self.proc.pid) if is_running(p)]
+        expected: set[int] = set()
+        if self.pid_namespace:  # the waiter's child is the init, the init's first child the worker
+            init = [p for p in kids if _ppid(p) == self.proc.pid][:1]
+            expected.update(init)
+            expected.update([p for p in kids if init and _ppid(p) == init[0]][:1])
+        return [f"{_comm(p)} ({p})" for p in kids if p not in expected]
 
     def discard(self) -> None:
         """Kill the process and everything it started; remove its folder (idempotent)."""
@@ -250,6 +267,8 @@ class SubprocessExecutor:
         result: dict[str, Any] | None = None
         try:
             result = drive(process)
+            if result is not None:
+                result["extra_processes"] = process.extra_processes()
         finally:
             code = process.proc.poll()
             log = tail(process.log)
@@ -311,6 +330,22 @@ def prestart_count() -> int:
             "(0 turns pre-starting off, 1 is the default)"
         )
     return count
+
+
+def _ppid(pid: int) -> int:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return int(f.read().rsplit(")", 1)[1].split()[1])
+    except (OSError, IndexError, ValueError):
+        return -1
+
+
+def _comm(pid: int) -> str:
+    try:
+        with open(f"/proc/{pid}/comm") as f:
+            return f.read().strip()
+    except OSError:
+        return "?"
 
 
 def _discard(proc: subprocess.Popen[bytes], directory: Path, sock: Any) -> None:

@@ -208,6 +208,7 @@ class EvalSession:
             task_sha256=self.task.sha256,
             widen_atol=opts.atol is None,
             run_dir=str(self._run_dir),
+            secret=self._secret(),
         )
         env = {"TRITON_INTERPRET": "1"} if self.device == "cpu" else {}
         env["HOME"] = os.environ.get("HOME", str(self._run_dir))
@@ -220,6 +221,15 @@ class EvalSession:
         prepared["precision"] = opts.precision.value
         self._store_ceilings(prepared)
         self._prepared = prepared
+
+    def _secret(self) -> str:
+        """What every seed of the session is derived from: random, unless the user asked for a
+        reproducible run with --seed (whoever knows that seed can then compute the inputs)."""
+        import hashlib
+
+        if self.options.seed is None:
+            return secrets.token_hex(16)
+        return hashlib.sha256(f"kernelwright seed {self.options.seed}".encode()).hexdigest()
 
     def _run(self, role: str, source: str, timing: bool, guard: bool) -> JobResult:
         judge = self._judge

@@ -30,8 +30,23 @@ def distribution_for_trial(trial: int, enabled: bool) -> str:
 
 
 def trial_seed(base_seed: int, index: int) -> int:
-    """A distinct, reproducible seed per trial or timing set."""
+    """A distinct, reproducible seed per trial or timing set (not secret: for tools and tests)."""
     return (base_seed * 1_000_003 + 7919 * (index + 1)) % (2**31 - 1)
+
+
+def derive_seed(secret: str, *parts: object) -> int:
+    """A seed only someone who knows ``secret`` can compute (HMAC-SHA256, 63 bits).
+
+    A model's seed is visible to the code that builds the model (``torch.initial_seed()``); the
+    inputs' seeds come from other parts of the same secret, so knowing the first tells nothing
+    about the second.
+    """
+    import hashlib
+    import hmac
+
+    message = "/".join(str(p) for p in parts).encode()
+    digest = hmac.new(secret.encode(), message, hashlib.sha256).digest()
+    return int.from_bytes(digest[:8], "big") >> 1
 
 
 def transform_inputs(inputs: list[Any], distribution: str, seed: int) -> list[Any]:

@@ -77,7 +77,7 @@ class JudgeProcess:
         watch: WatchFn | None = None,
     ) -> dict[str, Any]:
         """Hand ``process`` to the judge with ``command`` (role, timing, guard...); its report."""
-        self.ch.send_fd({"op": "judge", "timeout_s": timeout_s} | command, process.fileno())
+        self.ch.send({"op": "judge", "timeout_s": timeout_s} | command, fds=[process.fileno()])
         deadline = time.monotonic() + timeout_s + GRACE_S
         header = self._until("report", deadline, on_progress, watch)
         report: dict[str, Any] = header["report"]

@@ -72,7 +72,8 @@ def serve(control: Channel, reference: Reference, progress: Any) -> None:
 
     while True:
         try:
-            header, fd = control.recv_fd()
+            header, _ = control.recv(max_payload=0)
+            (fd,) = control.take_fds(1)
         except ChannelClosed:
             return
         process = Channel.from_fd(fd)
@@ -84,6 +85,7 @@ def serve(control: Channel, reference: Reference, progress: Any) -> None:
             memory_fraction=header.get("memory_fraction"),
             source_file=str(header.get("source_file", "solution.py")),
         )
+        reference.processes += 1  # its timed inputs differ from every other process's
         try:
             report = Referee(process, reference, job, progress).run()
         except Exception as exc:  # the judge's own failure: say so, keep serving

@@ -8,7 +8,8 @@ allocated before the call) and the device's free memory before anything else, th
                 float64 reference (``float64``, about twice a call) and a private copy of the
                 candidate's outputs (``copy_outputs``; otherwise compared where they lie)
     candidate   its parameters, its workspace and ``timing_sets`` input sets with their outputs
-                (the calls of one timed batch, each on inputs of its own)
+                (the calls of one timed batch, each on inputs of its own; the judge draws the
+                same sets in its own memory first)
 
 Options are given up in that order until the plan fits 90% of the free memory. The smallest plan
 needs about twice one eager call, so every task that eager PyTorch can run twice over on the
@@ -90,7 +91,8 @@ def plan_memory(fp: Footprint, free_b: int, runs: int, *, want_float64: bool) ->
         left = budget - judge - candidate_fixed
         if left < 0:
             continue
-        per_set = fp.in_b + fp.out_b
+        # A timed call: its inputs and outputs in the candidate, its inputs drawn in the judge.
+        per_set = 2 * fp.in_b + fp.out_b
         sets = MAX_TIMING_SETS if per_set == 0 else int(min(MAX_TIMING_SETS, 1 + left // per_set))
         if sets < 2 and (cache or f64 or copy):
             continue  # prefer two timing sets to any luxury

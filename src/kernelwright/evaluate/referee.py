@@ -18,6 +18,7 @@ report (the parent builds the verdict from it).
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -65,7 +66,7 @@ class Referee:
         self.phase_fn = phase
         self.phase = "start-up"
         self.device = ref.req.device
-        self.overhead_ms = 0.0
+        self.overhead: Any = None  # the judge's fixed costs (clock.Overhead), before import
         self.report: dict[str, Any] = {
             "role": job.role,
             "failure": None,
@@ -103,7 +104,7 @@ class Referee:
         if job.timing:
             from kernelwright.evaluate.clock import measure_overhead
 
-            self.overhead_ms = measure_overhead(self)
+            self.overhead = measure_overhead(self)
         self._step("importing the solution")
         self._ask("import", {"file": job.source_file})
         self._warm_up()
@@ -133,7 +134,7 @@ class Referee:
 
     def _observe(self) -> None:
         obs, _ = self._ask("observe", {})
-        self.report["observations"] = obs.get("observations") or {}
+        self.report["observations"] = clean_observations(obs.get("observations") or {})
 
     def _warm_up(self) -> None:
         """Compile for every input shape before the process is sealed."""
@@ -158,11 +159,11 @@ class Referee:
             entry = self._compare(exp, outputs)
             entry.update(label=run.label, kind=run.kind)
             entry["mutation"] = self._mutation(inputs, exp, after)
+            seen = clean_observations(reply.get("observed") or {})
             if i == 0:
-                self.report["observed"] = reply.get("observed") or {}
+                self.report["observed"] = seen
             else:
                 first = self.report["observed"]
-                seen = reply.get("observed") or {}
                 first["answer_from_framework"] = sorted(
                     set(first.get("answer_from_framework") or [])
                     | set(seen.get("answer_from_framework") or []))
@@ -170,6 +171,8 @@ class Referee:
                     seen.get("numpy_conversions") or 0)
                 first["mode_intact"] = bool(first.get("mode_intact", True)) and bool(
                     seen.get("mode_intact", True))
+                first["below_mode"] = sorted(set(first.get("below_mode") or [])
+                                             | set(seen.get("below_mode") or []))
             self.report["runs"].append(entry)
             self._forget(f"run{i}")
             del outputs, after
@@ -200,71 +203,108 @@ class Referee:
         observe: bool = True,
         ablation: str | None = None,
     ) -> tuple[dict[str, Any], list[Any], list[Any]]:
-        """Build a model, fill its input buffers, call it; the outputs and the inputs after."""
+        """Build a model, write the inputs into its buffers, call it; the outputs (the judge's
+        copy) and the inputs after the call (read from the buffers)."""
         self._ask("model", {"name": name, "seed": seed},
                   transport.pack(self.ref.init_inputs) if self.ref.init_inputs else b"")
         mapped = self.allocate(name, [inputs])
-        self.fill(name, mapped, [inputs])
+        self.fill(mapped, [inputs])
         shapes = [list(o.shape) for o in expect.outputs] if expect is not None else []
         reply, payload = self._ask("call", {"model": name, "buffers": name, "set": 0,
                                             "observe": observe, "ablation": ablation,
                                             "expect": shapes})
         if ablation and reply.get("ablated") != "returned":
             return reply, [], []
-        if self.device == "cuda":
-            outputs = [self.open(d) for d in reply.get("outputs") or []]
-            after = [m if m is not None else v for m, v in zip(mapped[0], inputs, strict=True)]
-        else:
-            data = transport.unpack(payload)
-            if not (isinstance(data, list) and len(data) == 2 and isinstance(data[0], list)):
-                raise transport.TransportError("expected [outputs, inputs after the call]")
-            outputs, after = data
-        outputs = self.take(outputs)
-        return reply, outputs, after
+        (outputs,) = self.read_calls(reply, payload, 1, [0])
+        after = [m if m is not None else v for m, v in zip(mapped[0], inputs, strict=True)]
+        return reply, self.take(outputs), after
 
     def allocate(self, name: str, sets: list[list[Any]]) -> list[list[Any]]:
-        """Ask the process for input buffers like ``sets[0]``, one group per set; on a GPU the
-        judge maps them (None for non-tensor inputs)."""
+        """Input buffers like ``sets[0]`` in the process, one group per set, and the judge's
+        view of each (None for a non-tensor input). On a GPU the process allocates them and the
+        judge maps them; on the CPU the judge creates them (sealed memfds) and hands them over."""
         import torch
 
         specs = [transport.spec_of(v) if isinstance(v, torch.Tensor) else {"value": v}
                  for v in sets[0]]
-        reply, _ = self._ask("buffers", {"name": name, "specs": specs, "count": len(sets)})
         if self.device != "cuda":
-            return [[None] * len(specs) for _ in sets]
+            mapped, fds = [], []
+            for _ in sets:
+                row: list[Any] = []
+                for spec in specs:
+                    if "value" in spec:
+                        row.append(None)
+                        continue
+                    tensor, fd = transport.create_shared(spec)
+                    row.append(tensor)
+                    fds.append(fd)
+                mapped.append(row)
+            try:
+                self._ask("buffers", {"name": name, "specs": specs, "count": len(sets)}, fds=fds)
+            finally:
+                for fd in fds:
+                    os.close(fd)
+            return mapped
+        reply, _ = self._ask("buffers", {"name": name, "specs": specs, "count": len(sets)})
         handles = reply.get("handles")
         if not isinstance(handles, list) or len(handles) != len(sets):
             raise transport.TransportError("the buffers' descriptors do not match the request")
-        mapped = []
+        gpu_mapped: list[list[Any]] = []
         for group, values in zip(handles, sets, strict=True):
             if not isinstance(group, list) or len(group) != len(values):
                 raise transport.TransportError("the buffers' descriptors do not match")
-            row: list[Any] = []
+            gpu_row: list[Any] = []
             for desc, v in zip(group, values, strict=True):
                 if not isinstance(v, torch.Tensor) or not v.numel():
-                    row.append(None)
+                    gpu_row.append(None)
                     continue
                 t = self.open(desc)
                 if t.shape != v.shape or t.dtype != v.dtype or t.stride() != v.stride():
                     raise transport.TransportError("a buffer is not shaped as requested")
-                row.append(t)
-            mapped.append(row)
-        return mapped
+                gpu_row.append(t)
+            gpu_mapped.append(gpu_row)
+        return gpu_mapped
 
-    def fill(self, name: str, mapped: list[list[Any]], sets: list[list[Any]],
+    def fill(self, mapped: list[list[Any]], sets: list[list[Any]],
              which: list[int] | None = None) -> None:
-        """Write ``sets`` into the process's buffers ``which`` (default: all, in order)."""
+        """Write ``sets`` into the process's buffers ``which`` (default: all, in order); no
+        code of the process runs while the judge writes."""
         import torch
 
         which = which if which is not None else list(range(len(sets)))
+        for k, values in zip(which, sets, strict=True):
+            for buf, v in zip(mapped[k], values, strict=True):
+                if buf is not None:
+                    buf.copy_(v)
         if self.device == "cuda":
-            for k, values in zip(which, sets, strict=True):
-                for buf, v in zip(mapped[k], values, strict=True):
-                    if buf is not None:
-                        buf.copy_(v)
             torch.cuda.synchronize()  # written before the process reads them
-            return
-        self._ask("fill", {"name": name, "sets": which}, transport.pack(sets))
+
+    def read_calls(self, reply: dict[str, Any], payload: bytes, count: int,
+                   which: list[int]) -> list[list[Any]]:
+        """The outputs of calls ``which`` among the ``count`` the reply describes (mapped on a
+        GPU, deserialised on the CPU), validated as tensors on the task's device."""
+        import torch
+
+        if self.device == "cuda":
+            calls = reply.get("calls")
+            if not isinstance(calls, list) or len(calls) != count:
+                raise transport.TransportError("the outputs described do not match the calls")
+            chosen = []
+            for i in which:
+                if not isinstance(calls[i], list):
+                    raise transport.TransportError("a call's outputs must be a list")
+                chosen.append([self.open(d) for d in calls[i]])
+        else:
+            data = transport.unpack(payload)
+            if not isinstance(data, list) or len(data) != count:
+                raise transport.TransportError("the outputs sent do not match the calls")
+            chosen = [data[i] for i in which]
+        for outputs in chosen:
+            if not isinstance(outputs, list) or not all(
+                    type(o) is torch.Tensor and o.device.type == self.device for o in outputs):
+                raise transport.TransportError(
+                    f"outputs must be plain tensors on the {self.device}")
+        return chosen
 
     def open(self, desc: Any) -> Any:
         """A tensor of the process's memory, mapped into the judge (GPU)."""
@@ -281,8 +321,6 @@ class Referee:
         """The judge's own copy of the outputs, when the memory plan allows one."""
         import torch
 
-        if not isinstance(outputs, list) or not all(isinstance(o, torch.Tensor) for o in outputs):
-            raise transport.TransportError("outputs must be a list of tensors")
         plan = self.ref.plan
         if self.device == "cuda" and (plan is None or plan.copy_outputs):
             outputs = [o.clone() for o in outputs]
@@ -313,15 +351,15 @@ class Referee:
 
     # -- messages ----------------------------------------------------------------------------
 
-    def ask(self, op: str, header: dict[str, Any], payload: bytes = b"") -> tuple[dict[str, Any],
-                                                                                 bytes]:
+    def ask(self, op: str, header: dict[str, Any], payload: bytes = b"",
+            fds: list[int] | None = None) -> tuple[dict[str, Any], bytes]:
         """Send a command and return the process's successful answer (else Stop)."""
-        return self._ask(op, header, payload)
+        return self._ask(op, header, payload, fds)
 
-    def _ask(self, op: str, header: dict[str, Any], payload: bytes = b"") -> tuple[dict[str, Any],
-                                                                                  bytes]:
+    def _ask(self, op: str, header: dict[str, Any], payload: bytes = b"",
+             fds: list[int] | None = None) -> tuple[dict[str, Any], bytes]:
         try:
-            self.ch.send({"op": op} | header, payload)
+            self.ch.send({"op": op} | header, payload, fds or ())
         except ChannelError:
             raise Stop(self._lost()) from None
         reply, data = self._recv()
@@ -361,6 +399,39 @@ class Referee:
     def time_left(self) -> float:
         """Seconds until the deadline."""
         return self.job.deadline - time.monotonic()
+
+
+_STR_LIST = ("identity_after_import", "identity_changed", "new_threads", "audit_denied",
+             "subprocesses", "answer_from_framework", "thread_starts", "process_attempts",
+             "below_mode")
+_INT_LIST = ("new_os_threads",)
+_INT = ("framework_work", "vendor_work", "numpy_conversions", "launches")
+_BOOL = ("mode_intact",)
+_DICT = ("op_counts", "policy_before", "policy_after", "launches")
+
+
+def clean_observations(obs: Any) -> dict[str, Any]:
+    """What a process says it observed, type-checked field by field (TransportError if any field
+    is malformed: the process tampered with its own reporting)."""
+    if not isinstance(obs, dict):
+        raise transport.TransportError("observations must be an object")
+    clean: dict[str, Any] = {}
+    for key, value in obs.items():
+        ok = (
+            (key in _STR_LIST and isinstance(value, list)
+             and all(isinstance(v, str) for v in value))
+            or (key in _INT_LIST and isinstance(value, list)
+                and all(isinstance(v, int) for v in value))
+            or (key in _INT and isinstance(value, int) and not isinstance(value, bool))
+            or (key in _BOOL and isinstance(value, bool))
+            or (key in _DICT and isinstance(value, dict) and all(
+                isinstance(k, str) and isinstance(v, int | float | str | bool)
+                for k, v in value.items()))
+        )
+        if not ok:
+            raise transport.TransportError(f"malformed observation {key!r}")
+        clean[key] = value
+    return clean
 
 
 def _failure_from(reply: dict[str, Any]) -> dict[str, Any]:

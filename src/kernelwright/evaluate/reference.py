@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kernelwright.errors import TaskError
-from kernelwright.evaluate.inputs import distribution_for_trial, transform_inputs, trial_seed
+from kernelwright.evaluate.inputs import derive_seed, distribution_for_trial, transform_inputs
 from kernelwright.evaluate.memory import Footprint, MemoryPlan, plan_memory, unlimited_plan
 from kernelwright.evaluate.precision import apply_policy, cast_value, to_device
 from kernelwright.evaluate.reference_error import measure_ref_errors
@@ -31,20 +31,21 @@ from kernelwright.evaluate.runs import (
 )
 from kernelwright.records import Precision
 
-VARIANT_SEED_INDEX = 200
-WARMUP_SEED_INDEX = 300
-TIMING_SEED_INDEX = 1000
-
 
 @dataclass(frozen=True, slots=True)
 class RunSpec:
-    """One checked call: a trial (``distribution`` of its inputs) or an input variant."""
+    """One checked call: a trial (``distribution`` of its inputs) or an input variant.
+
+    ``seed`` builds the model (the candidate's code sees it); ``input_seed`` draws the inputs and
+    is unrelated to it.
+    """
 
     kind: str
     label: str
     seed: int
     distribution: str = "task"
     variant: int = -1
+    input_seed: int = 0
 
 
 @dataclass(slots=True)
@@ -71,6 +72,7 @@ class Reference:
     plan: MemoryPlan | None = None
     footprint: Footprint | None = None
     notes: list[str] = field(default_factory=list)
+    processes: int = 0  # processes judged so far (their timed inputs differ)
     ref_errors: dict[int, list[float | None] | None] = field(default_factory=dict)
     _cache: dict[int, tuple[list[Any], Expected]] = field(default_factory=dict)
     _timing_model: Any = None
@@ -82,7 +84,7 @@ class Reference:
         run = self.runs[i]
         if run.kind == "variant":
             return clone_inputs(self.variants[run.variant], self.req.device)
-        return self._draw(run.seed, run.distribution)
+        return self._draw(run.input_seed, run.distribution)
 
     def warmup_inputs(self, i: int) -> list[Any]:
         """Inputs shaped like run ``i``'s with throwaway values (floating tensors redrawn)."""
@@ -90,7 +92,7 @@ class Reference:
 
         values = self.inputs(i)
         gen = torch.Generator(device=self.req.device).manual_seed(
-            trial_seed(self.req.seed, WARMUP_SEED_INDEX + i)
+            derive_seed(self.req.secret, "warm-up", i)
         )
         return [
             torch.randn(v.shape, generator=gen, device=v.device, dtype=v.dtype)
@@ -99,17 +101,15 @@ class Reference:
         ]
 
     def timing_inputs(self, batch: int, call: int) -> list[Any]:
-        """Inputs of timed call ``call`` of batch ``batch`` (the task's own distribution)."""
-        return self._draw(self.timing_seed(batch, call), "task")
-
-    def timing_seed(self, batch: int, call: int) -> int:
-        """The seed of one timed call's inputs."""
-        return trial_seed(self.req.seed, TIMING_SEED_INDEX + batch * 4096 + call)
+        """Inputs of timed call ``call`` of batch ``batch`` (the task's own distribution), new
+        for every process judged (``processes``): no process can reuse another's answers."""
+        return self._draw(derive_seed(self.req.secret, "timed", self.processes, batch, call),
+                          "task")
 
     @property
     def model_seed_timing(self) -> int:
         """The weights' seed of the timed model."""
-        return trial_seed(self.req.seed, TIMING_SEED_INDEX - 1)
+        return derive_seed(self.req.secret, "timed model")
 
     def _draw(self, seed: int, distribution: str) -> list[Any]:
         import torch
@@ -135,7 +135,7 @@ class Reference:
         if run.kind == "trial" and run.distribution != "task" and not all_finite(exp.outputs):
             self.notes.append(f"{run.label}: its inputs made the reference non-finite; used task")
             self.runs[i] = run = RunSpec(run.kind, run.label.replace(run.distribution, "task"),
-                                         run.seed, "task")
+                                         run.seed, "task", input_seed=run.input_seed)
             inputs = self.inputs(i)
             exp = self._run(run.seed, inputs)
         self.ref_errors[i] = exp.ref_error
@@ -211,6 +211,14 @@ class Reference:
 
         device = self.req.device
         if device != "cuda":
+            inputs = self.inputs(0)
+            model = build_model(self.model_cls, self.init_inputs, self.runs[0].seed, device,
+                                self.req.precision)
+            with torch.no_grad():
+                outputs = as_output_list(model(*clone_inputs(inputs, device)), strict=False)
+            params = list(model.parameters()) + list(model.buffers())
+            self.footprint = Footprint(nbytes(inputs), nbytes(outputs), nbytes(params),
+                                       nbytes(outputs))
             self.plan = unlimited_plan(len(self.runs))
             return
         torch.cuda.synchronize()
@@ -250,22 +258,24 @@ def load_reference(req: JudgeRequest, phase: Any) -> Reference:
     if model_cls is None or get_inputs is None:
         raise TaskError(f"{req.task_path}: Model or get_inputs is missing after import")
     get_init_inputs = getattr(module, "get_init_inputs", list)
-    torch.manual_seed(req.seed)
+    torch.manual_seed(derive_seed(req.secret, "init"))
     init = as_list(get_init_inputs(), "get_init_inputs()", req.task_path)
     ref = Reference(req, model_cls, get_inputs, init)
     for k in range(req.trials):
         dist = distribution_for_trial(k, req.distributions)
-        ref.runs.append(RunSpec("trial", f"trial {k + 1} ({dist})", trial_seed(req.seed, k), dist))
+        ref.runs.append(RunSpec("trial", f"trial {k + 1} ({dist})",
+                                derive_seed(req.secret, "model", k), dist,
+                                input_seed=derive_seed(req.secret, "inputs", k)))
     variants = getattr(module, "get_input_variants", None)
     if variants is not None:
-        torch.manual_seed(trial_seed(req.seed, VARIANT_SEED_INDEX))
+        torch.manual_seed(derive_seed(req.secret, "variants"))
         for v, raw in enumerate(variants()):
             values = cast_value(as_list(raw, f"get_input_variants()[{v}]", req.task_path),
                                 req.precision)
             ref.variants.append(clone_inputs(values, req.device))
             shapes = ", ".join(str(tuple(t.shape)) for t in values if hasattr(t, "shape"))
             ref.runs.append(RunSpec("variant", f"variant {v + 1} {shapes}",
-                                    trial_seed(req.seed, VARIANT_SEED_INDEX + v), variant=v))
+                                    derive_seed(req.secret, "variant model", v), variant=v))
     return ref
 
 

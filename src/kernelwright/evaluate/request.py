@@ -14,7 +14,9 @@ class JudgeRequest:
     ``widen_atol``: under the fp32 policy, measure the reference's own error against float64
     and widen each output's atol to it (see :mod:`kernelwright.evaluate.correctness`); off when
     the user set ``--atol``, which then applies exactly. ``run_dir`` is removed by the judge if
-    the parent dies (it holds the candidates' scratch folders).
+    the parent dies (it holds the candidates' scratch folders). ``secret`` keys every seed of
+    weights and inputs (see :func:`~kernelwright.evaluate.inputs.derive_seed`); it never leaves
+    the trusted side.
     """
 
     task_path: str
@@ -29,3 +31,4 @@ class JudgeRequest:
     task_sha256: str = ""
     widen_atol: bool = True
     run_dir: str = ""
+    secret: str = ""

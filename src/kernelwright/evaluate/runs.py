@@ -24,8 +24,9 @@ def build_model(cls: Any, init_inputs: list[Any], seed: int, device: str, prec: 
 def as_output_list(out: Any, strict: bool) -> list[Any]:
     """Normalise a forward's result to a list of tensors.
 
-    With ``strict`` (the candidate), each output must be a plain ``torch.Tensor``: no subclass
-    (lazy tensors compute on access), no lazily conjugated or negated view, dense strided memory.
+    With ``strict`` (the candidate), each output must be exactly a ``torch.Tensor`` (or exactly an
+    ``nn.Parameter``): no subclass (lazy tensors compute on access or when serialised), no lazily
+    conjugated or negated view, dense strided memory.
     """
     import torch
 
@@ -34,7 +35,7 @@ def as_output_list(out: Any, strict: bool) -> list[Any]:
         if not isinstance(item, torch.Tensor):
             raise OutputTypeError(f"output {i} is a {type(item).__name__}, not a torch.Tensor")
         if strict:
-            if type(item) is not torch.Tensor and not isinstance(item, torch.nn.Parameter):
+            if type(item) is not torch.Tensor and type(item) is not torch.nn.Parameter:
                 raise OutputTypeError(
                     f"output {i} is a {type(item).__module__}.{type(item).__name__}, a tensor "
                     "subclass; outputs must be plain, materialised torch.Tensor objects"

@@ -63,9 +63,12 @@ def descendants(pid: int) -> list[int]:
 
 
 def kill_tree(proc: subprocess.Popen[bytes]) -> None:
-    """Kill ``proc`` (started with ``start_new_session``), its group and all its descendants."""
+    """Kill ``proc`` (started with ``start_new_session``), its group and all its descendants,
+    and return once they are gone."""
+    killed: set[int] = set()
     for _ in range(3):  # a descendant may fork while we look; look again
         victims = descendants(proc.pid)
+        killed.update(victims)
         for pid in victims:
             _kill(pid)
         try:
@@ -78,6 +81,9 @@ def kill_tree(proc: subprocess.Popen[bytes]) -> None:
         proc.wait(timeout=10)
     except subprocess.TimeoutExpired:
         pass
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline and any(is_running(pid) for pid in killed):
+        time.sleep(0.01)
     if _subreaper:
         for _ in range(20):  # a killed grandchild reaches us only once its parent is gone
             if not reap_orphans() and not _orphans_exist():
@@ -193,6 +199,15 @@ def tail(path: Path, limit: int = 4000) -> str:
     except OSError:
         return ""
     return data[-limit:].decode("utf-8", errors="replace")
+
+
+def is_running(pid: int) -> bool:
+    """Alive and not a zombie."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] not in ("Z", "X")
+    except (OSError, IndexError):
+        return False
 
 
 def _alive(pid: int) -> bool:

@@ -1,14 +1,17 @@
 """Tensors between the judge and a candidate's process, without trusting the candidate.
 
-Only the candidate's memory is ever shared, and only with the judge:
+No page of the judge's own memory (expected outputs, pristine inputs, future inputs) is ever
+mapped into the candidate's process:
 
     GPU   the candidate's process allocates its input buffers and returns its outputs; it
           describes each as a CUDA IPC handle (:func:`describe_cuda`); the judge maps them
           (:func:`open_cuda`), writes inputs into the buffers when a call starts and reads the
-          outputs when it ends. The judge never exports a handle, so no page of the judge's
-          memory (expected outputs, pristine inputs, future inputs) is mapped into the candidate.
-    CPU   tensors travel as bytes over the channel: ``torch.save`` on one side,
-          ``torch.load(weights_only=True)`` on the other, which builds nothing but tensors.
+          outputs when it ends. The judge never exports a handle.
+    CPU   each input buffer is a sealed memfd of its own that the judge creates
+          (:func:`create_shared`) and hands over; both map it; the judge writes the inputs into
+          it and reads it back after the call. Outputs travel as bytes over the channel:
+          ``torch.save`` on one side, ``torch.load(weights_only=True)`` on the other, which
+          builds nothing but tensors.
 
 Descriptors are plain JSON; the judge validates every field before it maps anything.
 """
@@ -16,6 +19,7 @@ Descriptors are plain JSON; the judge validates every field before it maps anyth
 from __future__ import annotations
 
 import io
+import os
 from typing import Any
 
 # dtypes a descriptor may name; anything else is refused.
@@ -61,6 +65,54 @@ def unpack(data: bytes) -> Any:
         return torch.load(io.BytesIO(data), weights_only=True)
     except Exception as exc:  # a crafted payload: the candidate's failure, not ours
         raise TransportError(f"unreadable tensor payload ({type(exc).__name__}: {exc})") from None
+
+
+# -- CPU: shared input buffers ------------------------------------------------------------------
+
+
+def storage_bytes(spec: dict[str, Any]) -> int:
+    """Bytes a tensor with this shape, stride and dtype spans (at least 1)."""
+    import torch
+
+    itemsize = torch.empty((), dtype=getattr(torch, spec["dtype"])).element_size()
+    if any(n == 0 for n in spec["shape"]):
+        return 1
+    span = sum((n - 1) * st for n, st in zip(spec["shape"], spec["stride"], strict=True)) + 1
+    return max(1, int(span) * int(itemsize))
+
+
+def create_shared(spec: dict[str, Any]) -> tuple[Any, int]:
+    """A tensor over a new memfd of its own, sealed against resizing, and the memfd (judge)."""
+    import fcntl
+
+    fd = os.memfd_create("kernelwright-input", os.MFD_CLOEXEC | os.MFD_ALLOW_SEALING)
+    size = storage_bytes(spec)
+    os.ftruncate(fd, size)
+    fcntl.fcntl(fd, fcntl.F_ADD_SEALS, fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_GROW | fcntl.F_SEAL_SEAL)
+    return _tensor_over(fd, spec, size), fd
+
+
+def map_shared(fd: int, spec: dict[str, Any]) -> Any:
+    """The tensor over a memfd the judge sent (candidate); the descriptor is closed."""
+    try:
+        size = storage_bytes(spec)
+        if os.fstat(fd).st_size < size:
+            raise TransportError("a shared buffer is smaller than its tensor")
+        return _tensor_over(fd, spec, size)
+    finally:
+        os.close(fd)
+
+
+def _tensor_over(fd: int, spec: dict[str, Any], size: int) -> Any:
+    import mmap
+
+    import torch
+
+    dtype = getattr(torch, spec["dtype"])
+    mapped = mmap.mmap(fd, size)
+    itemsize = torch.empty((), dtype=dtype).element_size()
+    flat = torch.frombuffer(mapped, dtype=dtype, count=size // itemsize)
+    return flat.as_strided(spec["shape"], spec["stride"])
 
 
 # -- GPU: IPC handles of the candidate's memory -------------------------------------------------
@@ -130,7 +182,7 @@ def open_cuda(desc: Any) -> Any:
     ref_handle = _hex(desc["ref_handle"], "ref_handle") if desc.get("ref_handle") else None
     event = _hex(desc["event_handle"], "event_handle") if desc.get("event_handle") else None
     try:
-        return rebuild_cuda_tensor(
+        tensor = rebuild_cuda_tensor(
             torch.Tensor,
             torch.Size(shape),
             tuple(stride),
@@ -150,6 +202,25 @@ def open_cuda(desc: Any) -> Any:
     except Exception as exc:
         raise TransportError(
             f"cannot map the candidate's tensor ({type(exc).__name__}: {exc})") from None
+    _check_mapped(int(tensor.untyped_storage().data_ptr()), size_bytes)
+    return tensor
+
+
+def _check_mapped(ptr: int, nbytes: int) -> None:
+    """The mapping really spans ``nbytes`` from ``ptr`` (the size is the candidate's claim): the
+    driver's own account of the allocation must contain it."""
+    import ctypes
+
+    try:
+        libcuda = ctypes.CDLL("libcuda.so.1")
+        get_range = libcuda.cuMemGetAddressRange_v2
+    except (OSError, AttributeError):
+        return  # no driver library to ask (the CPU): nothing is mapped anyway
+    base, size = ctypes.c_uint64(0), ctypes.c_size_t(0)
+    if get_range(ctypes.byref(base), ctypes.byref(size), ctypes.c_uint64(ptr)) != 0:
+        return  # the driver could not say: the mapping itself stands as the judge's check
+    if ptr + nbytes > base.value + size.value:
+        raise TransportError("a tensor descriptor claims more memory than its allocation has")
 
 
 def _ints(value: Any, name: str) -> list[int]:

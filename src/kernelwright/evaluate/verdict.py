@@ -204,7 +204,6 @@ def timing_of(ev: Evidence) -> Timing:
             return None
         return base.median_ms / candidate.median_ms
 
-    events = raw.get("events_ms") or []
     return Timing(
         candidate=candidate,
         eager=eager,
@@ -214,7 +213,7 @@ def timing_of(ev: Evidence) -> Timing:
         method=raw.get("method", "not timed"),
         representative=ev.device == "cuda",
         wall_ms=None,
-        launch_ms=statistics.median(events) if events else None,
+        launch_ms=None,  # what the process measured of itself is not reported
         baselines_cached=ev.baselines_cached,
         notes=tuple(notes),
     )

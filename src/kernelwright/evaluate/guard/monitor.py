@@ -35,6 +35,9 @@ class LaunchMonitor:
     def __init__(self) -> None:
         self.mode = "count"
         self.counts: Counter[str] = Counter()
+        # Told of each launch's arguments before and after it runs (the observer of a checked
+        # call uses it to learn which tensors the candidate's kernels wrote).
+        self.watcher: Any = None
         self._originals: list[tuple[Any, str, Any]] = []
         self.patched: dict[str, Any] = {}
 
@@ -87,7 +90,13 @@ class LaunchMonitor:
             if monitor.mode == "skip":
                 return None
             monitor.counts[f"{label}:{name}"] += 1
-            return original(fn_self, *args, **kwargs)
+            watcher = monitor.watcher
+            if watcher is None:
+                return original(fn_self, *args, **kwargs)
+            watcher.before_launch(args, kwargs)
+            result = original(fn_self, *args, **kwargs)
+            watcher.after_launch(args, kwargs)
+            return result
 
         self._originals.append((cls, "run", original))
         cls.run = run  # type: ignore[attr-defined]
@@ -111,7 +120,14 @@ class LaunchMonitor:
             result = fn(*args, **kwargs)
             return _poison_like(result)
         self.counts[f"extension:{name}"] += 1
-        return fn(*args, **kwargs)
+        watcher = self.watcher
+        if watcher is None:
+            return fn(*args, **kwargs)
+        watcher.before_launch(args, kwargs)
+        result = fn(*args, **kwargs)
+        watcher.after_launch(args, kwargs)
+        watcher.produced(result)
+        return result
 
 
 class _MonitoredExtension:

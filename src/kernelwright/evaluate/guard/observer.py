@@ -7,10 +7,15 @@ A ``TorchDispatchMode`` active around a checked call:
                kernel never wrote shows up as NaN in the judge
     count      the framework (ATen) operators dispatched, by name, and the elements each compute
                operator produced (vendor GEMM/convolution/attention counted apart)
-    answers    a fingerprint of every framework compute result shaped like an expected output;
-               if one matches a returned output, the framework computed the answer and the
-               candidate's kernels only moved it (a copy kernel after ``erf``-spelled GELU, say)
+    answers    a fingerprint of every framework compute result with as many elements as an
+               expected output; if one matches a returned output, the framework computed the
+               answer and the candidate's kernels only moved it (a copy kernel after
+               ``erf``-spelled GELU, say). Results computed from what the candidate's kernels
+               wrote (a sum over a kernel's partial sums) are the kernels' work and don't count
     NumPy      conversions of tensors to NumPy arrays during the call are counted
+    below      the profiler (which records every ATen call, from C++ and from other threads
+               too) is compared with what the mode saw: compute operators the mode missed ran
+               below it (a C++ extension calling ATen, a thread, a mode switched off)
 
 All of it lives in the candidate's process and can be defeated there (leaving the mode, threads);
 the guard uses it only to refuse. What the harness guarantees is decided by the judge.
@@ -68,6 +73,66 @@ def same_print(a: Sequence[float], b: Sequence[float]) -> bool:
     return all(math.isclose(x, y, rel_tol=1e-6, abs_tol=1e-9) for x, y in zip(a, b, strict=True))
 
 
+_HARNESS_LABEL = "kernelwright.harness"
+
+
+def _harness() -> Any:
+    """A profiler label around the harness's own operators inside an observed call."""
+    import torch
+
+    return torch.profiler.record_function(_HARNESS_LABEL)
+
+
+def _inside_harness(ev: Any) -> bool:
+    parent = ev
+    while parent is not None:
+        if getattr(parent, "name", "") == _HARNESS_LABEL:
+            return True
+        parent = getattr(parent, "cpu_parent", None)
+    return False
+
+
+def _has_aten_caller(ev: Any) -> bool:
+    parent = getattr(ev, "cpu_parent", None)
+    while parent is not None:
+        if str(getattr(parent, "name", "")).startswith("aten::"):
+            return True
+        parent = getattr(parent, "cpu_parent", None)
+    return False
+
+
+def _subtree_names(ev: Any) -> list[str]:
+    names, stack = [], [ev]
+    while stack:
+        node = stack.pop()
+        name = str(getattr(node, "name", ""))
+        if name.startswith("aten::"):
+            names.append(name)
+        stack.extend(getattr(node, "cpu_children", []))
+    return names
+
+
+def _tensors(value: Any) -> list[Any]:
+    import torch
+
+    items = list(value) if isinstance(value, list | tuple) else [value]
+    return [v for v in items if isinstance(v, torch.Tensor)]
+
+
+def _ptr(t: Any) -> int:
+    try:
+        return int(t.untyped_storage().data_ptr())
+    except Exception:  # a tensor without storage (meta, a subclass): it was written by nobody
+        return -1
+
+
+def _numel(shape: Sequence[int]) -> int:
+    n = 1
+    for d in shape:
+        n *= int(d)
+    return n
+
+
 def _make_mode_class() -> type:
     from torch.utils._python_dispatch import TorchDispatchMode
 
@@ -96,12 +161,15 @@ class ForwardObserver:
             ForwardObserver._mode_cls = _make_mode_class()
         self.counts = counts
         self.poison = poison
-        self.watch = set(watch)
+        self.watch = {_numel(shape) for shape in watch}
+        self.written: set[int] = set()  # storages the candidate's kernels wrote
+        self._before: dict[int, tuple[float, ...]] = {}
         self.framework_work = 0
         self.vendor_work = 0
         self.prints: list[tuple[str, tuple[float, ...]]] = []
         self.numpy_conversions = 0
         self.intact = True
+        self.below: list[str] = []
         self._mode = ForwardObserver._mode_cls(self)
 
     def __enter__(self) -> ForwardObserver:
@@ -117,26 +185,85 @@ class ForwardObserver:
 
     def dispatch(self, func: Any, args: Any, kwargs: Any) -> Any:
         """Run one ATen operator and record it."""
-        import torch
 
         name = op_name(func)
         self.counts[name] += 1
         out = func(*args, **kwargs)
-        tensors = [o for o in (out if isinstance(out, list | tuple) else [out])
-                   if isinstance(o, torch.Tensor)]
+        tensors = _tensors(out)
+        derived = any(_ptr(a) in self.written for a in _tensors(list(args) + list(kwargs.values())))
+        if derived:  # computed from what the candidate's kernels wrote: theirs
+            self.written.update(_ptr(t) for t in tensors)
         if self.poison and name in _ALLOCATORS:
-            for t in tensors:
-                poison_fill_(t)
+            with _harness():
+                for t in tensors:
+                    poison_fill_(t)
         elif name not in NON_COMPUTE:
             for t in tensors:
                 if name in VENDOR_OPS:
                     self.vendor_work += t.numel()
                     continue
                 self.framework_work += t.numel()
-                if (tuple(t.shape) in self.watch and t.is_floating_point()
+                if (not derived and t.numel() in self.watch and t.is_floating_point()
                         and len(self.prints) < _MAX_PRINTS):
-                    self.prints.append((name, fingerprint(t)))
+                    with _harness():
+                        self.prints.append((name, fingerprint(t)))
         return out
+
+    @contextmanager
+    def profiled(self) -> Iterator[None]:
+        """Record every ATen call while active (see ``below`` in the module docstring)."""
+        import torch
+
+        with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU]) as prof:
+            yield
+        self.below = self._unseen(prof.events())
+
+    def _unseen(self, events: Any) -> list[str]:
+        """Compute operators the profiler recorded that the dispatch mode never saw.
+
+        Each outermost ATen call (no ATen caller: called from Python or from C++ code of the
+        candidate's) must match an operator the mode saw, itself or one it decomposes into;
+        calls made inside an ATen operator are that operator's business. The harness's own
+        operators (labelled) are left out.
+        """
+        seen = Counter(self.counts)
+        unseen: set[str] = set()
+        for ev in events:
+            name = str(getattr(ev, "name", ""))
+            if not name.startswith("aten::") or _inside_harness(ev) or _has_aten_caller(ev):
+                continue
+            names = [n.removeprefix("aten::") for n in _subtree_names(ev)]
+            if all(n in NON_COMPUTE for n in names):
+                continue
+            match = next((n for n in names if seen[n] > 0), None)
+            if match is None:
+                unseen.add(name.removeprefix("aten::"))
+            else:
+                seen[match] -= 1
+        return sorted(unseen)
+
+    def before_launch(self, args: Any, kwargs: Any) -> None:
+        """Fingerprint a launch's tensor arguments before it runs (unobserved: the harness's own
+        operators are not the candidate's)."""
+        from torch.utils._python_dispatch import _disable_current_modes
+
+        with _disable_current_modes(), _harness():
+            self._before = {_ptr(t): fingerprint(t)
+                            for t in _tensors(list(args) + list(kwargs.values())) if t.numel()}
+
+    def after_launch(self, args: Any, kwargs: Any) -> None:
+        """The arguments whose values the launch changed were written by the candidate."""
+        from torch.utils._python_dispatch import _disable_current_modes
+
+        with _disable_current_modes(), _harness():
+            for t in _tensors(list(args) + list(kwargs.values())):
+                ptr = _ptr(t)
+                if ptr in self._before and fingerprint(t) != self._before[ptr]:
+                    self.written.add(ptr)
+
+    def produced(self, result: Any) -> None:
+        """A compiled extension's results are the candidate's."""
+        self.written.update(_ptr(t) for t in _tensors(result))
 
     @contextmanager
     def numpy_guard(self) -> Iterator[None]:
@@ -175,4 +302,5 @@ class ForwardObserver:
             "answer_from_framework": sorted(set(answered)),
             "numpy_conversions": self.numpy_conversions,
             "mode_intact": self.intact,
+            "below_mode": list(self.below),
         }

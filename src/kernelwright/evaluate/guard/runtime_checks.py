@@ -189,10 +189,12 @@ def exception_fallback_runtime(ctx: GuardContext) -> list[str]:
     stage="runtime",
     catches="doing the task's work in PyTorch while launching a token kernel (a copy, say), "
     "including the same math spelled with other operators (erf for gelu)",
-    how="the candidate's ATen operators are counted and every framework result shaped like an "
-    "output is fingerprinted: refused when it runs every compute operator of the reference, or "
-    "when a framework result already equals the answer it returns. Keeping a vendor "
-    "GEMM/convolution and computing the rest in its own kernels is a hybrid: accepted, labelled",
+    how="the candidate's ATen operators are counted and every framework result the size of an "
+    "output is fingerprinted (except those computed from what its kernels wrote): refused when "
+    "it runs every compute operator of the reference, when a framework result already equals "
+    "the answer it returns, when PyTorch computes more elements than the whole reference does, "
+    "or when tensors go to NumPy. Keeping a vendor GEMM/convolution and computing the rest in "
+    "its own kernels is a hybrid: accepted, labelled",
 )
 def framework_delegation(ctx: GuardContext) -> list[str]:
     if not ctx.trials_correct:
@@ -216,6 +218,14 @@ def framework_delegation(ctx: GuardContext) -> list[str]:
     if int(ctx.observed.get("numpy_conversions") or 0):
         reasons.append("tensors were converted to NumPy arrays inside forward: the work must "
                        "run in the candidate's kernels")
+    ref_work = int(ctx.prepared.get("framework_work") or 0)
+    cand_work = int(ctx.observed.get("framework_work") or 0)
+    if ref_work and cand_work > ref_work:
+        reasons.append(
+            f"PyTorch computed {cand_work} elements in the candidate's forward, more than the "
+            f"whole reference's element-wise and reduction work ({ref_work}): the framework "
+            "does the task"
+        )
     return reasons
 
 
@@ -225,12 +235,19 @@ def framework_delegation(ctx: GuardContext) -> list[str]:
     catches="leaving the harness's dispatch mode (torch.utils._python_dispatch."
     "_disable_current_modes) so the framework work it does is not seen",
     how="the mode that observes each checked call must still be on the stack when forward "
-    "returns; the private dispatch-mode APIs are also refused in the source",
+    "returns, and the profiler, which records every ATen call, must not have seen compute "
+    "operators the mode missed; the private dispatch-mode APIs are also refused in the source",
 )
 def dispatch_escape(ctx: GuardContext) -> list[str]:
+    reasons = []
     if ctx.observed and ctx.observed.get("mode_intact") is False:
-        return ["the harness's dispatch mode was removed during forward"]
-    return []
+        reasons.append("the harness's dispatch mode was removed during forward")
+    below = ctx.observed.get("below_mode") or []
+    if below:
+        reasons.append(f"PyTorch operators ran where the harness's dispatch mode did not see "
+                       f"them ({', '.join(below[:5])}): from C++, another thread, or a mode "
+                       "switched off")
+    return reasons
 
 
 @register_check(
@@ -254,17 +271,61 @@ def harness_integrity(ctx: GuardContext) -> list[str]:
     stage="runtime",
     catches="work on a background thread that outlives the call, outside the observed region",
     how="the Python threads and the operating-system threads (/proc/self/task, which also sees "
-    "_thread and native threads) alive after the warm-up are compared with those alive at the end",
+    "_thread and native threads) alive after the warm-up are compared with those alive at the "
+    "end, and an audit hook records every thread started during the calls",
 )
 def background_threads(ctx: GuardContext) -> list[str]:
     py = [n for n in ctx.observations.get("new_threads") or [] if n not in BENIGN_THREADS]
     native = ctx.observations.get("new_os_threads") or []
+    started = ctx.observations.get("thread_starts") or []
     reasons = []
     if py:
         reasons.append(f"left Python thread(s) running: {', '.join(py)}")
     if native:
         reasons.append(f"started {len(native)} operating-system thread(s) after its warm-up")
+    if started:
+        reasons.append(f"started {len(started)} thread(s) during its calls (joined or not)")
     return reasons
+
+
+@register_check(
+    "processes",
+    stage="runtime",
+    catches="work handed to another process: a helper forked while compiling and still running, "
+    "or processes started during the calls",
+    how="the candidate's processes are listed by the executor when the evaluation ends (only its "
+    "own may remain); seccomp refuses new processes once it is sealed, and an audit hook records "
+    "the attempts",
+)
+def processes(ctx: GuardContext) -> list[str]:
+    reasons = []
+    attempts = ctx.observations.get("process_attempts") or []
+    if attempts:
+        reasons.append(f"tried to start processes during its calls: {'; '.join(attempts[:2])}")
+    extra = ctx.report.get("extra_processes") or []
+    if extra:
+        reasons.append(f"left {len(extra)} process(es) of its own running: {', '.join(extra[:3])}")
+    return reasons
+
+
+@register_check(
+    "timed-kernels",
+    stage="runtime",
+    catches="timed calls that run fewer of the candidate's kernels than checked calls (handing "
+    "the timed work to the framework)",
+    how="the launch monitor counts the candidate's launches in each timed batch; per call they "
+    "must be at least those of a checked call",
+)
+def timed_kernels(ctx: GuardContext) -> list[str]:
+    timing = ctx.report.get("timing") or {}
+    checked = ctx.observed.get("launches")
+    per_call = timing.get("launches_per_call") or []
+    if not ctx.trials_correct or not isinstance(checked, int) or not checked or not per_call:
+        return []
+    fewest = min(per_call)
+    if fewest < checked:
+        return [f"a timed call launched {fewest:g} kernel(s) of its own, a checked call {checked}"]
+    return []
 
 
 @register_check(

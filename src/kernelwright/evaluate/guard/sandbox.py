@@ -28,13 +28,25 @@ _PATH_EVENTS = {
 }
 
 
+# Audit events that start a thread or a process.
+_THREAD_EVENTS = frozenset({"_thread.start_new_thread"})
+_PROCESS_EVENTS = frozenset({
+    "os.fork", "os.forkpty", "os.posix_spawn", "os.spawn", "os.system", "os.exec",
+    "subprocess.Popen", "os.startfile", "pty.spawn",
+})
+
+
 @dataclass(slots=True)
 class AuditLog:
-    """What the hook refused and what it saw."""
+    """What the hook refused and what it saw. ``sealed``: set once the candidate's kernels are
+    compiled; thread and process starts after that are recorded."""
 
     denied: list[str] = field(default_factory=list)
     subprocesses: list[str] = field(default_factory=list)
+    thread_starts: list[str] = field(default_factory=list)
+    process_attempts: list[str] = field(default_factory=list)
     active: bool = True
+    sealed: bool = False
 
 
 def install_audit_hook(protected: list[str] | tuple[str, ...]) -> AuditLog:
@@ -59,6 +71,10 @@ def install_audit_hook(protected: list[str] | tuple[str, ...]) -> AuditLog:
                 raise PermissionError(f"kernelwright harness: access to {path} is not allowed")
         elif event == "subprocess.Popen" and args:
             log.subprocesses.append(str(args[0])[:200])
+        if log.sealed and event in _THREAD_EVENTS and len(log.thread_starts) < 50:
+            log.thread_starts.append(str(args[0] if args else "")[:200])
+        if log.sealed and event in _PROCESS_EVENTS and len(log.process_attempts) < 50:
+            log.process_attempts.append(f"{event} {str(args[0] if args else '')[:200]}")
 
     sys.addaudithook(hook)
     return log

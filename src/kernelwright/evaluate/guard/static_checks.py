@@ -57,6 +57,33 @@ def _module_aliases(tree: ast.Module) -> dict[str, str]:
     return aliases
 
 
+def _derived_aliases(tree: ast.Module, roots: set[str]) -> set[str]:
+    """``roots`` and every name assigned from an expression rooted in one of them
+    (``u = torch.utils`` makes ``u`` one), to a fixed point."""
+    names = set(roots)
+    changed = True
+    while changed:
+        changed = False
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Assign | ast.AnnAssign) and node.value is not None:
+                value_root = _root_name(node.value)
+                if value_root not in names:
+                    continue
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                for target in targets:
+                    if isinstance(target, ast.Name) and target.id not in names:
+                        names.add(target.id)
+                        changed = True
+    return names
+
+
+def _docstrings(tree: ast.Module) -> set[int]:
+    """ids of the string constants that are docstrings (a string expression statement)."""
+    return {id(node.value) for node in ast.walk(tree)
+            if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)
+            and isinstance(node.value.value, str)}
+
+
 def _imported_modules(tree: ast.Module) -> list[tuple[str, int]]:
     found: list[tuple[str, int]] = []
     for node in ast.walk(tree):
@@ -142,6 +169,23 @@ def _reaches_launch(node: ast.AST, functions: dict[str, ast.AST], extensions: se
     return False
 
 
+_ALLOCATIONS = frozenset({"empty", "empty_like", "empty_strided", "zeros", "zeros_like", "full",
+                          "full_like", "ones", "ones_like", "device", "Size"})
+
+
+def _falls_back(handler: ast.ExceptHandler, torch_names: set[str]) -> bool:
+    """The handler produces a result of its own: it returns a value, or computes with PyTorch
+    (anything but allocating)."""
+    for node in ast.walk(handler):
+        if isinstance(node, ast.Return) and node.value is not None:
+            return True
+        if (isinstance(node, ast.Call) and _root_name(node.func) in torch_names
+                and not (isinstance(node.func, ast.Attribute)
+                         and node.func.attr in _ALLOCATIONS)):
+            return True
+    return False
+
+
 def _extension_names(tree: ast.Module) -> set[str]:
     """Names bound to ``load_inline(...)`` / ``load(...)`` results."""
     names: set[str] = set()
@@ -162,16 +206,19 @@ def _extension_names(tree: ast.Module) -> set[str]:
     "exception-fallback",
     stage="static",
     catches="try/except around a kernel that falls back to the framework when the kernel fails",
-    how="an except handler that does not re-raise, around code that launches a kernel (directly "
-    "or through the file's own functions), is refused; handlers around anything else (a cache "
-    "lookup, a device query) are fine. At run time the ablation makes every launch raise and "
-    "checks that the forward does not still return the right answer",
+    how="an except handler around code that launches a kernel (directly or through the file's "
+    "own functions) is refused when it returns a value or computes with PyTorch instead of "
+    "re-raising; handlers around anything else (a cache lookup, a device query) and retries "
+    "with another configuration are fine. At run time the ablation makes every launch raise "
+    "and checks that the forward does not still return the right answer",
 )
 def exception_fallback(ctx: GuardContext) -> list[str]:
     if ctx.tree is None:
         return []
     functions = _local_functions(ctx.tree)
     extensions = _extension_names(ctx.tree)
+    aliases = _module_aliases(ctx.tree)
+    torch_names = _derived_aliases(ctx.tree, {n for n, top in aliases.items() if top == "torch"})
     reasons: list[str] = []
     for fn in ast.walk(ctx.tree):
         if not isinstance(fn, ast.FunctionDef | ast.AsyncFunctionDef):
@@ -183,6 +230,11 @@ def exception_fallback(ctx: GuardContext) -> list[str]:
             if not _reaches_launch(body, functions, extensions, set()):
                 continue
             for handler in node.handlers:
+                retry = ast.Module(body=list(handler.body), type_ignores=[])
+                if _reaches_launch(retry, functions, extensions, set()):
+                    continue  # it launches its own kernel again (another tile, say): a retry
+                if not _falls_back(handler, torch_names):
+                    continue  # adjusts a setting and loops, logs, re-raises: no result of its own
                 if not (handler.body and isinstance(handler.body[-1], ast.Raise)):
                     reasons.append(
                         f"line {handler.lineno}: `{fn.name}` catches an exception around a "
@@ -205,7 +257,8 @@ def monkey_patching(ctx: GuardContext) -> list[str]:
     if ctx.tree is None:
         return []
     aliases = _module_aliases(ctx.tree)
-    protected = {name for name, top in aliases.items() if top in _PROTECTED_MODULES}
+    protected = _derived_aliases(
+        ctx.tree, {name for name, top in aliases.items() if top in _PROTECTED_MODULES})
     reasons: list[str] = []
     for node in ast.walk(ctx.tree):
         if isinstance(node, ast.Assign | ast.AugAssign | ast.AnnAssign) and _allowed_setting(node):
@@ -236,12 +289,19 @@ _ALLOWED_SETTINGS = ("torch.backends.cudnn.benchmark", "torch.backends.cudnn.det
                      "torch._inductor.config.", "torch._dynamo.config.")
 
 
+# Precision flags may be set to the strict fp32 value (TF32 off): it never relaxes a policy.
+_STRICT_FLAGS = ("torch.backends.cuda.matmul.allow_tf32", "torch.backends.cudnn.allow_tf32")
+
+
 def _allowed_setting(node: ast.Assign | ast.AugAssign | ast.AnnAssign) -> bool:
     targets = node.targets if isinstance(node, ast.Assign) else [node.target]
     texts = [ast.unparse(t) for t in targets]
+    strict = (isinstance(node, ast.Assign) and isinstance(node.value, ast.Constant)
+              and node.value.value is False)
     return all(
         any(text == allowed or (allowed.endswith(".") and text.startswith(allowed))
             for allowed in _ALLOWED_SETTINGS)
+        or (strict and text in _STRICT_FLAGS)
         for text in texts
     )
 
@@ -261,18 +321,23 @@ _ESCAPE_NAMES = frozenset({
     "harness-escape",
     stage="static",
     catches="switching off the harness's observation of a call (private dispatch-mode APIs) or "
-    "hiding which attribute is used (getattr with a computed name on torch, sys or builtins)",
-    how="the source may not name the private dispatch-mode machinery; getattr/setattr on "
-    "torch, sys, os or builtins must use a literal name",
+    "hiding which attribute or module is used (getattr with a computed name on a module, "
+    "sys.modules)",
+    how="the source may not name the private dispatch-mode machinery or sys.modules; "
+    "getattr/setattr/hasattr/delattr on an imported module, or on a name assigned from one, "
+    "must use a literal name",
 )
 def harness_escape(ctx: GuardContext) -> list[str]:
     if ctx.tree is None:
         return []
     aliases = _module_aliases(ctx.tree)
-    watched = {name for name, top in aliases.items() if top in ("torch", "sys", "os", "builtins")}
-    watched |= {"__builtins__"}
+    modules = {name for name, top in aliases.items()}
+    watched = _derived_aliases(ctx.tree, modules | {"__builtins__"})
     reasons: list[str] = []
     for node in ast.walk(ctx.tree):
+        if isinstance(node, ast.Attribute) and node.attr == "modules" and (
+                aliases.get(_root_name(node) or "") == "sys"):
+            reasons.append(f"line {node.lineno}: reaches modules through sys.modules")
         name = node.attr if isinstance(node, ast.Attribute) else (
             node.id if isinstance(node, ast.Name) else None)
         if name in _ESCAPE_NAMES:
@@ -328,6 +393,7 @@ def filesystem_and_dynamic_code(ctx: GuardContext) -> list[str]:
     if ctx.tree is None:
         return []
     reasons: list[str] = []
+    docs = _docstrings(ctx.tree)
     for node in ast.walk(ctx.tree):
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
             if node.func.id == "open":
@@ -337,6 +403,7 @@ def filesystem_and_dynamic_code(ctx: GuardContext) -> list[str]:
         elif (
             isinstance(node, ast.Constant)
             and isinstance(node.value, str)
+            and id(node) not in docs
             and ("/proc/" in node.value or ".kernelwright" in node.value)
         ):
             reasons.append(f"line {getattr(node, 'lineno', '?')}: names {node.value!r}")
@@ -344,6 +411,37 @@ def filesystem_and_dynamic_code(ctx: GuardContext) -> list[str]:
         top = module.split(".")[0]
         if top in _FILESYSTEM_MODULES or top == "importlib":
             reasons.append(f"line {line}: imports {module}")
+    return _dedupe(reasons)
+
+
+# Ways a tensor's data reaches NumPy (or another framework) to be computed on there.
+_ARRAY_ATTRIBUTES = frozenset({"numpy", "__array__", "__array_interface__", "__array_struct__",
+                               "__dlpack__", "to_dlpack", "from_dlpack"})
+_NUMPY_CONSTRUCTORS = frozenset({"asarray", "array", "frombuffer", "from_dlpack", "asanyarray",
+                                 "ascontiguousarray"})
+
+
+@register_check(
+    "numpy-math",
+    stage="static",
+    catches="doing the task's arithmetic in NumPy (or via DLPack elsewhere), which no kernel "
+    "check sees",
+    how="converting tensors to arrays (.numpy(), __array__, __array_interface__, DLPack, "
+    "np.asarray and friends) is refused in the source; at run time conversions during a call "
+    "are counted",
+)
+def numpy_math(ctx: GuardContext) -> list[str]:
+    if ctx.tree is None:
+        return []
+    aliases = _module_aliases(ctx.tree)
+    numpy_names = _derived_aliases(ctx.tree, {n for n, top in aliases.items() if top == "numpy"})
+    reasons: list[str] = []
+    for node in ast.walk(ctx.tree):
+        if isinstance(node, ast.Attribute) and node.attr in _ARRAY_ATTRIBUTES:
+            reasons.append(f"line {node.lineno}: uses `.{node.attr}`")
+        elif (isinstance(node, ast.Attribute) and node.attr in _NUMPY_CONSTRUCTORS
+              and _root_name(node) in numpy_names):
+            reasons.append(f"line {node.lineno}: builds a NumPy array (`{ast.unparse(node)}`)")
     return _dedupe(reasons)
 
 
