@@ -23,17 +23,26 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(skip)
 
 
+@pytest.fixture(scope="session")
+def shared_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One baseline and ceiling cache for the tests of a test process: what it holds is a fact
+    about this machine, and measuring the eager baseline again in every test costs minutes."""
+    return tmp_path_factory.mktemp("kwcache")
+
+
 @pytest.fixture(autouse=True)
 def clean_environ(
-    monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory
+    monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory, shared_cache: Path
 ) -> None:
-    """No TRITON_* or KERNELWRIGHT_* leaks between tests; a private kernelwright home."""
+    """No TRITON_* or KERNELWRIGHT_* leaks between tests; a private kernelwright home (a test
+    about caching sets its own KERNELWRIGHT_CACHE)."""
     import os
 
     for name in list(os.environ):
         if name.startswith(("TRITON_", "KERNELWRIGHT_")):
             monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("KERNELWRIGHT_HOME", str(tmp_path_factory.mktemp("kwhome")))
+    monkeypatch.setenv("KERNELWRIGHT_CACHE", str(shared_cache))
 
 
 @pytest.fixture

@@ -326,8 +326,9 @@ class EvalSession:
         )
 
     def _protected(self) -> tuple[str, ...]:
-        return tuple(p for p in (self.task.path, str(home()),
-                                 str(self._run_dir / "judge") if self._run_dir else "") if p)
+        judge_dir = str(self._run_dir / "judge") if self._run_dir else ""
+        return tuple(
+            p for p in (self.task.path, str(home()), str(cache_dir()), judge_dir) if p)
 
 
 def measure_baselines(
