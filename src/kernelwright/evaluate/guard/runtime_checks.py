@@ -334,8 +334,8 @@ def timed_kernels(ctx: GuardContext) -> list[str]:
     catches="switching TF32 on (or other matmul precision flags) under the fp32 policy, and "
     "computing in half precision, bfloat16 or TF32 under it",
     how="the policy's flags are read back at the end; under fp32 each output's error against a "
-    "float64 run of the reference may be at most 16x the fp32 reference's own (trials and one "
-    "timed call chosen at random)",
+    "float64 run of the reference may be at most 16x the fp32 reference's own (every trial, and "
+    "every timed call read back: all timed batches on the CPU, one chosen at random on a GPU)",
 )
 def precision_policy(ctx: GuardContext) -> list[str]:
     reasons = []
