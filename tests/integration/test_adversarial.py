@@ -3,7 +3,8 @@
 Every solution in tests/fixtures/adversarial is evaluated and must get the verdict its manifest
 entry names, for the reason it names (a guard check, or a message fragment); every solution in
 tests/fixtures/honest must be correct with no violation. Solutions are grouped by task (and by
-time limit), one EvalSession per group, so each task's reference runs once.
+time limit), one EvalSession per group in each test process, so each task's reference runs
+once per process and each solution is evaluated once.
 
 Known holes and false positives are listed in the manifest (``hole`` / ``false_positive``): their
 tests are strict xfails, so closing a hole makes its test pass and the suite asks for the key to
@@ -65,8 +66,11 @@ class Case:
 
     @property
     def group(self) -> tuple[str, float, float]:
-        return (self.task, float(self.spec.get("timeout_s", DEFAULT_TIMEOUT_S)),
-                float(self.spec.get("memory_limit_gb", 0.0)))
+        return (
+            self.task,
+            float(self.spec.get("timeout_s", DEFAULT_TIMEOUT_S)),
+            float(self.spec.get("memory_limit_gb", 0.0)),
+        )
 
     @property
     def known_issue(self) -> str:
@@ -88,9 +92,6 @@ class Outcome:
     leftovers: tuple[str, ...] = ()
     shm_files: tuple[str, ...] = ()
     seconds: float = 0.0
-
-
-_RESULTS: dict[str, Outcome] = {}
 
 
 class _MemoryLimited:
@@ -139,43 +140,65 @@ def _leftover_processes(executor: SubprocessExecutor) -> tuple[str, ...]:
     return tuple(f for f in found if f.split(":", 1)[0] not in spares)
 
 
-def _run_group(key: tuple[str, float, float]) -> None:
-    """Evaluate every runnable case of one group in one session; record the outcomes (and what
-    each candidate left behind: processes, files in /dev/shm)."""
-    task, timeout_s, memory_gb = key
-    cases = [c for c in ATTACKS + HONESTS if c.group == key and _runnable(c)]
-    options = EvalOptions(device="cpu", timeout_s=timeout_s, baselines=False,
-                          cache_baselines=False, trials=3)
-    pending = list(cases)
-    while pending:
-        inner = SubprocessExecutor(prestart=1)
-        executor: Any = _MemoryLimited(inner, int(memory_gb * 2**30)) if memory_gb else inner
-        session = EvalSession(TASKS / f"{task}.py", options, executor=executor)
+class _GroupSession:
+    """One task's session (and its executor) for every case of a group that this test process
+    runs: the reference runs once per group, and each case is evaluated exactly once, whichever
+    test worker takes it."""
+
+    def __init__(self, key: tuple[str, float, float]) -> None:
+        task, timeout_s, memory_gb = key
+        options = EvalOptions(
+            device="cpu", timeout_s=timeout_s, baselines=False, cache_baselines=False, trials=3
+        )
+        self.inner = SubprocessExecutor(prestart=1)
+        self.executor: Any = (
+            _MemoryLimited(self.inner, int(memory_gb * 2**30)) if memory_gb else self.inner
+        )
+        self.session = EvalSession(TASKS / f"{task}.py", options, executor=self.executor)
+
+    def close(self) -> None:
         try:
-            while pending:
-                case = pending.pop(0)
-                shm_before = set(_shm_leftovers())
-                started = time.monotonic()
-                outcome = Outcome()
-                try:
-                    outcome.verdict = session.evaluate(Candidate(case.path.read_text()))
-                except Exception as exc:  # the harness failed: no verdict for this candidate
-                    outcome.error = f"{type(exc).__name__}: {str(exc)[:600]}"
-                outcome.seconds = time.monotonic() - started
-                outcome.leftovers = _leftover_processes(inner)
-                outcome.shm_files = tuple(sorted(set(_shm_leftovers()) - shm_before))
-                for name in outcome.shm_files:
-                    try:
-                        os.unlink(f"/dev/shm/{name}")
-                    except OSError:
-                        pass
-                _RESULTS[case.solution] = outcome
-                _report(case, outcome)
-                if outcome.error:
-                    break  # a fresh session for the rest: nothing may leak between candidates
+            self.session.close()
         finally:
-            session.close()
-            executor.close()
+            self.executor.close()
+
+
+_SESSIONS: dict[tuple[str, float, float], _GroupSession] = {}
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _close_sessions() -> Any:
+    yield
+    while _SESSIONS:
+        _SESSIONS.popitem()[1].close()
+
+
+def _evaluate(case: Case) -> Outcome:
+    """Evaluate one case in its group's session; record what it left behind (processes, files
+    in /dev/shm). A harness failure closes the session: nothing may leak into the next case."""
+    group = _SESSIONS.get(case.group)
+    if group is None:
+        group = _SESSIONS[case.group] = _GroupSession(case.group)
+    shm_before = set(_shm_leftovers())
+    started = time.monotonic()
+    outcome = Outcome()
+    try:
+        outcome.verdict = group.session.evaluate(Candidate(case.path.read_text()))
+    except Exception as exc:  # the harness failed: no verdict for this candidate
+        outcome.error = f"{type(exc).__name__}: {str(exc)[:600]}"
+    outcome.seconds = time.monotonic() - started
+    outcome.leftovers = _leftover_processes(group.inner)
+    outcome.shm_files = tuple(sorted(set(_shm_leftovers()) - shm_before))
+    for name in outcome.shm_files:
+        try:
+            os.unlink(f"/dev/shm/{name}")
+        except OSError:
+            pass
+    if outcome.error:
+        del _SESSIONS[case.group]
+        group.close()
+    _report(case, outcome)
+    return outcome
 
 
 def _report(case: Case, outcome: Outcome) -> None:
@@ -188,25 +211,23 @@ def _report(case: Case, outcome: Outcome) -> None:
     v = outcome.verdict
     timing = v.timing if v is not None else None
     line = {
-        "solution": case.solution, "kind": case.kind, "class": case.spec.get("class"),
-        "expect": case.spec.get("expect", "correct"), "known_issue": bool(case.known_issue),
+        "solution": case.solution,
+        "kind": case.kind,
+        "class": case.spec.get("class"),
+        "expect": case.spec.get("expect", "correct"),
+        "known_issue": bool(case.known_issue),
         "status": v.status.value if v is not None else "no verdict",
         "checks": sorted({x.check for x in v.violations}) if v is not None else [],
         "message": (v.message if v is not None else outcome.error)[:300],
         "median_ms": timing.candidate.median_ms if timing and timing.candidate else None,
         "launch_ms": timing.launch_ms if timing else None,
         "labels": list(v.labels) if v is not None else [],
-        "leftovers": list(outcome.leftovers), "shm_files": list(outcome.shm_files),
+        "leftovers": list(outcome.leftovers),
+        "shm_files": list(outcome.shm_files),
         "seconds": round(outcome.seconds, 1),
     }
     with open(path, "a") as f:
         f.write(json.dumps(line) + "\n")
-
-
-def _outcome(case: Case) -> Outcome:
-    if case.solution not in _RESULTS:
-        _run_group(case.group)
-    return _RESULTS[case.solution]
 
 
 def _params(cases: list[Case]) -> list[Any]:
@@ -228,8 +249,10 @@ def _describe(outcome: Outcome) -> str:
     timing = v.timing
     median = timing.candidate.median_ms if timing and timing.candidate else None
     checks = sorted({x.check for x in v.violations})
-    return (f"{v.status.value}: {v.message[:300]} | checks {checks} | median {median} ms, "
-            f"launch {timing.launch_ms if timing else None} ms")
+    return (
+        f"{v.status.value}: {v.message[:300]} | checks {checks} | median {median} ms, "
+        f"launch {timing.launch_ms if timing else None} ms"
+    )
 
 
 def _expected_statuses(spec: dict[str, Any]) -> list[str]:
@@ -239,7 +262,7 @@ def _expected_statuses(spec: dict[str, Any]) -> list[str]:
 
 @pytest.mark.parametrize("case", _params(ATTACKS))
 def test_attack_is_refused_for_the_right_reason(case: Case) -> None:
-    outcome = _outcome(case)
+    outcome = _evaluate(case)
     spec = case.spec
     assert not outcome.leftovers, f"processes left running: {outcome.leftovers}"
     assert not outcome.shm_files, f"files left in /dev/shm: {outcome.shm_files}"
@@ -258,11 +281,13 @@ def test_attack_is_refused_for_the_right_reason(case: Case) -> None:
         median = v.timing.candidate.median_ms if v.timing.candidate else None
         if "min_median_ms" in spec:
             assert median is not None and median >= spec["min_median_ms"], (
-                f"the time in the verdict is not the judge's measure of the work: {seen}")
+                f"the time in the verdict is not the judge's measure of the work: {seen}"
+            )
         if spec.get("trusted_times"):
             launch = v.timing.launch_ms
             assert launch is None or (median and launch >= 0.01 * median), (
-                f"a time the candidate's process reported reached the verdict: {seen}")
+                f"a time the candidate's process reported reached the verdict: {seen}"
+            )
     elif "message" in spec:
         assert spec["message"] in v.message, f"'{spec['message']}' not in: {seen}"
     assert not v.correct or v.status is Status.CORRECT
@@ -270,7 +295,7 @@ def test_attack_is_refused_for_the_right_reason(case: Case) -> None:
 
 @pytest.mark.parametrize("case", _params(HONESTS))
 def test_honest_solution_is_accepted(case: Case) -> None:
-    outcome = _outcome(case)
+    outcome = _evaluate(case)
     assert not outcome.leftovers, f"processes left running: {outcome.leftovers}"
     assert outcome.verdict is not None, _describe(outcome)
     v = outcome.verdict
@@ -300,7 +325,8 @@ def test_suite_covers_every_class() -> None:
         assert match, f"{case.solution}: name it <task>__<class>_<short_name>.py"
         assert int(match.group(1)) == case.spec["class"], case.solution
         assert f"Class {case.spec['class']}" in case.path.read_text().split('"""')[1], (
-            f"{case.solution}: the docstring must name the attack's class")
+            f"{case.solution}: the docstring must name the attack's class"
+        )
         per_class[case.spec["class"]] += 1
     assert set(per_class) == set(range(1, 9)), per_class
     assert all(n >= 3 for n in per_class.values()), per_class
