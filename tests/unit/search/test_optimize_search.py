@@ -1,0 +1,54 @@
+"""``optimize_task`` in each search mode with a synthetic judge: the summary's tree and
+``pruned_equivalent``, the report's pruning line, run ids per mode."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from doubles.judges import synthetic_judge
+
+from kernelwright.archive import Archive
+from kernelwright.errors import ConfigError
+from kernelwright.evaluate import EvalOptions
+from kernelwright.optimize import OptimizeOptions, optimize_task, run_id_for, summarise
+from kernelwright.records import Candidate
+from kernelwright.search import Budget
+
+
+def options(search: str) -> OptimizeOptions:
+    return OptimizeOptions(EvalOptions(device="cpu"), isolate_capture=False, search=search)
+
+
+@pytest.mark.parametrize("search", ["mcts", "evolution"])
+def test_the_summary_holds_the_tree_and_the_report_the_pruning(
+    softmax_plan, tmp_path: Path, search: str
+) -> None:  # type: ignore[no-untyped-def]
+    calls: list[Candidate] = []
+    result = optimize_task(
+        softmax_plan.task,
+        options(search),
+        Budget(candidates=5),
+        tmp_path / "out",
+        Archive(tmp_path / "a.sqlite"),
+        evaluate_fn=synthetic_judge(lambda d, p: 1.0, calls),
+    )
+    summary = summarise(result)
+    assert summary["evaluated"] == len(calls) == 5 and summary["pruned_equivalent"] == 0
+    tree = summary["tree"]
+    ids = [n["id"] for n in tree]
+    assert len(tree) == 5 and tree[0]["parent"] is None
+    assert any(n["parent"] in ids for n in tree)  # something was derived from a candidate
+    report = (tmp_path / "out" / "report.md").read_text()
+    assert "equivalence pruning saved 0 evaluation(s)" in report and "## Search tree" in report
+
+
+def test_each_mode_has_its_own_run_and_staged_keeps_its_id(softmax_plan) -> None:  # type: ignore[no-untyped-def]
+    task = softmax_plan.task
+    ids = {m: run_id_for(task, options(m), "cpu", "small") for m in ("staged", "mcts", "evolution")}
+    assert len(set(ids.values())) == 3
+    assert ids["staged"] == run_id_for(
+        task, OptimizeOptions(EvalOptions(device="cpu")), "cpu", "small"
+    )
+    with pytest.raises(ConfigError, match="--search 'beam'"):
+        options("beam")
