@@ -16,6 +16,7 @@ from kernelwright.evaluate import EvalOptions
 from kernelwright.records import Candidate
 from kernelwright.search import Budget, Proposal, run_search
 from kernelwright.skills.base import skill_from_dict
+from kernelwright.skills.stats import skill_stats
 
 
 def with_params(design: Design, **params: int) -> Design:
@@ -112,6 +113,7 @@ def test_an_equivalent_proposal_reuses_the_verdict_and_costs_no_evaluation(
     # archived with its flag: a resumed run counts two evaluations, not three
     records = archive.history(pointwise_plan.task.sha256, "run-1")
     assert len(records) == 3 and [r.candidate.params["g0.BLOCK"] for r in records][1] == 4096
+    assert skill_stats(archive)["elementwise-flat"].applied == 2  # a reused verdict is no data
     calls.clear()
     again = run(2)
     assert calls == [] and again.evaluated == 2 and again.reused == 1
