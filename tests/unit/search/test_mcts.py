@@ -14,6 +14,8 @@ from kernelwright.records import Candidate
 from kernelwright.search import Budget, Trial, run_search
 from kernelwright.search.decisions import DecisionSpace
 from kernelwright.search.mcts import MCTSProposer, _Tree
+from kernelwright.search.templates import TemplateProposer
+from kernelwright.tuning.strategies import get_strategy
 
 
 def onepass_fast(design, params) -> float:  # type: ignore[no-untyped-def]
@@ -78,6 +80,25 @@ def test_parents_are_archived_and_the_same_seed_resumes_with_the_same_proposal(
 ) -> None:  # type: ignore[no-untyped-def]
     whole, _ = search(softmax_plan, Archive(tmp_path / "whole.sqlite"), 8)
     archive = Archive(tmp_path / "cut.sqlite")
+    staged = run_search(  # the archive already holds some of the same sources, other parents
+        softmax_plan.task,
+        TemplateProposer(
+            softmax_plan.designs,
+            softmax_plan.render,
+            softmax_plan.library,
+            get_strategy("neighbours"),
+            structures=1,
+        ),
+        EvalOptions(device="cpu"),
+        archive,
+        Budget(candidates=12),
+        "staged",
+        evaluate_fn=synthetic_judge(onepass_fast, []),
+    )
+    shared = {t.candidate.source for t in staged.trials} & {
+        t.candidate.source for t in whole.trials
+    }
+    assert len(shared) > 1
     search(softmax_plan, archive, 5)  # killed after 5 evaluations ...
     resumed, calls = search(softmax_plan, archive, 8)  # ... and run again: 3 more
     assert len(calls) == 3
