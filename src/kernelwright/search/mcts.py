@@ -125,31 +125,22 @@ class MCTSProposer:
                     return move[0], node, move[1]
                 open_children = [c for c in node.children if not c.exhausted]
                 if not open_children:
+                    # nothing left below: widen past the limit, or give the node up
+                    move = self._widen(tree, node, seed, force=True)
+                    if move is not None:
+                        return move[0], node, move[1]
                     node.exhausted = True
                     break
-                node = max(open_children, key=lambda c: self._score(node, c, len(open_children)))
+                node = max(open_children, key=lambda c: self._score(node, c))
         return None
 
-    def _widen(self, tree: _Tree, node: Node, seed: int) -> Move | None:
-        """The next untried move of ``node`` when it may hold another child."""
+    def _widen(self, tree: _Tree, node: Node, seed: int, force: bool = False) -> Move | None:
+        """The next untried move of ``node`` when it may hold another child (``force``: even
+        past the widening limit)."""
         if node is tree.root:
-            untried = [
-                (d, f"structure {i + 1}/{len(self.space.structures)}")
-                for i, d in enumerate(self.space.structures)
-                if self._untried(tree, d)
-            ]
-            if not untried:
-                return None
-            # an untried structure is played when its PUCT score beats every tried child's
-            best_open = max(
-                (self._score(node, c, 0) for c in node.children if not c.exhausted),
-                default=-math.inf,
-            )
-            design, label = untried[0]
-            fresh = Node(design, "", node, prior=tree.prior_of(self.space.key(design)))
-            return (design, label) if self._score(node, fresh, 0) >= best_open else None
+            return self._next_structure(tree, force)
         allowed = math.ceil(self.widening * max(node.visits, 1) ** self.alpha)
-        if node.candidate_id is None or len(node.children) >= allowed:
+        if node.candidate_id is None or (len(node.children) >= allowed and not force):
             return None
         assert node.design is not None
         moves = self.space.parameter_moves(node.design)
@@ -159,13 +150,31 @@ class MCTSProposer:
                 return design, label
         return None
 
+    def _next_structure(self, tree: _Tree, force: bool) -> Move | None:
+        """The best-ranked untried structure, when its PUCT score (first-play urgency and its
+        prior) beats every open child of the root, or when ``force``."""
+        count = len(self.space.structures)
+        for i, design in enumerate(self.space.structures):
+            if not self._untried(tree, design):
+                continue
+            if not force:
+                fresh = Node(design, "", tree.root, prior=tree.prior_of(self.space.key(design)))
+                open_scores = [
+                    self._score(tree.root, c) for c in tree.root.children if not c.exhausted
+                ]
+                if open_scores and self._score(tree.root, fresh) < max(open_scores):
+                    return None
+            return design, f"structure {i + 1}/{count}"
+        return None
+
     def _untried(self, tree: _Tree, design: Design) -> bool:
         key = self.space.key(design)
         return key not in tree.nodes and key not in self._unrenderable
 
-    def _score(self, parent: Node, child: Node, siblings: int) -> float:
-        """Q + c * P * sqrt(N(parent)) / (1 + N(child)); ``siblings`` > 0: uniform prior."""
-        prior = 1.0 / siblings if siblings else child.prior
+    def _score(self, parent: Node, child: Node) -> float:
+        """Q + c * P * sqrt(N(parent)) / (1 + N(child)); P is the ranking's prior under the
+        root and uniform among a design's children."""
+        prior = child.prior if parent.parent is None else 1.0 / max(len(parent.children), 1)
         q = child.mean if child.visits else parent.mean
         return q + self.exploration * prior * math.sqrt(max(parent.visits, 1)) / (1 + child.visits)
 

@@ -110,3 +110,12 @@ def test_parents_are_archived_and_the_same_seed_resumes_with_the_same_proposal(
     parents = [r.candidate.parent for r in records]
     assert any(p is not None for p in parents)
     assert all(p is None or p in ids[: ids.index(c)] for p, c in zip(parents, ids, strict=True))
+
+
+def test_mcts_evaluates_each_kernel_of_a_small_space_once_then_stops(pointwise_plan) -> None:  # type: ignore[no-untyped-def]
+    # elementwise-flat on 800 elements: BLOCK 256, 512 or >= 1024 (one kernel), WARPS 2, 4, 8
+    result, calls = search(pointwise_plan, Archive(":memory:"), 30)
+    assert result.stopped == "proposer exhausted"
+    assert len(calls) == 9 and result.pruned_equivalent == 0
+    kernels = {(p["g0.WARPS"], min(p["g0.BLOCK"], 1024)) for p in (c.params for c in calls)}
+    assert len(kernels) == 9
