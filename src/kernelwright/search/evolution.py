@@ -3,7 +3,8 @@
     seed population   the ranked structures (``DecisionSpace.structures``) until ``population``
                       of them are judged
     survivors         the ``population`` fittest designs judged so far (truncation; fitness is
-                      ``decisions.value``: 0 when incorrect)
+                      ``decisions.value``: 0 when incorrect); once every offspring they can
+                      have was tried, the whole population
     parents           tournaments of ``tournament`` survivors: the fitter wins
     crossover         with probability ``crossover``, when two survivors of the same groups differ
                       in more than one: each group's choice (structure and parameters) from
@@ -86,20 +87,24 @@ class EvolutionProposer:
                     proposals.append(p)
             if proposals or not members:
                 return proposals
-        survivors = sorted(members, key=lambda m: -m.fitness)[: self.population]
+        ranked = sorted(members, key=lambda m: -m.fitness)
         rng = random.Random(f"{seed}:{len(history)}")
-        for _ in range(n * ATTEMPTS_PER_PROPOSAL):
-            if len(proposals) >= n:
+        # the survivors; when every offspring they can have was tried, the whole population
+        for pool in (ranked[: self.population], ranked):
+            for _ in range(n * ATTEMPTS_PER_PROPOSAL):
+                if len(proposals) >= n:
+                    return proposals
+                parent = self._tournament(pool, rng)
+                child = self._offspring(parent, pool, rng)
+                if child is None or self.space.key(child[0]) in known:
+                    continue
+                known.add(self.space.key(child[0]))
+                note = f"evolution: {child[1]} (from #{parent.candidate_id})"
+                p = render_proposal(child[0], self.render, note, parent.candidate_id, self.skipped)
+                if p is not None:
+                    proposals.append(p)
+            if proposals:
                 break
-            parent = self._tournament(survivors, rng)
-            child = self._offspring(parent, survivors, rng)
-            if child is None or self.space.key(child[0]) in known:
-                continue
-            known.add(self.space.key(child[0]))
-            note = f"evolution: {child[1]} (from #{parent.candidate_id})"
-            p = render_proposal(child[0], self.render, note, parent.candidate_id, self.skipped)
-            if p is not None:
-                proposals.append(p)
         return proposals
 
     def _population(self, history: Sequence[Trial]) -> tuple[list[Member], set[str]]:
@@ -111,9 +116,10 @@ class EvolutionProposer:
             design = design_of(t)
             if design is None:
                 continue
-            known.add(self.space.key(design))
-            if not t.refused:
+            key = self.space.key(design)
+            if key not in known and not t.refused:  # an equivalent is the same member
                 members.append(Member(design, t.candidate_id, value(t.verdict, reference)))
+            known.add(key)
         return members, known
 
     def _tournament(self, survivors: Sequence[Member], rng: random.Random) -> Member:

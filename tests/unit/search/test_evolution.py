@@ -104,3 +104,11 @@ def test_a_resumed_run_proposes_what_the_whole_run_did(softmax_plan, tmp_path: P
     assert [t.candidate.source for t in resumed.trials] == [
         t.candidate.source for t in whole.trials
     ]
+
+
+def test_evolution_reaches_every_kernel_of_a_small_space(pointwise_plan) -> None:  # type: ignore[no-untyped-def]
+    # elementwise-flat on 800 elements: BLOCK 256, 512 or >= 1024 (one kernel), WARPS 2, 4, 8
+    result, calls = evolve(pointwise_plan, Archive(":memory:"), 30, crossover=0.5)
+    assert result.stopped == "proposer exhausted" and len(calls) == 9
+    kernels = {(p["g0.WARPS"], min(p["g0.BLOCK"], 1024)) for p in (c.params for c in calls)}
+    assert len(kernels) == 9
