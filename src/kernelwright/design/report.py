@@ -152,7 +152,7 @@ def report_markdown(result: Any) -> str:
     search = result.search
     lines += [
         f"- run `{result.run_id}` on {result.device} at the task's {result.size} size",
-        f"- candidates evaluated: {len(result.trials)}"
+        f"- candidates evaluated: {search.evaluated if search else len(result.trials)}"
         + (f" (stopped: {search.stopped}; {search.pruned} duplicates pruned)" if search else ""),
     ]
     if search is not None:

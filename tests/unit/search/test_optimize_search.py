@@ -52,3 +52,25 @@ def test_each_mode_has_its_own_run_and_staged_keeps_its_id(softmax_plan) -> None
     )
     with pytest.raises(ConfigError, match="--search 'beam'"):
         options("beam")
+
+
+def test_staged_tuning_reuses_the_verdict_of_a_block_past_the_shape(
+    pointwise_plan, tmp_path: Path
+) -> None:  # type: ignore[no-untyped-def]
+    calls: list[Candidate] = []
+    result = optimize_task(
+        pointwise_plan.task,
+        options("staged"),
+        Budget(candidates=6),
+        tmp_path / "out",
+        Archive(tmp_path / "a.sqlite"),
+        evaluate_fn=synthetic_judge(lambda d, p: 1.0, calls),
+    )
+    summary = summarise(result)
+    saved = summary["pruned_equivalent"]
+    assert saved >= 1 and summary["evaluated"] == len(calls) == 6
+    assert len(summary["tree"]) == 6 + saved  # the reused ones are candidates of the run too
+    # six different kernels: BLOCK past the 1024 the 800 elements pad to is not one more
+    assert len({(c.params["g0.WARPS"], min(c.params["g0.BLOCK"], 1024)) for c in calls}) == 6
+    report = (tmp_path / "out" / "report.md").read_text()
+    assert f"equivalence pruning saved {saved} evaluation(s)" in report
