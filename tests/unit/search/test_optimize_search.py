@@ -3,12 +3,15 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 from doubles.judges import synthetic_judge
+from typer.testing import CliRunner
 
 from kernelwright.archive import Archive
+from kernelwright.cli import app
 from kernelwright.errors import ConfigError
 from kernelwright.evaluate import EvalOptions
 from kernelwright.optimize import OptimizeOptions, optimize_task, run_id_for, summarise
@@ -41,6 +44,12 @@ def test_the_summary_holds_the_tree_and_the_report_the_pruning(
     assert any(n["parent"] in ids for n in tree)  # something was derived from a candidate
     report = (tmp_path / "out" / "report.md").read_text()
     assert "equivalence pruning saved 0 evaluation(s)" in report and "## Search tree" in report
+    # the archive gives the same tree back
+    args = ["archive", "tree", result.run_id, "--archive", str(tmp_path / "a.sqlite")]
+    exported = CliRunner().invoke(app, args)
+    assert exported.exit_code == 0, exported.output
+    edges = [(n["id"], n["parent"]) for n in json.loads(exported.stdout)]
+    assert edges == [(n["id"], n["parent"]) for n in tree]
 
 
 def test_each_mode_has_its_own_run_and_staged_keeps_its_id(softmax_plan) -> None:  # type: ignore[no-untyped-def]
