@@ -148,6 +148,7 @@ def test_constraints_example_in_the_docs_loads(tmp_path):
 
 
 def test_the_runs_precision_policy_reaches_every_prompt(task, archive, replies):
+    from kernelwright.agents import StaticSkills
     from kernelwright.records import Precision
 
     model = ScriptedChatModel([replies["plan"], replies["debugger_right"]])
@@ -162,6 +163,7 @@ def test_the_runs_precision_policy_reaches_every_prompt(task, archive, replies):
         run_id="r",
         precision=Precision.BF16,
         chat_model=model,
+        skills=StaticSkills(),
     )
     proposer.ask(task, [], 1, 0)
     systems = [request[0].content for request in model.requests]
