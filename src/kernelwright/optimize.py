@@ -81,7 +81,8 @@ class OptimizeOptions:
 
     Raises:
         ConfigError: the constraints require another precision than ``evaluation``'s,
-            ``evaluation`` carries other constraints, or ``search`` is not a known mode.
+            ``evaluation`` carries other constraints, or ``search`` is not a known mode or
+            is given with ``llm``.
     """
 
     evaluation: EvalOptions = field(default_factory=EvalOptions)
@@ -97,6 +98,11 @@ class OptimizeOptions:
         if self.search not in SEARCH_MODES:
             raise ConfigError(
                 f"--search {self.search!r} is not one of {', '.join(SEARCH_MODES)}"
+            )
+        if self.llm is not None and self.search != "staged":
+            raise ConfigError(
+                f"--search {self.search} searches the templates' designs, and with --llm the "
+                "LLM proposes instead; drop one of them"
             )
         if self.constraints is None:
             return

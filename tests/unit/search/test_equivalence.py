@@ -133,3 +133,36 @@ def test_without_an_equivalence_only_the_source_prunes(pointwise_plan, tmp_path:
         evaluate_fn=synthetic_judge(lambda d, p: 1.0, calls),
     )
     assert len(calls) == 2 and result.pruned_equivalent == 0
+
+
+@pytest.mark.parametrize(
+    ("plan_name", "group_index", "param"),
+    [
+        ("pointwise_plan", 0, "BLOCK"),
+        ("two_group_plan", 1, "BLOCK_N"),
+        ("two_group_plan", 1, "ROWS"),
+    ],
+)
+def test_every_declared_extent_is_clamped_by_its_template(
+    request: pytest.FixtureRequest, plan_name: str, group_index: int, param: str
+) -> None:
+    plan = request.getfixturevalue(plan_name)
+    design = plan.designs[0]
+    choice = design.choices[group_index]
+    declared = next(p for p in plan.library.get(choice.skill).params if p.name == param)
+    assert declared.extent
+    value = declared.values[-1]
+    choices = list(design.choices)
+    choices[group_index] = choice.with_params({**choice.params, param: value})
+    source = plan.render(Design(tuple(choices)))
+    assert f"min({value}, triton.next_power_of_2(" in source
+
+
+def test_only_the_declared_parameters_have_an_extent(pointwise_plan) -> None:  # type: ignore[no-untyped-def]
+    """A parameter given an extent must join the clamp test above (equivalence trusts it)."""
+    with_extent = {(s.id, p.name) for s in pointwise_plan.library for p in s.params if p.extent}
+    assert with_extent == {
+        ("elementwise-flat", "BLOCK"),
+        ("scan-rows", "BLOCK_N"),
+        ("scan-rows", "ROWS"),
+    }

@@ -14,7 +14,7 @@ from kernelwright.archive import Archive
 from kernelwright.cli import app
 from kernelwright.errors import ConfigError
 from kernelwright.evaluate import EvalOptions
-from kernelwright.optimize import OptimizeOptions, optimize_task, run_id_for, summarise
+from kernelwright.optimize import LLMConfig, OptimizeOptions, optimize_task, run_id_for, summarise
 from kernelwright.records import Candidate
 from kernelwright.search import Budget
 
@@ -61,6 +61,8 @@ def test_each_mode_has_its_own_run_and_staged_keeps_its_id(softmax_plan) -> None
     )
     with pytest.raises(ConfigError, match="--search 'beam'"):
         options("beam")
+    with pytest.raises(ConfigError, match="with --llm the LLM proposes instead"):
+        OptimizeOptions(search="mcts", llm=LLMConfig("openai:gpt-4o"))
 
 
 def test_staged_tuning_reuses_the_verdict_of_a_block_past_the_shape(
