@@ -96,9 +96,7 @@ class OptimizeOptions:
 
     def __post_init__(self) -> None:
         if self.search not in SEARCH_MODES:
-            raise ConfigError(
-                f"--search {self.search!r} is not one of {', '.join(SEARCH_MODES)}"
-            )
+            raise ConfigError(f"--search {self.search!r} is not one of {', '.join(SEARCH_MODES)}")
         if self.llm is not None and self.search != "staged":
             raise ConfigError(
                 f"--search {self.search} searches the templates' designs, and with --llm the "
@@ -210,8 +208,13 @@ def optimize_task(
         )
     except KeyboardInterrupt:  # write out what is done; the archive lets a rerun resume
         so_far = OptimizeResult(
-            task_obj, run_id, device, size, judged.precision,
-            _so_far(task_obj, archive, run_id), plan,
+            task_obj,
+            run_id,
+            device,
+            size,
+            judged.precision,
+            _so_far(task_obj, archive, run_id),
+            plan,
         )
         _write(so_far, out_dir, archive)
         raise OptimizeInterrupted(so_far) from None
