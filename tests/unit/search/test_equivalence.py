@@ -3,6 +3,7 @@ one candidate; the controller evaluates one and reuses its verdict for the other
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -135,34 +136,75 @@ def test_without_an_equivalence_only_the_source_prunes(pointwise_plan, tmp_path:
     assert len(calls) == 2 and result.pruned_equivalent == 0
 
 
-@pytest.mark.parametrize(
-    ("plan_name", "group_index", "param"),
-    [
-        ("pointwise_plan", 0, "BLOCK"),
-        ("two_group_plan", 1, "BLOCK_N"),
-        ("two_group_plan", 1, "ROWS"),
-    ],
-)
+# (plan, design, group, skill, parameter, how its template launches it: ``min(VALUE, ...`` up to
+# the next power of two of the extent)
+CLAMPS = [
+    (
+        "pointwise_plan",
+        0,
+        0,
+        "elementwise-flat",
+        "BLOCK",
+        r"min\(V, triton\.next_power_of_2\(max\(n_elements, 1\)\)\)",
+    ),
+    (
+        "two_group_plan",
+        0,
+        1,
+        "scan-rows",
+        "BLOCK_N",
+        r"min\(V, triton\.next_power_of_2\(n_scan\)\)",
+    ),
+    ("two_group_plan", 0, 1, "scan-rows", "ROWS", r"min\(V, triton\.next_power_of_2\(n_rows\)\)"),
+    (
+        "softmax_plan",
+        0,
+        0,
+        "row-onepass",
+        "ROWS",
+        r"min\(V, max\(1, \d+ // BLOCK_N\), triton\.next_power_of_2\(n_rows\)\)",
+    ),
+    (
+        "softmax_plan",
+        1,
+        0,
+        "row-looped",
+        "LOOP_BLOCK",
+        r"min\(V, triton\.next_power_of_2\(n_cols\)\)",
+    ),
+    (
+        "softmax_plan",
+        1,
+        0,
+        "row-looped",
+        "LOOP_ROWS",
+        r"min\(V, triton\.next_power_of_2\(n_rows\)\)",
+    ),
+]
+
+
+@pytest.mark.parametrize(("plan_name", "index", "group", "skill", "param", "clamp"), CLAMPS)
 def test_every_declared_extent_is_clamped_by_its_template(
-    request: pytest.FixtureRequest, plan_name: str, group_index: int, param: str
+    request: pytest.FixtureRequest,
+    plan_name: str,
+    index: int,
+    group: int,
+    skill: str,
+    param: str,
+    clamp: str,
 ) -> None:
     plan = request.getfixturevalue(plan_name)
-    design = plan.designs[0]
-    choice = design.choices[group_index]
-    declared = next(p for p in plan.library.get(choice.skill).params if p.name == param)
-    assert declared.extent
-    value = declared.values[-1]
+    design = plan.designs[index]
+    choice = design.choices[group]
+    assert choice.skill == skill
+    value = 777  # a value no default has, to find it in the source
     choices = list(design.choices)
-    choices[group_index] = choice.with_params({**choice.params, param: value})
+    choices[group] = choice.with_params({**choice.params, param: value})
     source = plan.render(Design(tuple(choices)))
-    assert f"min({value}, triton.next_power_of_2(" in source
+    assert re.search(clamp.replace("V", str(value)), source), source
 
 
-def test_only_the_declared_parameters_have_an_extent(pointwise_plan) -> None:  # type: ignore[no-untyped-def]
-    """A parameter given an extent must join the clamp test above (equivalence trusts it)."""
+def test_every_extent_is_in_the_clamp_test(pointwise_plan) -> None:  # type: ignore[no-untyped-def]
+    """Equivalence trusts a declared extent: each one must be checked against its template."""
     with_extent = {(s.id, p.name) for s in pointwise_plan.library for p in s.params if p.extent}
-    assert with_extent == {
-        ("elementwise-flat", "BLOCK"),
-        ("scan-rows", "BLOCK_N"),
-        ("scan-rows", "ROWS"),
-    }
+    assert with_extent == {(skill, param) for _, _, _, skill, param, _ in CLAMPS}
