@@ -14,10 +14,12 @@ Notation, per node s:
     P(s)   the policy prior: the ranking's for structures, uniform among a node's children
 
     select  a = argmax_a  Q(a) + c * P(a) * sqrt(N(s)) / (1 + N(a))
-    widen   a design node may hold ceil(k * N(s) ** alpha) children; below that, the next
-            untried move (in an order fixed by the seed) is the proposal
+    widen   a design node may hold ceil(k * N(s) ** alpha) children (more once all of them
+            are exhausted); below that, its next untried move (in an order fixed by the seed
+            and the node) is the proposal; the root plays its best-ranked untried structure
+            when that one's score beats every tried structure's
 
-Every evaluation is a leaf's value backed up to the root. The tree is rebuilt from the history
+Each candidate's value is backed up from its node to the root. The tree is rebuilt from the history
 on every ask: a trial's node is its design's canonical key and its parent the candidate it names
 (``Candidate.parent``), so a resumed run rebuilds the same tree and the same seed gives the same
 proposals. Proposals of one batch are added as failures (a virtual loss) so they spread out.
