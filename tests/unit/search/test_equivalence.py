@@ -183,7 +183,11 @@ CLAMPS = [
 ]
 
 
-@pytest.mark.parametrize(("plan_name", "index", "group", "skill", "param", "clamp"), CLAMPS)
+@pytest.mark.parametrize(
+    ("plan_name", "index", "group", "skill", "param", "clamp"),
+    CLAMPS,
+    ids=[f"{skill}.{param}" for _, _, _, skill, param, _ in CLAMPS],
+)
 def test_every_declared_extent_is_clamped_by_its_template(
     request: pytest.FixtureRequest,
     plan_name: str,
