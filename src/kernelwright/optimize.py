@@ -1,9 +1,18 @@
 """``optimize_task``: turn a task into verified, faster kernels, with no LLM (or with one).
 
     capture -> lower -> fuse -> skills per group -> ranked designs (stage 1: structure)
-      -> run_search(TemplateProposer): evaluate each through the harness, archive it
-      -> stage 2: tune the best structure's parameters (a tuning strategy: neighbours-then-bo)
+      -> run_search(proposer): evaluate each through the harness, archive it
       -> DIR/best.py, DIR/report.md, DIR/candidates/
+
+The proposer is the search mode (``OptimizeOptions.search``):
+
+    staged      the ranked structures, then a tuning strategy over the best one's parameters
+                (neighbours-then-bo by default): ``search.templates``
+    mcts        a tree of design decisions searched by PUCT: ``search.mcts``
+    evolution   a population of designs, one-decision mutations, crossover: ``search.evolution``
+
+In every mode, proposals that render to the same kernel at the task's shapes as an evaluated
+candidate reuse its verdict instead of an evaluation (``DesignPlan.candidate_key``).
 
 Options are one ``EvalOptions`` (how every candidate is judged) plus what only a search has.
 A constraints file binds every proposer: its precision must be the run's policy (checked before
@@ -39,6 +48,9 @@ from kernelwright.search.controller import (
 from kernelwright.search.proposer import Proposer, Trial, fastest_correct
 from kernelwright.tuning.strategies.base import Strategy
 
+# The values of ``--search``: how the designs are searched (see the module docstring).
+SEARCH_MODES = ("staged", "mcts", "evolution")
+
 
 @dataclass(frozen=True, slots=True)
 class LLMConfig:
@@ -65,10 +77,12 @@ class OptimizeOptions:
         isolate_capture: capture the graph in a child process.
         resume: continue this run id instead of the deterministic one.
         llm: use an LLM proposer (seeded with the templates' best designs) instead.
+        search: how the templates' designs are searched: one of :data:`SEARCH_MODES`.
 
     Raises:
-        ConfigError: the constraints require another precision than ``evaluation``'s, or
-            ``evaluation`` carries other constraints.
+        ConfigError: the constraints require another precision than ``evaluation``'s,
+            ``evaluation`` carries other constraints, or ``search`` is not a known mode or
+            is given with ``llm``.
     """
 
     evaluation: EvalOptions = field(default_factory=EvalOptions)
@@ -78,8 +92,16 @@ class OptimizeOptions:
     isolate_capture: bool = True
     resume: str | None = None
     llm: LLMConfig | None = None
+    search: str = "staged"
 
     def __post_init__(self) -> None:
+        if self.search not in SEARCH_MODES:
+            raise ConfigError(f"--search {self.search!r} is not one of {', '.join(SEARCH_MODES)}")
+        if self.llm is not None and self.search != "staged":
+            raise ConfigError(
+                f"--search {self.search} searches the templates' designs, and with --llm the "
+                "LLM proposes instead; drop one of them"
+            )
         if self.constraints is None:
             return
         if self.evaluation.constraints not in (None, self.constraints):
@@ -118,6 +140,8 @@ class OptimizeResult:
 def run_id_for(task: Task, options: OptimizeOptions, device: str, size: str) -> str:
     """The deterministic run id of (task text, device, precision, size, proposer, constraints)."""
     proposer = f"llm:{options.llm.spec}" if options.llm else "templates"
+    if options.llm is None and options.search != "staged":
+        proposer += f":{options.search}"  # a staged run keeps the id it always had
     parts = [task.sha256, device, options.evaluation.precision.value, size, proposer]
     if options.constraints is not None:
         parts.append(options.constraints.fingerprint)
@@ -172,6 +196,7 @@ def optimize_task(
             seed=judged.seed or 0,
             on_event=on_event,
             evaluate_fn=judge,
+            equivalence=plan.candidate_key,
             run_config={
                 "proposer": proposer.name,
                 "device": device,
@@ -183,8 +208,13 @@ def optimize_task(
         )
     except KeyboardInterrupt:  # write out what is done; the archive lets a rerun resume
         so_far = OptimizeResult(
-            task_obj, run_id, device, size, judged.precision,
-            _so_far(task_obj, archive, run_id), plan,
+            task_obj,
+            run_id,
+            device,
+            size,
+            judged.precision,
+            _so_far(task_obj, archive, run_id),
+            plan,
         )
         _write(so_far, out_dir, archive)
         raise OptimizeInterrupted(so_far) from None
@@ -240,6 +270,16 @@ def _proposer(
 
     if options.llm is not None:
         return _llm_proposer(task, plan, options, archive, run_id)
+    if options.search == "mcts":
+        from kernelwright.search.decisions import DecisionSpace
+        from kernelwright.search.mcts import MCTSProposer
+
+        return MCTSProposer(DecisionSpace.of_plan(plan), plan.render)
+    if options.search == "evolution":
+        from kernelwright.search.decisions import DecisionSpace
+        from kernelwright.search.evolution import EvolutionProposer
+
+        return EvolutionProposer(DecisionSpace.of_plan(plan), plan.render)
     n = budget.candidates if budget.candidates is not None else 12
     structures = options.structures or max(1, min(len(plan.designs), (n + 1) // 2))
     return TemplateProposer(
@@ -317,7 +357,10 @@ def _write(result: OptimizeResult, out_dir: str | Path | None, archive: Archive)
 
 
 def summarise(result: OptimizeResult) -> dict[str, Any]:
-    """A JSON-ready summary (for scripts and ``--json``)."""
+    """A JSON-ready summary (for scripts and ``--json``); ``tree`` is the run's candidates with
+    the candidate each was derived from (``parent``), to draw the search tree or lineage."""
+    from kernelwright.search.lineage import lineage
+
     best = result.best
     v = best.verdict if best else None
     t = v.timing if v else None
@@ -330,6 +373,7 @@ def summarise(result: OptimizeResult) -> dict[str, Any]:
         "precision": result.precision.value,
         "evaluated": search.evaluated if search else 0,
         "refused": search.refused if search else 0,
+        "pruned_equivalent": search.pruned_equivalent if search else 0,
         "correct": sum(1 for x in result.trials if x.verdict.correct),
         "best_candidate": best.candidate_id if best else None,
         "best_design": best.candidate.design if best else None,
@@ -339,6 +383,7 @@ def summarise(result: OptimizeResult) -> dict[str, Any]:
         "sol_fraction": v.sol.fraction if v and v.sol else None,
         "stopped": result.search.stopped if result.search else "no template applies",
         "left_to_framework": [g["ops"] for g in result.plan.framework_groups()],
+        "tree": lineage(result.trials),
     }
 
 
@@ -347,6 +392,7 @@ __all__: Sequence[str] = [
     "OptimizeInterrupted",
     "OptimizeOptions",
     "OptimizeResult",
+    "SEARCH_MODES",
     "optimize_task",
     "plan_only",
     "run_id_for",

@@ -165,3 +165,21 @@ def test_ctrl_c_writes_what_is_done_and_the_command_says_how_to_resume(
     again = CliRunner().invoke(app, args)
     assert again.exit_code == 0, again.output
     assert len(judged) == 3  # the budget of 4 counts the candidate kept from the first run
+
+
+@pytest.mark.interpreter
+@pytest.mark.slow
+def test_optimize_search_mcts_reports_its_tree(tmp_path: Path) -> None:
+    task = tmp_path / "softmax.py"
+    task.write_text(TASK)
+    args = ["optimize", str(task), "--device", "cpu", "--search", "mcts", "--trials", "1"]
+    args += ["--budget-candidates", "3", "--archive", str(tmp_path / "a.sqlite"), "--json", "-"]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 0, result.output
+    summary = json.loads(result.stdout)
+    assert summary["evaluated"] == 3 and summary["correct"] == 3
+    assert summary["pruned_equivalent"] == 0
+    tree = summary["tree"]
+    assert [n["parent"] for n in tree][0] is None
+    assert all(n["parent"] is None or n["parent"] in [m["id"] for m in tree] for n in tree)
+    assert "mcts: structure 1/" in tree[0]["note"]

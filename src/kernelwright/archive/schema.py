@@ -2,7 +2,8 @@
 
 tasks          one row per distinct task text (sha256), with its path and source
 candidates     one row per distinct (task, source): origin, parent candidate, design, params
-evaluations    one row per verdict, with the columns reports sort and filter on
+evaluations    one row per verdict, with the columns reports sort and filter on, and the
+               candidate the evaluated one was derived from in that run (version 2)
 runs           one row per optimize/bench run, so an interrupted run can resume
 messages       prompts and replies of LLM proposers, linked to the candidate they produced
 """
@@ -11,7 +12,7 @@ from __future__ import annotations
 
 import sqlite3
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 _V1 = """
 CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL);
@@ -73,7 +74,12 @@ CREATE TABLE IF NOT EXISTS messages (
 """
 
 # MIGRATIONS[v] upgrades a database at version v to v + 1.
-MIGRATIONS: dict[int, str] = {}
+MIGRATIONS: dict[int, str] = {
+    # A candidate's parent depends on the run that proposed it (one source may be a structure in
+    # one run and a tuning step of another), so each evaluation keeps its own; NULL in rows
+    # written before, where the candidate's first parent stands.
+    1: "ALTER TABLE evaluations ADD COLUMN parent_id INTEGER REFERENCES candidates(id);",
+}
 
 
 def migrate(conn: sqlite3.Connection) -> None:
@@ -81,9 +87,9 @@ def migrate(conn: sqlite3.Connection) -> None:
     conn.executescript(_V1)
     row = conn.execute("SELECT version FROM schema_version").fetchone()
     version = row[0] if row else None
-    if version is None:
-        conn.execute("INSERT INTO schema_version (version) VALUES (?)", (SCHEMA_VERSION,))
-        version = SCHEMA_VERSION
+    if version is None:  # a new archive: the version-1 tables, then every migration
+        conn.execute("INSERT INTO schema_version (version) VALUES (?)", (1,))
+        version = 1
     if version > SCHEMA_VERSION:
         from kernelwright.errors import ArchiveError
 

@@ -111,17 +111,22 @@ class Archive:
     def add(
         self, task: Task, candidate: Candidate, verdict: Verdict, run_id: str | None = None
     ) -> int:
-        """Record one verdict; returns the evaluation id. Committed before returning."""
+        """Record one verdict; returns the evaluation id. Committed before returning.
+
+        ``candidate.parent`` is kept with the evaluation: the same source may descend from
+        different candidates in different runs, and each run's history shows its own parent.
+        """
         candidate_id = self.add_candidate(task, candidate)
         timing = verdict.timing
         cur = self.conn.execute(
-            "INSERT INTO evaluations (candidate_id, task_sha256, run_id, status, correct, "
-            "precision, device, candidate_ms, speedup_eager, speedup_compile, sol_fraction, "
-            "verdict, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "INSERT INTO evaluations (candidate_id, task_sha256, run_id, parent_id, status, "
+            "correct, precision, device, candidate_ms, speedup_eager, speedup_compile, "
+            "sol_fraction, verdict, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
                 candidate_id,
                 task.sha256,
                 run_id,
+                candidate.parent,
                 verdict.status.value,
                 int(verdict.correct),
                 verdict.precision.value,
@@ -182,7 +187,8 @@ class Archive:
 
     _SELECT = (
         "SELECT e.id AS evaluation_id, e.candidate_id, e.task_sha256, e.run_id, e.verdict, "
-        "e.created_at, c.source, c.origin, c.parent_id, c.design, c.params, t.name AS task_name "
+        "e.created_at, c.source, c.origin, COALESCE(e.parent_id, c.parent_id) AS parent_id, "
+        "c.design, c.params, t.name AS task_name "
         "FROM evaluations e JOIN candidates c ON c.id = e.candidate_id "
         "JOIN tasks t ON t.sha256 = e.task_sha256"
     )

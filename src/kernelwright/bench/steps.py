@@ -116,7 +116,7 @@ class OptimizeStep:
         budget_candidates, budget_minutes: the optimizer's budget per task.
         out_dir: ``out_dir/<task id>/`` gets each task's ``best.py``, ``report.md`` and
             candidates (None: nothing written).
-        structures, tuner: passed on (see ``kernelwright optimize --help``).
+        structures, tuner, search: passed on (see ``kernelwright optimize --help``).
         optimize_fn: stands in for ``optimize_task`` (tests).
     """
 
@@ -133,6 +133,7 @@ class OptimizeStep:
         out_dir: str | Path | None = None,
         structures: int | None = None,
         tuner: str = "auto",
+        search: str = "staged",
         optimize_fn: Callable[..., Any] | None = None,
     ) -> None:
         self.archive = archive
@@ -141,11 +142,14 @@ class OptimizeStep:
         self.budget_minutes = budget_minutes
         self.structures = structures
         self.tuner = tuner
+        self.search = search
         self.settings: Mapping[str, Any] = {
             "budget_candidates": budget_candidates,
             "budget_minutes": budget_minutes,
             "structures": structures,
             "tuner": tuner,
+            # a staged bench keeps the fingerprint it always had, so its journal resumes
+            **({"search": search} if search != "staged" else {}),
         }
         self._fn = optimize_fn or load_optimize_task()
 
@@ -156,7 +160,9 @@ class OptimizeStep:
         from kernelwright.optimize import OptimizeOptions
         from kernelwright.search.controller import Budget
 
-        opt = OptimizeOptions(evaluation=options, structures=self.structures, tuner=self.tuner)
+        opt = OptimizeOptions(
+            evaluation=options, structures=self.structures, tuner=self.tuner, search=self.search
+        )
         budget = Budget(candidates=self.budget_candidates, minutes=self.budget_minutes)
 
         def on_event(event: Any) -> None:

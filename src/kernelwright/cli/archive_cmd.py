@@ -1,4 +1,4 @@
-"""``kernelwright archive list | show | export``: what has been evaluated."""
+"""``kernelwright archive list | show | export | tree``: what has been evaluated."""
 
 from __future__ import annotations
 
@@ -115,3 +115,26 @@ def export_command(
             with open(jsonl, "w") as fh:
                 n = store.export_jsonl(fh, trajectories)
     err.print(f"exported {n} evaluation(s)")
+
+
+@archive_app.command("tree")
+@user_errors
+def tree_command(
+    run_id: Annotated[str, typer.Argument(help="A run id (optimize prints it; see report.md).")],
+    archive: ArchiveOpt = None,
+) -> None:
+    """A run's candidates with the candidate each was derived from, as JSON (its search tree
+    or lineage, to draw)."""
+    import json
+
+    from kernelwright.archive import Archive
+    from kernelwright.search.lineage import lineage
+    from kernelwright.search.proposer import Trial
+
+    with Archive(archive_path(archive, must_exist=True)) as store:
+        records = store.history(run_id=run_id)
+    if not records:
+        err.print(f"no evaluation of run {run_id!r} in the archive")
+        raise typer.Exit(1)
+    trials = [Trial(r.candidate_id, r.candidate, r.verdict) for r in records]
+    sys.stdout.write(json.dumps(lineage(trials), indent=2) + "\n")

@@ -148,6 +148,10 @@ def bench_command(
             help="With --optimize: designs to try before tuning (default: half the budget)."
         ),
     ] = None,
+    search: Annotated[
+        str | None,
+        typer.Option(help="With --optimize: staged (default), mcts or evolution."),
+    ] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress display.")] = False,
 ) -> None:
     """Judge each task's solution, or optimize each task; report fast_p, geomeans and SOL.
@@ -173,8 +177,17 @@ def bench_command(
     from kernelwright.errors import ConfigError
     from kernelwright.evaluate import EvalOptions
 
-    if not optimize and any(x is not None for x in (budget_candidates, budget_minutes, structures)):
-        raise ConfigError("--budget-candidates, --budget-minutes and --structures need --optimize")
+    if not optimize and any(
+        x is not None for x in (budget_candidates, budget_minutes, structures, search)
+    ):
+        raise ConfigError(
+            "--budget-candidates, --budget-minutes, --structures and --search need --optimize"
+        )
+    if search is not None:
+        from kernelwright.optimize import SEARCH_MODES
+
+        if search not in SEARCH_MODES:
+            raise ConfigError(f"--search {search!r} is not one of {', '.join(SEARCH_MODES)}")
     if budget_candidates is not None and budget_candidates < 1:
         raise ConfigError(f"--budget-candidates must be at least 1, got {budget_candidates}")
     if deadline is not None and deadline <= 0:
@@ -220,6 +233,7 @@ def bench_command(
                 budget_minutes=budget_minutes,
                 out_dir=out,
                 structures=structures,
+                search=search or "staged",
             )
         mine = sum(1 for position in range(len(items)) if part.holds(position))
         with bench_progress(not quiet, mine) as show:

@@ -60,9 +60,18 @@ def optimize_command(
         str | None, typer.Option(help="full | small (default: full on a GPU, small on the CPU).")
     ] = None,
     trials: Annotated[int, typer.Option(help="Correctness trials per candidate.")] = 5,
+    search: Annotated[
+        str,
+        typer.Option(
+            help="How the designs are searched: staged (ranked structures, then tuning), mcts "
+            "(a tree of design decisions) or evolution (a population of designs)."
+        ),
+    ] = "staged",
     structures: Annotated[
         int | None,
-        typer.Option(help="Stage-1 designs to try before tuning (default: half the budget)."),
+        typer.Option(
+            help="Stage-1 designs to try before tuning (--search staged; default: half the budget)."
+        ),
     ] = None,
     tuner: Annotated[
         str,
@@ -158,6 +167,7 @@ def optimize_command(
         constraints=rules,
         structures=structures,
         tuner=tuner,
+        search=search,
         resume=resume,
         llm=LLMConfig(llm, llm_base_url, str(notes) if notes else None, review) if llm else None,
     )
@@ -238,11 +248,11 @@ class _Progress:
             self.status.update(f"[cyan]{message}")
 
     def event(self, e: Any) -> None:
-        if self.quiet or e.kind not in ("evaluated", "refused") or e.trial is None:
+        if self.quiet or e.kind not in ("evaluated", "refused", "reused") or e.trial is None:
             return
         v = e.trial.verdict
-        if e.kind == "refused":
-            err.print(f"[refused] {v.message} | {e.trial.note}", highlight=False, soft_wrap=True)
+        if e.kind in ("refused", "reused"):
+            err.print(f"[{e.kind}] {v.message} | {e.trial.note}", highlight=False, soft_wrap=True)
             return
         ms = v.timing.candidate.median_ms if v.timing.candidate else None
         sp = v.timing.speedup_vs_eager

@@ -7,14 +7,16 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from kernelwright.design.canonical import canonical_design, design_key
 from kernelwright.design.capture import capture
-from kernelwright.design.choices import Design
+from kernelwright.design.choices import Design, design_from_json
 from kernelwright.design.emit import emit
 from kernelwright.design.fusion import Partition, fuse
 from kernelwright.design.kernel.common import DesignError
 from kernelwright.design.lower import lower
 from kernelwright.design.structures import GroupOptions, group_options, rank_designs
-from kernelwright.records import Task
+from kernelwright.errors import ConfigError
+from kernelwright.records import Candidate, Task
 from kernelwright.skills.library import SkillLibrary
 
 
@@ -47,6 +49,23 @@ class DesignPlan:
             size=self.size,
             notes=notes,
         )
+
+    def canonical_key(self, design: Design) -> str:
+        """The key of the kernel ``design`` renders at this plan's shapes: parameters clamped by
+        their templates (``design.canonical``), so equal keys are one candidate."""
+        facts = {g.group.id: g.facts for g in self.groups}
+        return design_key(canonical_design(design, facts, self.library))
+
+    def candidate_key(self, candidate: Candidate) -> str | None:
+        """:meth:`canonical_key` of a template candidate's design; None for a candidate that
+        carries no design (hand-written, LLM) or one this plan cannot read back."""
+        if not candidate.design.get("groups"):
+            return None
+        try:
+            design = design_from_json(candidate.design, candidate.params)
+            return "design:" + self.canonical_key(design)
+        except (ConfigError, KeyError, ValueError, TypeError):  # a skill this library lacks
+            return None
 
     def framework_groups(self) -> list[dict[str, str]]:
         """Groups left to PyTorch, with why."""

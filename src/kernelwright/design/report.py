@@ -152,9 +152,15 @@ def report_markdown(result: Any) -> str:
     search = result.search
     lines += [
         f"- run `{result.run_id}` on {result.device} at the task's {result.size} size",
-        f"- candidates evaluated: {len(result.trials)}"
+        f"- candidates evaluated: {search.evaluated if search else len(result.trials)}"
         + (f" (stopped: {search.stopped}; {search.pruned} duplicates pruned)" if search else ""),
     ]
+    if search is not None:
+        lines.append(
+            f"- equivalence pruning saved {search.pruned_equivalent} evaluation(s): "
+            f"{search.pruned} repeated a candidate's source, {search.reused} rendered the same "
+            "kernel at the task's shapes as an evaluated candidate and reused its verdict"
+        )
     if result.device == "cpu":
         lines.append(
             "- timings under Triton's interpreter on the CPU say nothing about a GPU; "
@@ -204,6 +210,7 @@ def report_markdown(result: Any) -> str:
             f"| {i} | {stage} | {skills} | {status} | {_ms(v)} | {_x(v.timing.speedup_vs_eager)} "
             f"| {_x(v.timing.speedup_vs_compile)} | {_sol(v)} | {t.note} |"
         )
+    lines += _tree(result.trials)
     lines += ["", "## What each skill did", ""]
     lines += [
         "| skill | applied | correct | best vs eager | geomean vs eager |",
@@ -222,3 +229,14 @@ def report_markdown(result: Any) -> str:
         )
     lines.append("")
     return "\n".join(lines)
+
+
+def _tree(trials: Any) -> list[str]:
+    """The search tree or lineage (MCTS, evolution): each derived candidate under its parent."""
+    derived = [t for t in trials if t.candidate.parent is not None]
+    if not derived:
+        return []
+    lines = ["", "## Search tree", "", "Each candidate derived from another, with its parent:", ""]
+    for t in derived:
+        lines.append(f"- {t.candidate.parent} -> {t.candidate_id}: {t.note}")
+    return lines

@@ -1,9 +1,12 @@
 """Search: proposers suggest candidates from the archive's history; the controller judges them.
 
 Proposer.ask(task, history, n, seed) -> proposals    (templates, LLM agents)
-controller.run_search(...)     ask -> de-duplicate -> screen (constraints) -> evaluate -> archive
+controller.run_search(...)     ask -> prune equivalents -> screen -> evaluate -> archive
 templates.TemplateProposer     skills and templates: structures, then a tuning strategy over
                                the best structure's parameters (``search.tunable``)
+mcts.MCTSProposer              PUCT over a tree of design decisions (``search.decisions``)
+evolution.EvolutionProposer    a population of designs: one-decision mutations, crossover
+lineage.lineage                a run's candidates with their parents (its tree or lineage)
 """
 
 from kernelwright.search.controller import Budget, SearchResult, run_search

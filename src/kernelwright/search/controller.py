@@ -5,6 +5,13 @@ arrives, which is how the proposer is told (it re-reads the history on its next 
 with the same run id the history is read back and the budget already spent is counted, so an
 interrupted run resumes where it stopped.
 
+Pruning runs before anything is judged. A proposal whose source is an earlier candidate's (after
+comments and layout are dropped, ``search.dedup``) is dropped. A proposal that renders to the
+same kernel as an evaluated candidate (the same key under the run's ``equivalence``, e.g. the
+same design once its parameters are clamped to the task's shapes) is not evaluated: it is
+archived with that candidate's verdict, flagged :data:`EQUIVALENT`, so the proposer learns what
+it would have measured, and it costs no evaluation of the budget.
+
 Screening enforces the run's constraints (``EvalOptions.constraints``) for every proposer: a
 candidate whose source breaks one is refused before it costs an evaluation, archived as
 ``rejected`` with each broken clause named (so the proposer learns from it and the report shows
@@ -13,6 +20,7 @@ it), and not counted against the budget of evaluations.
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -23,11 +31,24 @@ from kernelwright.evaluate.executor import Executor
 from kernelwright.evaluate.options import EvalOptions
 from kernelwright.records import Candidate, Status, Task, Verdict
 from kernelwright.search.dedup import canonical_key
-from kernelwright.search.proposer import REFUSED, Proposal, Proposer, Trial, fastest_correct
+from kernelwright.search.proposer import (
+    EQUIVALENT,
+    REFUSED,
+    Proposal,
+    Proposer,
+    Trial,
+    fastest_correct,
+)
 
 # Refusals in a row after which the run stops: a proposer that keeps breaking the constraints
 # (an LLM ignoring them, templates a constraint rules out) would otherwise never end.
 MAX_REFUSED_IN_A_ROW = 20
+# Asks in a row whose every proposal was already tried after which the run stops: a proposer
+# that only repeats itself would otherwise never end.
+MAX_REPEATED_ASKS = 20
+
+# The equivalence key of a candidate (None: it has none beyond its source).
+EquivalenceKey = Callable[[Candidate], str | None]
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,7 +63,7 @@ class Budget:
 class SearchEvent:
     """Progress reported to a display: a new verdict, a pruned duplicate, or a phase."""
 
-    kind: str  # "evaluated" | "refused" | "pruned" | "phase" | "stopped"
+    kind: str  # "evaluated" | "refused" | "reused" | "pruned" | "phase" | "stopped"
     trial: Trial | None = None
     best: Trial | None = None
     n_evaluated: int = 0
@@ -54,9 +75,9 @@ class SearchResult:
     """What a run produced.
 
     Attributes:
-        trials: every candidate of the run in order, refused ones included.
+        trials: every candidate of the run in order, refused and reused ones included.
         best: the fastest correct trial.
-        pruned: proposals dropped as duplicates of an earlier candidate.
+        pruned: proposals dropped because their source was an earlier candidate's.
         stopped: why the run ended.
     """
 
@@ -69,7 +90,18 @@ class SearchResult:
     @property
     def evaluated(self) -> int:
         """Candidates the harness judged (what the budget counts)."""
-        return sum(1 for t in self.trials if not t.refused)
+        return sum(1 for t in self.trials if t.evaluated)
+
+    @property
+    def reused(self) -> int:
+        """Candidates equivalent to an evaluated one, which carry its verdict."""
+        return sum(1 for t in self.trials if t.reused)
+
+    @property
+    def pruned_equivalent(self) -> int:
+        """Proposals not evaluated because an equivalent candidate was: each saved one
+        evaluation (``pruned`` duplicates of a source plus ``reused`` equivalents)."""
+        return self.pruned + self.reused
 
     @property
     def refused(self) -> int:
@@ -91,6 +123,7 @@ def run_search(
     on_event: Callable[[SearchEvent], None] | None = None,
     evaluate_fn: Callable[..., Verdict] | None = None,
     run_config: dict[str, Any] | None = None,
+    equivalence: EquivalenceKey | None = None,
 ) -> SearchResult:
     """Drive ``proposer`` on ``task`` until the budget or the proposals run out.
 
@@ -98,6 +131,8 @@ def run_search(
     the reference computed once, a fresh process per candidate) unless ``evaluate_fn`` is given.
     ``seed`` is the proposer's (the same history and seed give the same proposals);
     ``options.constraints``, when set, screens every proposal before it is judged.
+    ``equivalence`` keys a candidate by the kernel it renders (a plan's ``candidate_key``);
+    proposals with the key of an evaluated candidate reuse its verdict.
     """
     from kernelwright.evaluate.harness import EvalSession
 
@@ -110,6 +145,7 @@ def run_search(
         executor=executor,
         judge=evaluate_fn or _session_judge(session),
         emit=on_event or (lambda _e: None),
+        equivalence=equivalence or (lambda _c: None),
     )
     try:
         archive.start_run(run_id, "search", task.sha256, run_config or {"proposer": proposer.name})
@@ -137,14 +173,18 @@ class _Loop:
     executor: Executor | None
     judge: Callable[..., Verdict]
     emit: Callable[[SearchEvent], None]
+    equivalence: EquivalenceKey
 
     def run(self, proposer: Proposer, budget: Budget, batch: int, seed: int) -> SearchResult:
         result = SearchResult(self.run_id)
         for rec in self.archive.history(self.task.sha256, self.run_id):
             result.trials.append(Trial(rec.candidate_id, rec.candidate, rec.verdict))
         result.best = fastest_correct(result.trials)
-        seen = {canonical_key(t.candidate.source) for t in result.trials}
+        known = _Known(self.equivalence)
+        for t in result.trials:
+            known.add(t)
         refused_in_a_row = _trailing_refusals(result.trials)
+        repeated_asks = 0
         started = time.monotonic()
         try:
             while True:
@@ -158,6 +198,9 @@ class _Loop:
                         f"(last: {result.trials[-1].verdict.message})"
                     )
                     break
+                if repeated_asks >= MAX_REPEATED_ASKS:
+                    result.stopped = f"{repeated_asks} asks in a row proposed only candidates tried"
+                    break
                 proposals = proposer.ask(
                     self.task, list(result.trials), min(batch, remaining), seed
                 )
@@ -165,11 +208,22 @@ class _Loop:
                     stop_reason = getattr(proposer, "stop_reason", None)
                     result.stopped = stop_reason or "proposer exhausted"
                     break
-                for p in self._fresh(proposals, seen, result):
-                    trial = self._judge(p, result)
-                    refused_in_a_row = refused_in_a_row + 1 if trial.refused else 0
+                before = len(result.trials)
+                for p in proposals:
+                    if known.same_source(p.candidate):
+                        result.pruned += 1
+                        self.emit(
+                            SearchEvent("pruned", n_evaluated=result.evaluated, message=p.note)
+                        )
+                        continue
+                    twin = known.equivalent(p.candidate)
+                    trial = self._reuse(p, twin, result) if twin else self._judge(p, result)
+                    known.add(trial)
+                    if trial.evaluated or trial.refused:
+                        refused_in_a_row = refused_in_a_row + 1 if trial.refused else 0
                     if _remaining(budget, result.evaluated, started) == 0:
                         break
+                repeated_asks = repeated_asks + 1 if len(result.trials) == before else 0
         except KeyboardInterrupt:
             result.stopped = "interrupted"
             self.archive.finish_run(self.run_id, "interrupted")
@@ -178,20 +232,18 @@ class _Loop:
         self.emit(SearchEvent("stopped", None, result.best, result.evaluated, result.stopped))
         return result
 
-    def _fresh(
-        self, proposals: list[Proposal], seen: set[str], result: SearchResult
-    ) -> list[Proposal]:
-        """The proposals that are not the same candidate as an earlier one."""
-        fresh: list[Proposal] = []
-        for p in proposals:
-            key = canonical_key(p.candidate.source)
-            if key in seen:
-                result.pruned += 1
-                self.emit(SearchEvent("pruned", n_evaluated=result.evaluated, message=p.note))
-                continue
-            seen.add(key)
-            fresh.append(p)
-        return fresh
+    def _reuse(self, proposal: Proposal, twin: Trial, result: SearchResult) -> Trial:
+        """Archive ``proposal`` with the verdict of ``twin``, the evaluated candidate it is
+        equivalent to, flagged :data:`EQUIVALENT` (no evaluation)."""
+        verdict = dataclasses.replace(
+            twin.verdict,
+            message=f"the same kernel as candidate {twin.candidate_id}: {twin.verdict.message}",
+            flags=(*twin.verdict.flags, EQUIVALENT),
+            solution_sha256=proposal.candidate.sha256,
+        )
+        trial = self._record(proposal, verdict, result)
+        self.emit(SearchEvent("reused", trial, result.best, result.evaluated))
+        return trial
 
     def _judge(self, proposal: Proposal, result: SearchResult) -> Trial:
         """Refuse the proposal, or evaluate it; archive the verdict either way."""
@@ -200,14 +252,41 @@ class _Loop:
             verdict = self.judge(
                 self.task, proposal.candidate, self.options, executor=self.executor
             )
+        trial = self._record(proposal, verdict, result)
+        kind = "refused" if trial.refused else "evaluated"
+        self.emit(SearchEvent(kind, trial, result.best, result.evaluated))
+        return trial
+
+    def _record(self, proposal: Proposal, verdict: Verdict, result: SearchResult) -> Trial:
         self.archive.add(self.task, proposal.candidate, verdict, self.run_id)
         candidate_id = self.archive.add_candidate(self.task, proposal.candidate)
         trial = Trial(candidate_id, proposal.candidate, verdict, proposal.note)
         result.trials.append(trial)
         result.best = fastest_correct(result.trials)
-        kind = "refused" if trial.refused else "evaluated"
-        self.emit(SearchEvent(kind, trial, result.best, result.evaluated))
         return trial
+
+
+class _Known:
+    """The run's candidates by source and by equivalence key (evaluated ones only: a refusal
+    is about a source, which an equivalent candidate does not share)."""
+
+    def __init__(self, equivalence: EquivalenceKey) -> None:
+        self.key_of = equivalence
+        self.sources: set[str] = set()
+        self.kernels: dict[str, Trial] = {}
+
+    def add(self, trial: Trial) -> None:
+        self.sources.add(canonical_key(trial.candidate.source))
+        key = self.key_of(trial.candidate)
+        if key is not None and trial.evaluated:
+            self.kernels.setdefault(key, trial)
+
+    def same_source(self, candidate: Candidate) -> bool:
+        return canonical_key(candidate.source) in self.sources
+
+    def equivalent(self, candidate: Candidate) -> Trial | None:
+        key = self.key_of(candidate)
+        return self.kernels.get(key) if key is not None else None
 
 
 def refusal(task: Task, candidate: Candidate, options: EvalOptions) -> Verdict | None:

@@ -51,7 +51,11 @@ class Suggester(Protocol[Domain, Record, Suggestion]):
 
 @dataclass(frozen=True, slots=True)
 class Proposal:
-    """A candidate to evaluate and, for the report, why it was proposed."""
+    """A candidate to evaluate and, for the report, why it was proposed.
+
+    The candidate it was derived from, if any, is ``candidate.parent`` (an archive id from the
+    history): the archive keeps it, so a run's tree or lineage can be drawn.
+    """
 
     candidate: Candidate
     note: str = ""
@@ -60,6 +64,10 @@ class Proposal:
 # The flag of a verdict the search wrote itself: the candidate broke the run's constraints and
 # was refused before any evaluation (it costs no evaluation of the budget).
 REFUSED = "refused before evaluation: it breaks the run's constraints"
+
+# The flag of a verdict the search copied: the candidate renders to the same kernel at the task's
+# shapes as one already judged, whose verdict it carries (it costs no evaluation of the budget).
+EQUIVALENT = "not evaluated: the same kernel as an evaluated candidate, whose verdict it reuses"
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,6 +83,16 @@ class Trial:
     def refused(self) -> bool:
         """Refused by the constraints before evaluation (see :data:`REFUSED`)."""
         return REFUSED in self.verdict.flags
+
+    @property
+    def reused(self) -> bool:
+        """Equivalent to an evaluated candidate, whose verdict it carries (:data:`EQUIVALENT`)."""
+        return EQUIVALENT in self.verdict.flags
+
+    @property
+    def evaluated(self) -> bool:
+        """Judged by the harness (neither refused nor a reused verdict): what a budget counts."""
+        return not (self.refused or self.reused)
 
 
 Proposer: TypeAlias = Suggester[Task, Trial, Proposal]

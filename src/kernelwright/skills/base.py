@@ -5,7 +5,9 @@
       conditions   [Condition(check, args)]: each returns Ok(reason) or Fail(reason)
       expected_gain                          ranking prior (speed-up over eager where it applies)
       pitfalls                               what goes wrong, for the report and the reader
-      params       {NAME: Param(values, kind)} the tunable knobs, with constraints
+      params       {NAME: Param(values, kind)} the tunable knobs, with constraints; a knob
+                   the template clamps to a shape names it (``extent``), so designs that
+                   differ only beyond the clamp are known to be one kernel before any runs
       defaults     name of a heuristic giving shape-aware default values
       modifies     for modifier skills (online softmax, Welford): the variants they refine
 
@@ -24,6 +26,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kernelwright.errors import ConfigError
+
+# The group quantities a parameter's ``extent`` may name (attributes of ``GroupFacts``).
+EXTENTS = ("numel", "reduced_length", "parallel_length", "inner_length")
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,6 +73,9 @@ class Param:
     values: tuple[int, ...]
     kind: str = "pow2"  # pow2 | int | categorical
     tune: bool = False  # stage 2 searches it (others keep their default)
+    # The group quantity (a ``GroupFacts`` attribute: numel, reduced_length, parallel_length,
+    # inner_length) whose next power of two the template clamps this value to; empty: none.
+    extent: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,8 +127,20 @@ def skill_from_dict(data: Mapping[str, Any], source: str = "") -> Skill:
         values = tuple(int(v) for v in spec.get("values", ()))
         if not values:
             raise ConfigError(f"skill {data['id']}: parameter {name} has no values")
+        extent = str(spec.get("extent", ""))
+        if extent and extent not in EXTENTS:
+            raise ConfigError(
+                f"skill {data['id']}: parameter {name} has extent {extent!r}; "
+                f"expected one of {', '.join(EXTENTS)}"
+            )
         params.append(
-            Param(name, values, str(spec.get("kind", "pow2")), bool(spec.get("tune", False)))
+            Param(
+                name,
+                values,
+                str(spec.get("kind", "pow2")),
+                bool(spec.get("tune", False)),
+                extent,
+            )
         )
     conditions = tuple(
         Condition(str(c["check"]), {k: v for k, v in c.items() if k != "check"})

@@ -51,7 +51,13 @@ class SkillStat:
 
 
 def _template_records(archive: Any) -> Iterator[Any]:
+    """Template candidates the harness measured (a verdict reused from an equivalent candidate
+    is not a measurement: counting it would weigh one kernel twice)."""
+    from kernelwright.search.proposer import EQUIVALENT
+
     for rec in archive.history():
+        if EQUIVALENT in rec.verdict.flags:
+            continue
         if rec.candidate.origin == "template" and rec.candidate.design.get("skills"):
             yield rec
 

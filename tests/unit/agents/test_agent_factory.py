@@ -145,3 +145,27 @@ def test_constraints_example_in_the_docs_loads(tmp_path):
     path.write_text(block)
     constraints = load_constraints(path)
     assert constraints.forbidden_ops and constraints.signatures and constraints.candidates
+
+
+def test_the_runs_precision_policy_reaches_every_prompt(task, archive, replies):
+    from kernelwright.agents import StaticSkills
+    from kernelwright.records import Precision
+
+    model = ScriptedChatModel([replies["plan"], replies["debugger_right"]])
+    proposer = make_llm_proposer(
+        spec="openai:ignored",
+        base_url=None,
+        task=task,
+        constraints=None,
+        notes=None,
+        review=False,
+        archive=archive,
+        run_id="r",
+        precision=Precision.BF16,
+        chat_model=model,
+        skills=StaticSkills(),
+    )
+    proposer.ask(task, [], 1, 0)
+    systems = [request[0].content for request in model.requests]
+    assert len(systems) == 2
+    assert all("Precision policy `bf16`" in s and "`fp32`" not in s for s in systems)

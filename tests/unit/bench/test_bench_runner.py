@@ -331,3 +331,15 @@ def test_plan_keeps_the_families_asked_for(mini):
     ]
     with pytest.raises(ConfigError, match="no task of family"):
         plan([mini / "tasks"], None, families=["nope"])
+
+
+def test_the_search_mode_reaches_optimize_and_only_another_mode_changes_the_key(
+    mini, tmp_path, make_verdict
+):
+    journal = Journal(tmp_path / "j.jsonl")
+    fake = FakeOptimizer(make_verdict)
+    for search in ("staged", "staged", "mcts", "mcts"):
+        step = OptimizeStep(None, budget_candidates=4, search=search, optimize_fn=fake)
+        run_bench(items(mini, ["scale_bias"]), OPTS, step=step, journal=journal, resume=True)
+    assert [c[1].search for c in fake.calls] == ["staged", "mcts"]
+    assert "search" not in OptimizeStep(None, optimize_fn=fake).settings  # as before the option

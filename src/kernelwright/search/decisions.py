@@ -1,0 +1,155 @@
+"""The design decisions a tree or population search moves through, and what a verdict is worth.
+
+A design is a sequence of decisions: for each fusion group, which skill and template variant
+drive it (its structure), then the values of that skill's tuned parameters. The plan gives the
+choices in order of promise:
+
+    DecisionSpace.structures       the ranked designs (best option everywhere, then one group
+                                   changed), each with its skills' default parameters
+    DecisionSpace.options[g]       group g's ranked choices (skill, variant, modifiers, defaults)
+    .parameter_moves(design)       every design one tuned parameter away (the next smaller or
+                                   larger value the skill allows, within its constraints)
+    .structure_moves(design)       every design with one group's choice replaced
+    .key(design)                   the kernel it renders at the task's shapes (equal keys: one
+                                   candidate; see ``design.canonical``)
+
+    value(verdict, reference_ms)   in [0, 1): 0 when incorrect, else r / (1 + r) with
+                                   r = reference_ms / candidate_ms (a logistic of the log
+                                   speed-up: 0.5 at parity); the reference is eager's time
+                                   when measured, else the run's fastest correct candidate
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from kernelwright.design.choices import Design, GroupChoice, design_from_json
+from kernelwright.design.kernel.common import DesignError
+from kernelwright.records import Candidate, Verdict
+from kernelwright.search.proposer import Proposal, Trial, candidate_ms
+from kernelwright.search.tunable import DesignSpace
+from kernelwright.skills.library import SkillLibrary
+
+Move = tuple[Design, str]  # a design and the decision that changed, for the report
+
+
+@dataclass(frozen=True)
+class DecisionSpace:
+    """See the module docstring."""
+
+    structures: tuple[Design, ...]
+    options: Mapping[int, tuple[GroupChoice, ...]]
+    library: SkillLibrary
+    key: Callable[[Design], str]
+
+    @classmethod
+    def of_plan(cls, plan: Any) -> DecisionSpace:
+        """The decisions of a ``DesignPlan``: its ranked designs and each group's options."""
+        options = {g.group.id: tuple(o.choice for o in g.options) for g in plan.groups}
+        return cls(tuple(plan.designs), options, plan.library, plan.canonical_key)
+
+    def priors(self) -> list[float]:
+        """The policy prior over :attr:`structures`: proportional to 1 / rank (the ranking's
+        order, with no claim about how much better the first is), summing to 1."""
+        raw = [1.0 / (i + 1) for i in range(len(self.structures))]
+        total = sum(raw) or 1.0
+        return [r / total for r in raw]
+
+    def parameter_moves(self, design: Design) -> list[Move]:
+        """The designs one tuned parameter away from ``design`` (neighbouring values)."""
+        space = DesignSpace.of(design, self.library)
+        config = space.config(design) or {}
+        moves: list[Move] = []
+        for param, (idx, pname, sname) in zip(space.space.params, space.names, strict=True):
+            values = sorted(int(v) for v in param.values)
+            current = config.get(sname)
+            if current is None or current not in values:
+                continue
+            at = values.index(current)
+            for j in (at - 1, at + 1):
+                if not 0 <= j < len(values):
+                    continue
+                if space.space.index({**config, sname: values[j]}) is None:
+                    continue  # breaks one of the skill's constraints
+                choices = list(design.choices)
+                choices[idx] = choices[idx].with_params({**choices[idx].params, pname: values[j]})
+                label = f"g{choices[idx].group}.{pname} {current}->{values[j]}"
+                moves.append((Design(tuple(choices), stage="tuning"), label))
+        return moves
+
+    def structure_moves(self, design: Design) -> list[Move]:
+        """The designs with one group's choice replaced by another of its options (that
+        option's default parameters)."""
+        moves: list[Move] = []
+        for idx, current in enumerate(design.choices):
+            for alt in self.options.get(current.group, ()):
+                if _structure(alt) == _structure(current):
+                    continue
+                choices = list(design.choices)
+                choices[idx] = alt
+                label = f"g{current.group} {current.skill} -> {alt.skill}"
+                moves.append((Design(tuple(choices), stage="structure"), label))
+        return moves
+
+
+def _structure(choice: GroupChoice) -> tuple[str, str, tuple[str, ...]]:
+    return (choice.skill, choice.variant, choice.options)
+
+
+def design_of(trial: Trial) -> Design | None:
+    """The design a template trial carries; None for a hand-written or LLM candidate."""
+    if not trial.candidate.design.get("groups"):
+        return None
+    try:
+        return design_from_json(trial.candidate.design, trial.candidate.params)
+    except (KeyError, ValueError, TypeError):
+        return None
+
+
+def reference_ms(history: Sequence[Trial]) -> float:
+    """The fastest correct time of ``history`` (infinity when none was timed)."""
+    times = [candidate_ms(t.verdict) for t in history if t.verdict.correct and not t.refused]
+    return min(times, default=math.inf)
+
+
+def value(verdict: Verdict, reference: float) -> float:
+    """What a verdict is worth to the search (see the module docstring)."""
+    if not verdict.correct:
+        return 0.0
+    ms = candidate_ms(verdict)
+    eager = verdict.timing.eager
+    ref = eager.median_ms if eager is not None else reference
+    if not (math.isfinite(ms) and ms > 0 and math.isfinite(ref) and ref > 0):
+        return 0.5  # correct but not timed: as good as the reference, no better
+    ratio = ref / ms
+    return ratio / (1.0 + ratio)
+
+
+def render_proposal(
+    design: Design,
+    render: Callable[[Design], str],
+    note: str,
+    parent: int | None,
+    skipped: list[tuple[str, str]],
+) -> Proposal | None:
+    """``design`` as a template candidate derived from ``parent``; None (and a line in
+    ``skipped``) when the templates cannot render it."""
+    try:
+        source = render(design)
+    except DesignError as exc:
+        skipped.append((design.structure_key(), str(exc)))
+        return None
+    except Exception as exc:  # a template bug must cost this design, not the run
+        skipped.append((design.structure_key(), f"{type(exc).__name__}: {exc}"))
+        return None
+    candidate = Candidate(
+        source=source,
+        origin="template",
+        parent=parent,
+        design=design.to_json(),
+        params=design.params_json(),
+    )
+    return Proposal(candidate, note)
