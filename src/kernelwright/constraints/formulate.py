@@ -1,7 +1,7 @@
 """Requirements in words -> a checked formal model (the controlled vocabulary; no LLM).
 
     formulate("bf16 storage, fp32 math. Don't use atomics. Tiles multiples of 64.")
-        -> Formulation
+        -> Formulation (``review(constraints)``: the same for a constraints file)
              clauses        each with its kind, formal text, how it is checked, its words
              unrecognised   sentence fragments no phrase matched (reported, never dropped)
              conflicts      clauses that cannot all hold (the model is then not usable)
@@ -20,7 +20,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from kernelwright.constraints.clauses import Clause
+from kernelwright.constraints.clauses import Clause, clauses_of
 from kernelwright.constraints.model import Constraints
 from kernelwright.constraints.properties import DtypePolicy, Properties, ShapeRange
 from kernelwright.constraints.solver import Analysis, analyse
@@ -79,11 +79,7 @@ def formulate(
     """
     if not text.strip():
         raise ConfigError('no requirements given: state them in words, e.g. "don\'t use atomics"')
-    if domains is None:
-        from kernelwright.constraints.space_rules import library_domains
-        from kernelwright.skills.library import SkillLibrary
-
-        domains = library_domains(SkillLibrary.builtin())
+    domains = _library_domains() if domains is None else domains
     tiles = tuple(name for name in domains if TILE_NAME.match(name))
     found: list[Found] = []
     unrecognised: list[str] = []
@@ -92,6 +88,34 @@ def formulate(
         found += matched
         unrecognised += _leftovers(left) if matched else [sentence]
     return _assemble(text, found, tuple(unrecognised), domains, base or Constraints())
+
+
+def review(
+    constraints: Constraints, domains: Mapping[str, Sequence[int]] | None = None
+) -> Formulation:
+    """The model of an existing constraints file, its clauses attributed to the file, checked
+    like a formulation (conflicts and redundancy among its space restrictions)."""
+    domains = _library_domains() if domains is None else domains
+    analysis = analyse(constraints.space, domains)
+    lines = analysis.lines()
+    conflicts = tuple(line for line in lines if line.startswith("conflict"))
+    redundant = tuple(line for line in lines if not line.startswith("conflict"))
+    return Formulation(
+        constraints.path,
+        tuple(clauses_of(constraints)),
+        (),
+        conflicts,
+        redundant,
+        analysis,
+        None if conflicts else constraints,
+    )
+
+
+def _library_domains() -> dict[str, tuple[int, ...]]:
+    from kernelwright.constraints.space_rules import library_domains
+    from kernelwright.skills.library import SkillLibrary
+
+    return library_domains(SkillLibrary.builtin())
 
 
 def _sentences(text: str) -> list[str]:

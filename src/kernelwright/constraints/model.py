@@ -41,13 +41,14 @@ from kernelwright.constraints.source_rules import (
     precision_violations,
     signature_violations,
 )
-from kernelwright.constraints.space_rules import SpaceRules
+from kernelwright.constraints.space_rules import SpaceRules, restrict_library
 from kernelwright.errors import ConfigError
 from kernelwright.records import Precision, Violation
 
 if TYPE_CHECKING:
     from kernelwright.evaluate.options import EvalOptions
     from kernelwright.search.controller import Budget
+    from kernelwright.skills.library import SkillLibrary
 
 N = TypeVar("N", int, float)
 _MAX_REFERENCE_CHARS = 6000
@@ -181,6 +182,11 @@ class Constraints:
         """``options`` with these constraints enforced (see :meth:`check_precision`)."""
         self.check_precision(options.precision)
         return dataclasses.replace(options, constraints=self)
+
+    def restrict(self, library: SkillLibrary) -> SkillLibrary:
+        """``library`` with the parameter restrictions added to the skills they apply to, so the
+        tuning spaces built from it leave out what the restrictions refuse."""
+        return restrict_library(library, self.space)
 
     def limit(self, budget: Budget) -> Budget:
         """``budget`` capped by this file's ``[budget]`` (the tighter of each limit)."""

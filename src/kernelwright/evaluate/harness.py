@@ -172,7 +172,7 @@ class EvalSession:
         tree = _parse_or_none(candidate.source)
         static = run_checks("static", GuardContext(candidate.source, tree)) if opts.guard else []
         if opts.constraints is not None:
-            static.extend(opts.constraints.violations(candidate.source))
+            static.extend(opts.constraints.violations(candidate.source, candidate.params))
         if static:
             return build_verdict(self._evidence(candidate, None, tuple(static), started))
         self._start_judge()

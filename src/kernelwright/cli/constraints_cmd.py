@@ -1,0 +1,119 @@
+"""``kernelwright constraints ...``: requirements in words -> a checked constraints file.
+
+    kernelwright constraints formulate "don't use atomics; tiles multiples of 64" -o c.toml
+    kernelwright constraints check c.toml
+
+Both print the formal model (clause, kind, how it is checked, the words it came from) and what
+the solver found. A conflict is an error (exit 2, nothing written); redundant clauses and words
+no phrase understood are shown as warnings, and the file is written for the person to edit.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from kernelwright.cli.common import err, out, user_errors
+from kernelwright.constraints.formulate import Formulation
+from kernelwright.constraints.model import Constraints
+from kernelwright.errors import ConfigError
+
+constraints_app = typer.Typer(
+    help="Constraints in words: formulate a checked constraints file, or check one.",
+    no_args_is_help=True,
+)
+
+
+def register(app: typer.Typer) -> None:
+    """Add the ``constraints`` command group to the app."""
+    app.add_typer(constraints_app, name="constraints")
+
+
+def show_model(model: Formulation, console: Console = out) -> None:
+    """The model as a table, then conflicts, redundancy and unrecognised words, one a line."""
+    table = Table(title="Formal constraint model", show_lines=False)
+    for col in ("clause", "kind", "checked by", "source words"):
+        table.add_column(col, overflow="fold")
+    for c in model.clauses:
+        style = "yellow" if c.checked_by.startswith("not enforced") else ""
+        table.add_row(c.formal, c.kind.value, c.checked_by, c.words, style=style)
+    console.print(table)
+    for line in model.conflicts:
+        console.print(f"[bold red]{line}[/]", highlight=False)
+    for line in model.redundant:
+        console.print(f"[yellow]{line}[/]", highlight=False)
+    for words in model.unrecognised:
+        console.print(f"[yellow]not understood:[/] {words!r}", highlight=False)
+
+
+def refuse_conflicts(model: Formulation) -> None:
+    """Raise when the model has a conflict (the first named in the message).
+
+    Raises:
+        ConfigError: the clauses cannot all hold.
+    """
+    if model.conflicts:
+        more = f" (+{len(model.conflicts) - 1} more)" if len(model.conflicts) > 1 else ""
+        first = model.conflicts[0].removeprefix("conflict: ")
+        raise ConfigError(f"the constraints conflict: {first}{more}")
+
+
+def formulated(text: str, base: Constraints | None = None) -> Constraints:
+    """``optimize --constraints-text``: the model of ``text`` (added to ``base``), shown on
+    stderr before anything runs.
+
+    Raises:
+        ConfigError: a conflict, or words no phrase understood (a run never starts under a
+            requirement it would silently ignore).
+    """
+    from kernelwright.constraints.formulate import formulate
+
+    model = formulate(text, base=base)
+    show_model(model, err)
+    refuse_conflicts(model)
+    if model.unrecognised:
+        raise ConfigError(
+            f"--constraints-text: not understood: {model.unrecognised[0]!r}; rephrase it "
+            "(docs/constraints.md lists the phrases) or leave it out"
+        )
+    assert model.constraints is not None  # no conflict
+    return model.constraints
+
+
+@constraints_app.command("formulate")
+@user_errors
+def formulate_command(
+    text: Annotated[str, typer.Argument(help="Requirements in words (see docs/constraints.md).")],
+    output: Annotated[
+        Path | None, typer.Option("-o", "--output", help="Write the constraints file here.")
+    ] = None,
+) -> None:
+    """Turn requirements in words into a formal model; write it when nothing conflicts."""
+    from kernelwright.constraints.formulate import formulate
+    from kernelwright.constraints.writer import to_toml
+
+    model = formulate(text)
+    show_model(model)
+    refuse_conflicts(model)
+    if output is not None and model.constraints is not None:
+        output.write_text(to_toml(model.constraints, model.clauses))
+        err.print(f"wrote {output}")
+
+
+@constraints_app.command("check")
+@user_errors
+def check_command(
+    path: Annotated[Path, typer.Argument(help="A constraints file (TOML).")],
+) -> None:
+    """Validate a constraints file and show its formal model."""
+    from kernelwright.constraints import load_constraints
+    from kernelwright.constraints.formulate import review
+
+    model = review(load_constraints(path))
+    show_model(model)
+    refuse_conflicts(model)
+    err.print(f"{path}: {len(model.clauses)} clauses, no conflict")
