@@ -4,8 +4,9 @@
     kernelwright constraints check c.toml
 
 Both print the formal model (clause, kind, how it is checked, the words it came from) and what
-the solver found. A conflict is an error (exit 2, nothing written); redundant clauses and words
-no phrase understood are shown as warnings, and the file is written for the person to edit.
+the solver found. A conflict is an error (exit 2, nothing written); redundant or equivalent
+clauses, clauses that rule out some kernels, and words no phrase understood are shown as
+warnings, and the file is written for the person to edit.
 """
 
 from __future__ import annotations
@@ -36,18 +37,25 @@ def register(app: typer.Typer) -> None:
 def show_model(model: Formulation, console: Console = out) -> None:
     """The model as a table, then conflicts, redundancy and unrecognised words, one a line."""
     table = Table(title="Formal constraint model", show_lines=False)
-    for col in ("clause", "kind", "checked by", "source words"):
-        table.add_column(col, overflow="fold")
+    table.add_column("clause", no_wrap=True)  # formulas read wrongly when broken
+    table.add_column("kind", no_wrap=True)
+    table.add_column("checked by", overflow="fold")
+    table.add_column("source words", overflow="fold")
     for c in model.clauses:
         style = "yellow" if c.checked_by.startswith("not enforced") else ""
         table.add_row(c.formal, c.kind.value, c.checked_by, c.words, style=style)
     console.print(table)
+    console.print(
+        "[dim]source: each candidate's code is checked before it is evaluated; tuning space: "
+        "configurations breaking the clause are never proposed; parameters: each candidate's "
+        "are checked. A refusal names its clause.[/]"
+    )
     for line in model.conflicts:
-        console.print(f"[bold red]{line}[/]", highlight=False)
-    for line in model.redundant:
-        console.print(f"[yellow]{line}[/]", highlight=False)
+        console.print(f"[bold red]{line}[/]", highlight=False, soft_wrap=True)
+    for line in model.warnings:
+        console.print(f"[yellow]{line}[/]", highlight=False, soft_wrap=True)
     for words in model.unrecognised:
-        console.print(f"[yellow]not understood:[/] {words!r}", highlight=False)
+        console.print(f"[yellow]not understood:[/] {words!r}", highlight=False, soft_wrap=True)
 
 
 def refuse_conflicts(model: Formulation) -> None:
@@ -101,7 +109,7 @@ def formulate_command(
     refuse_conflicts(model)
     if output is not None and model.constraints is not None:
         output.write_text(to_toml(model.constraints, model.clauses))
-        err.print(f"wrote {output}")
+        err.print(f"wrote {output}", highlight=False, soft_wrap=True)
 
 
 @constraints_app.command("check")
@@ -116,4 +124,4 @@ def check_command(
     model = review(load_constraints(path))
     show_model(model)
     refuse_conflicts(model)
-    err.print(f"{path}: {len(model.clauses)} clauses, no conflict")
+    err.print(f"{path}: {len(model.clauses)} clauses, no conflict", highlight=False, soft_wrap=True)

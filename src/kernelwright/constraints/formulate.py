@@ -5,7 +5,8 @@
              clauses        each with its kind, formal text, how it is checked, its words
              unrecognised   sentence fragments no phrase matched (reported, never dropped)
              conflicts      clauses that cannot all hold (the model is then not usable)
-             redundant      clauses implied by others
+             warnings       clauses implied by others, equivalent, unchecked, or ruling
+                            out kernels (the model stays usable)
              constraints    the model as :class:`Constraints` (when there is no conflict)
 
 Sentences end at ``.``, ``;``, ``!``, ``?`` followed by a space, or at a line break, so dotted
@@ -51,7 +52,7 @@ class Formulation:
     clauses: tuple[Clause, ...]
     unrecognised: tuple[str, ...]
     conflicts: tuple[str, ...]
-    redundant: tuple[str, ...]
+    warnings: tuple[str, ...]
     analysis: Analysis = field(default_factory=Analysis)
     constraints: Constraints | None = None
 
@@ -80,7 +81,7 @@ def formulate(
     if not text.strip():
         raise ConfigError('no requirements given: state them in words, e.g. "don\'t use atomics"')
     domains = _library_domains() if domains is None else domains
-    tiles = tuple(name for name in domains if TILE_NAME.match(name))
+    tiles = tuple(sorted(name for name in domains if TILE_NAME.match(name)))
     found: list[Found] = []
     unrecognised: list[str] = []
     for sentence in _sentences(text):
@@ -99,13 +100,13 @@ def review(
     analysis = analyse(constraints.space, domains)
     lines = analysis.lines()
     conflicts = tuple(line for line in lines if line.startswith("conflict"))
-    redundant = tuple(line for line in lines if not line.startswith("conflict"))
+    warnings = tuple(line for line in lines if not line.startswith("conflict"))
     return Formulation(
         constraints.path,
         tuple(clauses_of(constraints)),
         (),
         conflicts,
-        redundant,
+        warnings,
         analysis,
         None if conflicts else constraints,
     )
@@ -152,10 +153,10 @@ def _assemble(
     base: Constraints,
 ) -> Formulation:
     conflicts: list[str] = []
-    redundant: list[str] = []
+    warnings: list[str] = []
     backends = _backends(found, conflicts, base)
     dtypes = _dtypes(found, conflicts)
-    ceiling = _ceiling(found, redundant)
+    ceiling = _ceiling(found, warnings)
     restrictions = tuple(dict.fromkeys(f.restriction for f in found if f.restriction))
     derived = dict(base.space.derived)
     derived.update(dict(f.derived for f in found if f.derived))
@@ -166,11 +167,11 @@ def _assemble(
     )
     analysis = analyse(space, domains)
     conflicts += [line for line in analysis.lines() if line.startswith("conflict")]
-    redundant += [line for line in analysis.lines() if not line.startswith("conflict")]
+    warnings += [line for line in analysis.lines() if not line.startswith("conflict")]
     clauses = tuple(f.clause for f in found)
     if conflicts:
         return Formulation(
-            text, clauses, unrecognised, tuple(conflicts), tuple(redundant), analysis
+            text, clauses, unrecognised, tuple(conflicts), tuple(warnings), analysis
         )
     shapes: tuple[ShapeRange, ...] = tuple(dict.fromkeys(f.shape for f in found if f.shape))
     properties = Properties(
@@ -194,7 +195,7 @@ def _assemble(
         properties=properties,
         dtypes=dtypes or base.dtypes,
     )
-    return Formulation(text, clauses, unrecognised, (), tuple(redundant), analysis, constraints)
+    return Formulation(text, clauses, unrecognised, (), tuple(warnings), analysis, constraints)
 
 
 def _union(first: Sequence[str], more: Iterable[str | None]) -> tuple[str, ...]:
@@ -231,12 +232,12 @@ def _dtypes(found: list[Found], conflicts: list[str]) -> DtypePolicy | None:
     return policy
 
 
-def _ceiling(found: list[Found], redundant: list[str]) -> int | None:
+def _ceiling(found: list[Found], warnings: list[str]) -> int | None:
     ceilings = [f for f in found if f.ceiling is not None]
     if not ceilings:
         return None
     tightest = min(ceilings, key=lambda f: f.ceiling or 0)
-    redundant += [
+    warnings += [
         f"redundant: {f.clause.words!r} (implied by {tightest.clause.words!r})"
         for f in ceilings
         if f is not tightest

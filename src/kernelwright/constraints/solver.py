@@ -6,12 +6,17 @@
         equivalent    pairs that are the same formula (SymPy canonical form) or accept the same
                       configurations of the domains
         unchecked     restrictions reading a name with no known finite domain
+        excluded      restrictions no value of the skills' parameters satisfies: not a conflict
+                      between requirements, but the kernels with those parameters are ruled out
 
 Every parameter has a finite domain (the skill library's values, or the ``domains`` the rules
 declare), so the check is exact: restrictions are grouped by the names they share, each group's
 Cartesian product is enumerated once, and each restriction becomes a boolean mask over it (the
 whitelisted expression, vectorised). A conflict is shrunk to a minimal unsatisfiable subset by
 deletion; a restriction is redundant when the ones kept so far accept no configuration it refuses.
+A restriction that is unsatisfiable on its own over the skill library's values rules out the
+kernels using those parameters (``tiles at most 512`` and a skill whose tiles start at 1024); over
+domains the rules declare themselves, it is a conflict.
 """
 
 from __future__ import annotations
@@ -41,6 +46,7 @@ class Analysis:
     redundant: tuple[tuple[str, tuple[str, ...]], ...] = ()  # (restriction, implied by)
     equivalent: tuple[tuple[str, str], ...] = ()
     unchecked: tuple[tuple[str, str], ...] = ()  # (restriction, why)
+    excluded: tuple[tuple[str, tuple[str, ...]], ...] = ()  # (restriction, the names it reads)
     sizes: dict[str, int] = field(default_factory=dict)  # restriction -> configs it accepts
 
     @property
@@ -57,6 +63,11 @@ class Analysis:
             out.append(f"redundant: `{text}` ({why})")
         out += [f"equivalent: `{a}` and `{b}`" for a, b in self.equivalent]
         out += [f"not checked: `{text}` ({why})" for text, why in self.unchecked]
+        out += [
+            f"excludes: `{text}` holds for no value the skills give {', '.join(names)}: kernels "
+            "with these parameters are never proposed"
+            for text, names in self.excluded
+        ]
         return out
 
 
@@ -68,6 +79,7 @@ def analyse(rules: SpaceRules, domains: Mapping[str, Sequence[int]]) -> Analysis
         domains: name -> finite values, usually :func:`.space_rules.library_domains`.
     """
     known = {**{k: tuple(v) for k, v in domains.items()}, **dict(rules.domains)}
+    declared = {name for name, _ in rules.domains}
     texts, exprs = rules.restrictions, rules.expanded()
     unchecked: list[tuple[str, str]] = []
     checkable: list[int] = []
@@ -81,6 +93,7 @@ def analyse(rules: SpaceRules, domains: Mapping[str, Sequence[int]]) -> Analysis
     redundant: list[tuple[str, tuple[str, ...]]] = []
     same: list[tuple[str, str]] = []
     sizes: dict[str, int] = {}
+    excluded: list[tuple[str, tuple[str, ...]]] = []
     for group in _groups(checkable, exprs):
         names = sorted({n for i in group for n in exprs[i].names})
         n_configs = math.prod(len(known[n]) for n in names)
@@ -90,17 +103,24 @@ def analyse(rules: SpaceRules, domains: Mapping[str, Sequence[int]]) -> Analysis
         columns = _product(names, known)
         masks = {i: satisfied((exprs[i],), columns) for i in group}
         sizes.update({texts[i]: int(masks[i].sum()) for i in group})
+        for i in [i for i in group if not masks[i].any() and not declared & set(exprs[i].names)]:
+            excluded.append((texts[i], tuple(sorted(exprs[i].names))))
+            group.remove(i)
+        if not group:
+            continue
         if not _all(masks, group).any():
             conflicts.append(tuple(texts[i] for i in _minimal_conflict(masks, group)))
             continue
-        same += _equivalent_pairs(group, texts, masks, rules)
+        same += _equivalent_pairs(group, texts, exprs, masks, rules)
         dropped: set[int] = set()
         for i in group:
             others = [j for j in group if j != i and j not in dropped]
             if bool(np.all(masks[i][_all(masks, others)])):
                 redundant.append((texts[i], tuple(texts[j] for j in _implying(masks, others, i))))
                 dropped.add(i)
-    return Analysis(tuple(conflicts), tuple(redundant), tuple(same), tuple(unchecked), sizes)
+    return Analysis(
+        tuple(conflicts), tuple(redundant), tuple(same), tuple(unchecked), tuple(excluded), sizes
+    )
 
 
 def _groups(indices: list[int], exprs: Sequence[Expression]) -> list[list[int]]:
@@ -159,11 +179,18 @@ def _implying(masks: Mapping[int, Mask], others: list[int], target: int) -> list
 
 
 def _equivalent_pairs(
-    group: list[int], texts: Sequence[str], masks: Mapping[int, Mask], rules: SpaceRules
+    group: list[int],
+    texts: Sequence[str],
+    exprs: Sequence[Expression],
+    masks: Mapping[int, Mask],
+    rules: SpaceRules,
 ) -> list[tuple[str, str]]:
-    """Pairs with the same formula, or the same accepted configurations over the domains."""
+    """Pairs over the same names with the same formula, or accepting the same configurations of
+    the domains (restrictions on different names are never called equivalent)."""
     pairs = []
     for a, b in itertools.combinations(group, 2):
+        if set(exprs[a].names) != set(exprs[b].names):
+            continue
         same_set = bool(np.array_equal(masks[a], masks[b]))
         if same_set or equivalent(texts[a], texts[b], rules.derived_map):
             pairs.append((texts[a], texts[b]))

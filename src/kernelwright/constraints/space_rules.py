@@ -93,7 +93,7 @@ class SpaceRules:
         for group, env in sorted(groups.items()):
             for text, expr in self.applicable(env):
                 if not bool(np.all(expr.evaluate(env))):
-                    values = ", ".join(f"{n}={env[n]}" for n in expr.names)
+                    values = ", ".join(f"{n}={env[n]}" for n in sorted(expr.names))
                     where = f"group {group}: " if group else ""
                     found.append(Violation(CHECK, f"{where}{values} breaks `{text}`"))
         return found

@@ -83,7 +83,7 @@ def _bytes(number: str, unit: str) -> int:
 
 
 def _determinism(m: re.Match[str], _tiles: Sequence[str]) -> list[Found]:
-    clause = Clause(Kind.DETERMINISM, "bit-identical across repeated runs", m.group(0))
+    clause = Clause(Kind.DETERMINISM, "bit-identical repeated runs", m.group(0))
     return [Found(clause, deterministic=True)]
 
 

@@ -73,7 +73,7 @@ def to_toml(constraints: Constraints, clauses: Sequence[Clause] = ()) -> str:
     if props:
         lines = ["[properties]  # kept in the model, not enforced yet"]
         if props.deterministic:
-            lines += said("bit-identical across repeated runs") + ["deterministic = true"]
+            lines += said("bit-identical repeated runs") + ["deterministic = true"]
         if props.memory_ceiling_bytes is not None:
             formal = f"peak extra memory <= {props.memory_ceiling_bytes} bytes"
             lines += said(formal) + [f"memory_ceiling_bytes = {props.memory_ceiling_bytes}"]
