@@ -48,7 +48,8 @@ def show_model(model: Formulation, console: Console = out) -> None:
     console.print(
         "[dim]source: each candidate's code is checked before it is evaluated; tuning space: "
         "configurations breaking the clause are never proposed; parameters: each candidate's "
-        "are checked. A refusal names its clause.[/]"
+        "are checked; repeated runs: a correct candidate runs twice more on the same inputs, "
+        "compared bit for bit. A refusal names its clause.[/]"
     )
     for line in model.conflicts:
         console.print(f"[bold red]{line}[/]", highlight=False, soft_wrap=True)

@@ -13,8 +13,11 @@
                     parameters, before it is evaluated
     forbidden_      the candidate's source, before it is     constraint-forbidden-construct
     constructs      evaluated (atomics, inline assembly)
-    properties      not enforced yet: determinism, shape ranges and a memory ceiling are kept
-                    in the model and shown as such
+    determinism     the harness: a correct candidate runs     constraint-determinism
+                    twice more on the same inputs, and its
+                    outputs must be identical bit for bit
+    properties      not enforced yet: shape ranges and a memory ceiling are kept in the model
+                    and shown as such
 
 ``Constraints.violations(source, params)`` is the ``SourceConstraints`` protocol that
 ``EvalOptions.constraints`` holds: ``kernelwright optimize`` screens every proposal with it
@@ -85,7 +88,8 @@ class Constraints:
         path: the file these came from ("" when built in code).
         space: restrictions on kernel parameters (tuning spaces and candidates' parameters).
         forbidden_constructs: kinds of code no candidate may contain (``atomics``...).
-        properties: determinism, shape ranges, memory ceiling (kept, not enforced yet).
+        properties: determinism (checked by the harness), shape ranges and a memory ceiling
+            (kept, not enforced yet).
         dtypes: storage and math dtypes, when stated; they agree with ``precision``.
     """
 
@@ -136,8 +140,9 @@ class Constraints:
         a run under other constraints is another run."""
         clauses: list[object] = [self.backends, self.precision, self.forbidden_ops, self.signatures]
         # Clauses added later count only when present, so older files keep their run ids.
-        if self.space or self.forbidden_constructs:
+        if self.space or self.forbidden_constructs or self.properties.deterministic:
             clauses += [self.space.restrictions, self.space.derived, self.forbidden_constructs]
+            clauses.append(self.properties.deterministic)
         text = json.dumps(clauses, default=str, sort_keys=True)
         return hashlib.sha256(text.encode()).hexdigest()[:10]
 
@@ -181,7 +186,8 @@ class Constraints:
     def apply(self, options: EvalOptions) -> EvalOptions:
         """``options`` with these constraints enforced (see :meth:`check_precision`)."""
         self.check_precision(options.precision)
-        return dataclasses.replace(options, constraints=self)
+        repeat = options.determinism or self.properties.deterministic
+        return dataclasses.replace(options, constraints=self, determinism=repeat)
 
     def restrict(self, library: SkillLibrary) -> SkillLibrary:
         """``library`` with the parameter restrictions added to the skills they apply to, so the

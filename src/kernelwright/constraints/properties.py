@@ -4,10 +4,11 @@
                     extent that must work), a ceiling on peak extra memory
     DtypePolicy     storage and math dtypes; each supported pair is one run policy
 
-The harness does not check the behavioural properties yet: repeated runs compared bit for bit,
-extra shapes and measured peak memory need the judge to run a candidate more than once or under a
-memory probe. They are kept in the model, written to the constraints file and shown as
-:data:`NOT_ENFORCED`, so nobody reads a stated requirement as a verified one.
+Determinism is checked by the harness (``EvalOptions.determinism``: a correct candidate runs twice
+more on the same inputs, and outputs that differ bit for bit refuse it). Shape ranges and the
+memory ceiling are not checked yet: extra shapes and measured peak memory need the judge to load
+other inputs or to probe memory. They are kept in the model, written to the constraints file and
+shown as :data:`NOT_ENFORCED`, so nobody reads a stated requirement as a verified one.
 """
 
 from __future__ import annotations
@@ -61,10 +62,10 @@ class Properties:
         )
 
     def describe(self) -> list[str]:
-        """One line per property, each saying that it is not enforced yet."""
+        """One line per property, each saying how it is checked (or that it is not yet)."""
         lines = []
         if self.deterministic:
-            lines.append(f"Results bit-identical run to run ({NOT_ENFORCED}).")
+            lines.append("Results bit-identical run to run (two repeated runs compared).")
         lines += [f"Works for {r.describe()} ({NOT_ENFORCED})." for r in self.shape_ranges]
         if self.memory_ceiling_bytes is not None:
             lines.append(

@@ -51,6 +51,8 @@ class EvalOptions:
             (``KERNELWRIGHT["input_distributions"]``, default on).
         cache_baselines: reuse baseline timings per (task, size, device, policy, versions).
         constraints: human-imposed constraints checked on the source before it runs.
+        determinism: run a correct candidate twice more on the first trial's inputs; outputs
+            that differ bit for bit between the two reject it (``constraint-determinism``).
     """
 
     device: str = "auto"
@@ -68,6 +70,7 @@ class EvalOptions:
     distributions: bool | None = None
     cache_baselines: bool = True
     constraints: SourceConstraints | None = None
+    determinism: bool = False
 
     def __post_init__(self) -> None:
         if self.trials < 1:

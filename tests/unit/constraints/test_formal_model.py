@@ -59,6 +59,22 @@ def test_atomics_are_refused_in_triton_and_in_cuda_strings():
     assert Constraints().violations(ATOMIC_TRITON) == []
 
 
+def test_the_red_team_atomics_solution_breaks_the_construct_clause(fixtures):
+    source = (fixtures / "solutions" / "mse_loss__atomics.py").read_text()
+    (hit,) = Constraints(forbidden_constructs=("atomics",)).violations(source)
+    assert "uses triton.language.atomic_add (atomics are forbidden)" in hit.reason
+
+
+def test_determinism_is_handed_to_the_harness_and_changes_the_run():
+    from kernelwright.constraints.properties import Properties
+    from kernelwright.evaluate.options import EvalOptions
+
+    rules = Constraints(properties=Properties(deterministic=True))
+    assert rules.apply(EvalOptions()).determinism
+    assert not Constraints().apply(EvalOptions()).determinism
+    assert rules.fingerprint != Constraints().fingerprint
+
+
 def test_parameters_are_screened_only_when_given():
     rules = Constraints(space=SpaceRules(("BLOCK_M % 64 == 0",)))
     assert rules.violations(CLEAN) == []
