@@ -100,12 +100,31 @@ def formulate_command(
     output: Annotated[
         Path | None, typer.Option("-o", "--output", help="Write the constraints file here.")
     ] = None,
+    llm: Annotated[
+        str | None,
+        typer.Option(
+            "--llm",
+            help="Restate the words the vocabulary does not understand with this model "
+            "(PROVIDER:MODEL); each restatement is checked by the vocabulary.",
+        ),
+    ] = None,
+    llm_base_url: Annotated[
+        str | None, typer.Option("--llm-base-url", help="OpenAI-compatible endpoint.")
+    ] = None,
 ) -> None:
     """Turn requirements in words into a formal model; write it when nothing conflicts."""
     from kernelwright.constraints.formulate import formulate
     from kernelwright.constraints.writer import to_toml
 
-    model = formulate(text)
+    if llm is None and llm_base_url is not None:
+        raise ConfigError("--llm-base-url needs --llm SPEC")
+    if llm is not None:
+        from kernelwright.agents.providers import make_chat_model
+        from kernelwright.constraints.restate import formulate_with_llm
+
+        model = formulate_with_llm(text, make_chat_model(llm, llm_base_url))
+    else:
+        model = formulate(text)
     show_model(model)
     refuse_conflicts(model)
     if output is not None and model.constraints is not None:

@@ -78,9 +78,20 @@ def formulate(
         ConfigError: empty text, or a phrase that cannot become a clause (tiles with no tile
             parameters known).
     """
+    domains = builtin_domains() if domains is None else domains
+    found, unrecognised = read(text, domains)
+    return assemble(text, found, unrecognised, domains, base)
+
+
+def read(text: str, domains: Mapping[str, Sequence[int]]) -> tuple[list[Found], list[str]]:
+    """The phrases found in ``text`` and the fragments no phrase understood (see the module
+    docstring); :func:`assemble` turns them into a model.
+
+    Raises:
+        ConfigError: empty text, or a phrase that cannot become a clause.
+    """
     if not text.strip():
         raise ConfigError('no requirements given: state them in words, e.g. "don\'t use atomics"')
-    domains = _library_domains() if domains is None else domains
     tiles = tuple(sorted(name for name in domains if TILE_NAME.match(name)))
     found: list[Found] = []
     unrecognised: list[str] = []
@@ -88,7 +99,7 @@ def formulate(
         matched, left = _match(sentence, tiles)
         found += matched
         unrecognised += _leftovers(left) if matched else [sentence]
-    return _assemble(text, found, tuple(unrecognised), domains, base or Constraints())
+    return found, unrecognised
 
 
 def review(
@@ -96,7 +107,7 @@ def review(
 ) -> Formulation:
     """The model of an existing constraints file, its clauses attributed to the file, checked
     like a formulation (conflicts and redundancy among its space restrictions)."""
-    domains = _library_domains() if domains is None else domains
+    domains = builtin_domains() if domains is None else domains
     analysis = analyse(constraints.space, domains)
     lines = analysis.lines()
     conflicts = tuple(line for line in lines if line.startswith("conflict"))
@@ -112,7 +123,8 @@ def review(
     )
 
 
-def _library_domains() -> dict[str, tuple[int, ...]]:
+def builtin_domains() -> dict[str, tuple[int, ...]]:
+    """Each parameter of the built-in skill library with its values."""
     from kernelwright.constraints.space_rules import library_domains
     from kernelwright.skills.library import SkillLibrary
 
@@ -145,13 +157,17 @@ def _leftovers(left: str) -> list[str]:
     return out
 
 
-def _assemble(
+def assemble(
     text: str,
-    found: list[Found],
-    unrecognised: tuple[str, ...],
+    found: Sequence[Found],
+    unrecognised: Sequence[str],
     domains: Mapping[str, Sequence[int]],
-    base: Constraints,
+    base: Constraints | None = None,
 ) -> Formulation:
+    """The checked model of ``found`` clauses added to ``base`` (conflicts, redundancy)."""
+    base = base or Constraints()
+    found = list(found)
+    unrecognised = tuple(unrecognised)
     conflicts: list[str] = []
     warnings: list[str] = []
     backends = _backends(found, conflicts, base)

@@ -45,3 +45,10 @@ def test_check_refuses_a_conflicting_or_malformed_file(tmp_path):
 def test_empty_requirements_are_bad_input():
     ran = CliRunner().invoke(app, ["constraints", "formulate", " "])
     assert ran.exit_code == 2 and "no requirements given" in ran.output
+
+
+def test_an_endpoint_without_a_model_is_bad_input():
+    ran = CliRunner().invoke(
+        app, ["constraints", "formulate", "no atomics", "--llm-base-url", "http://localhost:1"]
+    )
+    assert ran.exit_code == 2 and "--llm-base-url needs --llm SPEC" in ran.output
