@@ -282,10 +282,12 @@ def _proposer(
         return EvolutionProposer(DecisionSpace.of_plan(plan), plan.render)
     n = budget.candidates if budget.candidates is not None else 12
     structures = options.structures or max(1, min(len(plan.designs), (n + 1) // 2))
+    # The constraints' parameter restrictions prune every tuning space built from the skills.
+    library = options.constraints.restrict(plan.library) if options.constraints else plan.library
     return TemplateProposer(
         plan.designs,
         plan.render,
-        plan.library,
+        library,
         tuning_strategy(options.tuner),
         prior=plan.warm_start,
         structures=structures,

@@ -13,6 +13,7 @@ from typer.testing import CliRunner
 from kernelwright.archive import Archive
 from kernelwright.cli import app
 from kernelwright.constraints import Constraints
+from kernelwright.constraints.formulate import formulate
 from kernelwright.errors import ConfigError
 from kernelwright.evaluate import EvalOptions
 from kernelwright.optimize import LLMConfig, OptimizeOptions, optimize_task, summarise
@@ -138,3 +139,34 @@ def test_the_llm_proposer_is_refused_by_optimize_and_repairs(tmp_path, monkeypat
     assert result.best == fixed and result.search is not None
     assert result.search.stopped == "budget" and result.search.evaluated == 1
     assert "Precision policy `tf32`" in system and "torch.add" in system
+
+
+def test_a_clause_formulated_from_words_refuses_the_candidates_that_break_it(tmp_path):
+    model = formulate("Tiles at most 512. Don't use atomics.")
+    assert model.constraints is not None
+    rules = model.constraints
+    options = OptimizeOptions(evaluation=QUICK, constraints=rules, isolate_capture=False)
+    with Archive(":memory:") as archive:
+        result = optimize_task(MSE, options, Budget(candidates=3), None, archive)
+    assert result.trials and result.search is not None and result.search.evaluated == 0
+    assert all(t.refused and clauses(t) == ["constraint-space"] for t in result.trials)
+    messages = [t.verdict.message for t in result.trials]
+    assert all("breaks `LOOP_BLOCK <= 512`" in m for m in messages), messages
+
+
+def test_constraints_text_is_shown_before_the_run_and_enforced(tmp_path):
+    archive = tmp_path / "a.sqlite"
+    base = ["optimize", str(MSE), "--device", "cpu", "--trials", "1", "--archive", str(archive)]
+    conflict = CliRunner().invoke(app, [*base, "--constraints-text", "only CUDA. no CUDA."])
+    assert conflict.exit_code == 2 and "leave no kernel language allowed" in conflict.output
+    assert not archive.exists()
+    vague = CliRunner().invoke(app, [*base, "--constraints-text", "no atomics. make it sing."])
+    assert vague.exit_code == 2 and "not understood: 'make it sing'" in vague.output
+    summary = tmp_path / "s.json"
+    ran = CliRunner().invoke(
+        app, [*base, "--constraints-text", "only CUDA", "--json", str(summary), "--quiet"]
+    )
+    assert ran.exit_code == 1, ran.output  # every template is Triton: refused, none correct
+    assert "Formal constraint model" in ran.output and "only cuda" in ran.output
+    found = json.loads(summary.read_text())
+    assert found["evaluated"] == 0 and found["refused"] >= 1

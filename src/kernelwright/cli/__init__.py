@@ -24,6 +24,7 @@ COMMAND_MODULES = (
     "kernelwright.cli.tune_cmd",
     "kernelwright.cli.bench_cmd",
     "kernelwright.cli.optimize_cmd",
+    "kernelwright.cli.constraints_cmd",
 )
 
 for _name in COMMAND_MODULES:

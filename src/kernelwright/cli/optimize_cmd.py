@@ -98,6 +98,14 @@ def optimize_command(
             "enforced for every proposer."
         ),
     ] = None,
+    constraints_text: Annotated[
+        str | None,
+        typer.Option(
+            "--constraints-text",
+            help="Requirements in words (docs/constraints.md), formulated and shown before "
+            "anything runs, then enforced like --constraints (added to that file when both).",
+        ),
+    ] = None,
     notes: Annotated[
         Path | None, typer.Option(help="Engineer's notes for the LLM proposer.")
     ] = None,
@@ -145,6 +153,10 @@ def optimize_command(
     if llm is None and any(x is not None for x in (llm_base_url, notes)):
         raise ConfigError("--llm-base-url and --notes need --llm SPEC")
     rules = load_constraints(constraints) if constraints is not None else None
+    if constraints_text is not None:
+        from kernelwright.cli.constraints_cmd import formulated
+
+        rules = formulated(constraints_text, rules)
     if precision is not None:
         policy = parse_precision(precision)
     else:

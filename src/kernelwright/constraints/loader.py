@@ -4,12 +4,27 @@ references    = ["refs/online_softmax.py"]     # shown to planner and coder (rel
 backends      = ["triton"]                     # triton | cuda (load_inline)
 precision     = "fp32"                         # fp32 | tf32 | bf16, for candidate and baselines
 forbidden_ops = ["torch.matmul", "F.scaled_dot_product_attention"]
+forbidden_constructs = ["atomics"]             # atomics | inline_asm
 
 [signatures]                                   # exact parameter lists
 "ModelNew.forward" = ["self", "x"]
 
 [budget]                                       # candidates, minutes, llm_calls, cost_usd
 candidates = 30
+
+[dtypes]                                       # storage and math; must agree with precision
+storage = "fp32"                               # (bf16 storage with fp32 math is "bf16")
+math = "fp32"
+
+[space]                                        # restrictions on kernel parameters
+restrictions = ["BLOCK_M % 64 == 0", "shared_bytes <= 98304"]
+derived = { shared_bytes = "(BLOCK_M * BLOCK_K + BLOCK_K * BLOCK_N) * STAGES * 4" }
+domains = { BLOCK = [16, 32, 64, 128] }        # names the skill library does not know
+
+[properties]                                   # determinism: repeated runs; the rest kept only
+deterministic = true
+memory_ceiling_bytes = 1073741824
+shape_ranges = [{ dim = "batch", low = 1, high = 4096 }]
 """
 
 from __future__ import annotations
@@ -18,15 +33,23 @@ import tomllib
 from pathlib import Path
 from typing import Any, TypeVar
 
+from kernelwright.constraints.constructs import check_constructs
 from kernelwright.constraints.model import Constraints, Reference
+from kernelwright.constraints.properties import DTYPES, DtypePolicy, Properties, ShapeRange
 from kernelwright.constraints.source_rules import BACKENDS
+from kernelwright.constraints.space_rules import SpaceRules
 from kernelwright.errors import ConfigError
 from kernelwright.records import Precision
 
 _TOP_KEYS = frozenset(
-    {"references", "backends", "precision", "forbidden_ops", "signatures", "budget"}
-)
+    {
+        "references", "backends", "precision", "forbidden_ops", "signatures", "budget",
+        "forbidden_constructs", "dtypes", "space", "properties",
+    }
+)  # fmt: skip
 _BUDGET_KEYS = frozenset({"candidates", "minutes", "llm_calls", "cost_usd"})
+_SPACE_KEYS = frozenset({"restrictions", "derived", "domains"})
+_PROPERTY_KEYS = frozenset({"deterministic", "memory_ceiling_bytes", "shape_ranges"})
 N = TypeVar("N", int, float)
 
 
@@ -58,6 +81,9 @@ def load_constraints(path: str | Path) -> Constraints:
             f"{where}: precision {precision!r} unknown; use one of "
             f"{', '.join(p.value for p in Precision)}"
         ) from None
+    dtypes = _dtypes(data, where)
+    if dtypes is not None and policy is None:
+        policy = dtypes.precision
     return Constraints(
         backends=backends,
         precision=policy,
@@ -74,7 +100,80 @@ def load_constraints(path: str | Path) -> Constraints:
             _reference(file.parent / p, where) for p in _strings(data, "references", where)
         ),
         path=where,
+        space=_space(data, where),
+        forbidden_constructs=_constructs(data, where),
+        properties=_properties(data, where),
+        dtypes=dtypes,
     )
+
+
+def _constructs(data: dict[str, Any], where: str) -> tuple[str, ...]:
+    try:
+        return check_constructs(_strings(data, "forbidden_constructs", where))
+    except ConfigError as exc:
+        raise ConfigError(f"{where}: {exc}") from None
+
+
+def _dtypes(data: dict[str, Any], where: str) -> DtypePolicy | None:
+    table = _table(data, "dtypes", where)
+    if not table:
+        return None
+    _known(table, frozenset({"storage", "math"}), f"{where} [dtypes]")
+    values = {k: table.get(k) for k in ("storage", "math")}
+    for key, value in values.items():
+        if value not in DTYPES:
+            raise ConfigError(f"{where}: [dtypes] {key} = {value!r}; use one of {list(DTYPES)}")
+    dtypes = DtypePolicy(str(values["storage"]), str(values["math"]))
+    try:
+        dtypes.precision  # noqa: B018 - raises for a pair with no policy
+    except ConfigError as exc:
+        raise ConfigError(f"{where}: [dtypes] {exc}") from None
+    return dtypes
+
+
+def _space(data: dict[str, Any], where: str) -> SpaceRules:
+    table = _table(data, "space", where)
+    here = f"{where} [space]"
+    _known(table, _SPACE_KEYS, here)
+    derived = _table(table, "derived", here)
+    domains = _table(table, "domains", here)
+    for name, values in domains.items():
+        if not isinstance(values, list) or not values or not all(
+            isinstance(v, int) and not isinstance(v, bool) for v in values
+        ):
+            raise ConfigError(f"{here}: domains.{name} must be a non-empty list of integers")
+    try:
+        return SpaceRules(
+            restrictions=tuple(_strings(table, "restrictions", here)),
+            derived=tuple((name, str(expr)) for name, expr in derived.items()),
+            domains=tuple((name, tuple(sorted(set(v)))) for name, v in domains.items()),
+        )
+    except ConfigError as exc:
+        raise ConfigError(f"{here}: {exc}") from None
+
+
+def _properties(data: dict[str, Any], where: str) -> Properties:
+    table = _table(data, "properties", where)
+    here = f"{where} [properties]"
+    _known(table, _PROPERTY_KEYS, here)
+    deterministic = table.get("deterministic", False)
+    if not isinstance(deterministic, bool):
+        raise ConfigError(f"{here}: deterministic must be true or false")
+    ceiling = table.get("memory_ceiling_bytes")
+    if ceiling is not None and (isinstance(ceiling, bool) or not isinstance(ceiling, int)
+                                or ceiling <= 0):  # fmt: skip
+        raise ConfigError(f"{here}: memory_ceiling_bytes must be a positive whole number")
+    ranges = table.get("shape_ranges", [])
+    if not isinstance(ranges, list) or not all(isinstance(r, dict) for r in ranges):
+        raise ConfigError(f'{here}: shape_ranges must be a list of {{ dim = "batch", low, high }}')
+    shapes = []
+    for r in ranges:
+        _known(r, frozenset({"dim", "low", "high"}), f"{here} shape_ranges")
+        dim, low, high = r.get("dim"), r.get("low"), r.get("high")
+        if not isinstance(dim, str) or not isinstance(low, int) or not isinstance(high, int):
+            raise ConfigError(f"{here}: a shape range needs dim (text), low and high (integers)")
+        shapes.append(ShapeRange(dim, low, high))
+    return Properties(deterministic, tuple(shapes), ceiling)
 
 
 def _known(table: dict[str, Any], keys: frozenset[str], where: str) -> None:

@@ -8,8 +8,18 @@
                     conflicting policy is an error before anything runs),
                     and the source: no TF32 or half casts under fp32
     budget          caps on the search (candidates, minutes) and on the LLM proposer (calls, cost)
+    space           the tuning spaces (restrictions         constraint-space
+                    prune them) and each candidate's
+                    parameters, before it is evaluated
+    forbidden_      the candidate's source, before it is     constraint-forbidden-construct
+    constructs      evaluated (atomics, inline assembly)
+    determinism     the harness: a correct candidate runs     constraint-determinism
+                    twice more on the same inputs, and its
+                    outputs must be identical bit for bit
+    properties      not enforced yet: shape ranges and a memory ceiling are kept in the model
+                    and shown as such
 
-``Constraints.violations(source)`` is the ``SourceConstraints`` protocol that
+``Constraints.violations(source, params)`` is the ``SourceConstraints`` protocol that
 ``EvalOptions.constraints`` holds: ``kernelwright optimize`` screens every proposal with it
 before evaluation, and the harness checks it again as a static check. The source rules live in
 :mod:`kernelwright.constraints.source_rules`; the file format in :mod:`.loader`.
@@ -20,10 +30,12 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, TypeVar
 
+from kernelwright.constraints.constructs import construct_violations
+from kernelwright.constraints.properties import DtypePolicy, Properties
 from kernelwright.constraints.source_rules import (
     BACKENDS,
     backend_violations,
@@ -32,12 +44,14 @@ from kernelwright.constraints.source_rules import (
     precision_violations,
     signature_violations,
 )
+from kernelwright.constraints.space_rules import SpaceRules, restrict_library
 from kernelwright.errors import ConfigError
 from kernelwright.records import Precision, Violation
 
 if TYPE_CHECKING:
     from kernelwright.evaluate.options import EvalOptions
     from kernelwright.search.controller import Budget
+    from kernelwright.skills.library import SkillLibrary
 
 N = TypeVar("N", int, float)
 _MAX_REFERENCE_CHARS = 6000
@@ -72,6 +86,11 @@ class Constraints:
         llm_calls, cost_usd: caps on the LLM proposer's calls and known spend.
         references: reference implementations for the planner and coder.
         path: the file these came from ("" when built in code).
+        space: restrictions on kernel parameters (tuning spaces and candidates' parameters).
+        forbidden_constructs: kinds of code no candidate may contain (``atomics``...).
+        properties: determinism (checked by the harness), shape ranges and a memory ceiling
+            (kept, not enforced yet).
+        dtypes: storage and math dtypes, when stated; they agree with ``precision``.
     """
 
     backends: tuple[str, ...] = BACKENDS
@@ -84,24 +103,46 @@ class Constraints:
     cost_usd: float | None = None
     references: tuple[Reference, ...] = ()
     path: str = ""
+    space: SpaceRules = SpaceRules()
+    forbidden_constructs: tuple[str, ...] = ()
+    properties: Properties = Properties()
+    dtypes: DtypePolicy | None = None
 
-    def violations(self, source: str) -> Sequence[Violation]:
-        """What in ``source`` breaks these constraints (empty when it complies)."""
+    def __post_init__(self) -> None:
+        if self.dtypes is not None and self.precision is not self.dtypes.precision:
+            stated = self.precision.value if self.precision else "none"
+            raise ConfigError(
+                f"{self.dtypes.storage} storage with {self.dtypes.math} math is precision "
+                f"{self.dtypes.precision.value!r}, but precision is {stated!r}; state one policy"
+            )
+
+    def violations(
+        self, source: str, params: Mapping[str, int | float | str] | None = None
+    ) -> Sequence[Violation]:
+        """What in ``source`` (and in the candidate's ``params``, ``g<group>.<NAME>``, when
+        given) breaks these constraints; empty when it complies."""
+        broken = self.space.violations(params) if params else []
         tree = parse_or_none(source)
         if tree is None:
-            return []  # the harness reports the syntax error itself
+            return broken  # the harness reports the syntax error itself
         return [
             *backend_violations(tree, self.backends),
             *forbidden_op_violations(tree, self.forbidden_ops),
+            *construct_violations(tree, self.forbidden_constructs),
             *signature_violations(tree, self.signatures),
             *(precision_violations(tree, self.precision) if self.precision else ()),
+            *broken,
         ]
 
     @property
     def fingerprint(self) -> str:
         """A digest of the clauses that decide what is accepted (not the budget or references):
         a run under other constraints is another run."""
-        clauses = [self.backends, self.precision, self.forbidden_ops, self.signatures]
+        clauses: list[object] = [self.backends, self.precision, self.forbidden_ops, self.signatures]
+        # Clauses added later count only when present, so older files keep their run ids.
+        if self.space or self.forbidden_constructs or self.properties.deterministic:
+            clauses += [self.space.restrictions, self.space.derived, self.forbidden_constructs]
+            clauses.append(self.properties.deterministic)
         text = json.dumps(clauses, default=str, sort_keys=True)
         return hashlib.sha256(text.encode()).hexdigest()[:10]
 
@@ -110,7 +151,10 @@ class Constraints:
         lines = [f"Allowed kernel languages: {', '.join(self.backends)}."]
         if self.precision is not None:
             lines.append(f"Precision policy: {self.precision.value}.")
-        return lines + self.rules()
+        if self.dtypes is not None:
+            lines.append(f"Storage {self.dtypes.storage}, math {self.dtypes.math}.")
+        lines += [f"Parameter restriction: `{r}`." for r in self.space.restrictions]
+        return lines + self.rules() + self.properties.describe()
 
     def rules(self) -> list[str]:
         """The source rules as prompt lines (forbidden operations, required signatures)."""
@@ -119,6 +163,8 @@ class Constraints:
             lines.append(
                 f"Forbidden operations (also as Tensor methods): {', '.join(self.forbidden_ops)}."
             )
+        if self.forbidden_constructs:
+            lines.append(f"Forbidden constructs: {', '.join(self.forbidden_constructs)}.")
         for name, params in self.signatures:
             lines.append(f"Required signature: `{name}({', '.join(params)})`.")
         return lines
@@ -140,7 +186,13 @@ class Constraints:
     def apply(self, options: EvalOptions) -> EvalOptions:
         """``options`` with these constraints enforced (see :meth:`check_precision`)."""
         self.check_precision(options.precision)
-        return dataclasses.replace(options, constraints=self)
+        repeat = options.determinism or self.properties.deterministic
+        return dataclasses.replace(options, constraints=self, determinism=repeat)
+
+    def restrict(self, library: SkillLibrary) -> SkillLibrary:
+        """``library`` with the parameter restrictions added to the skills they apply to, so the
+        tuning spaces built from it leave out what the restrictions refuse."""
+        return restrict_library(library, self.space)
 
     def limit(self, budget: Budget) -> Budget:
         """``budget`` capped by this file's ``[budget]`` (the tighter of each limit)."""

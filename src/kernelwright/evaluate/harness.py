@@ -51,7 +51,7 @@ from kernelwright.evaluate.request import JudgeRequest
 from kernelwright.evaluate.spawn import new_run_dir
 from kernelwright.evaluate.verdict import Evidence, build_verdict
 from kernelwright.paths import cache_dir, home
-from kernelwright.records import Candidate, Task, Tolerance, Verdict
+from kernelwright.records import Candidate, Task, Tolerance, Verdict, Violation
 from kernelwright.task.kernelbench import load_task, task_options
 
 SOLUTION_FILE = "solution.py"
@@ -172,7 +172,7 @@ class EvalSession:
         tree = _parse_or_none(candidate.source)
         static = run_checks("static", GuardContext(candidate.source, tree)) if opts.guard else []
         if opts.constraints is not None:
-            static.extend(opts.constraints.violations(candidate.source))
+            static.extend(opts.constraints.violations(candidate.source, candidate.params))
         if static:
             return build_verdict(self._evidence(candidate, None, tuple(static), started))
         self._start_judge()
@@ -182,6 +182,7 @@ class EvalSession:
         if opts.guard and job.result is not None:
             ctx = GuardContext(candidate.source, tree, self.device, self._prepared, job.result)
             violations = run_checks("runtime", ctx)
+        violations += determinism_violations(job.result)
         evidence = self._evidence(candidate, job, tuple(violations), started, baselines)
         return build_verdict(evidence)
 
@@ -243,7 +244,8 @@ class EvalSession:
 
         def drive(process: CandidateProcess) -> dict[str, Any]:
             command = {"role": role, "timing": timing, "guard": guard,
-                       "memory_fraction": fraction, "source_file": SOLUTION_FILE}
+                       "memory_fraction": fraction, "source_file": SOLUTION_FILE,
+                       "repeat": role == "candidate" and self.options.determinism}
             report = judge.judge(process.sock, command, timeout, self.on_progress, process.watch)
             if not report.get("containment"):
                 report["containment"] = (process.ready or {}).get("containment") or {}
@@ -427,6 +429,19 @@ def _tolerance(opts: EvalOptions, task: Task) -> Tolerance:
     atol = opts.atol if opts.atol is not None else max(default.atol, float(options.get("atol", 0)))
     rtol = opts.rtol if opts.rtol is not None else max(default.rtol, float(options.get("rtol", 0)))
     return Tolerance(atol=atol, rtol=rtol)
+
+
+def determinism_violations(result: dict[str, Any] | None) -> list[Violation]:
+    """The determinism clause's refusal when the repeated runs' outputs differed."""
+    repeat = (result or {}).get("repeat")
+    if not isinstance(repeat, dict) or repeat.get("identical", True):
+        return []
+    which = ", ".join(str(i) for i in repeat.get("outputs") or [])
+    return [Violation(
+        "constraint-determinism",
+        f"output(s) {which} differ bit for bit between two runs on the same inputs; the "
+        "constraints require bit-identical results run to run",
+    )]
 
 
 def _parse_or_none(source: str) -> ast.Module | None:

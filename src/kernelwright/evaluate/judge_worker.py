@@ -84,6 +84,7 @@ def serve(control: Channel, reference: Reference, progress: Any) -> None:
             deadline=time.monotonic() + float(header.get("timeout_s", 300.0)),
             memory_fraction=header.get("memory_fraction"),
             source_file=str(header.get("source_file", "solution.py")),
+            repeat=bool(header.get("repeat", False)),
         )
         reference.processes += 1  # its timed inputs differ from every other process's
         try:

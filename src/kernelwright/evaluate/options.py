@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
@@ -15,11 +15,14 @@ class SourceConstraints(Protocol):
     """Human-imposed constraints on candidates (allowed backends, forbidden ops...).
 
     Enforced by the harness before a candidate runs: each violation rejects it, like a static
-    guard check. ``kernelwright.agents`` provides the constraints-file implementation.
+    guard check. ``kernelwright.constraints.Constraints`` is the constraints-file implementation.
     """
 
-    def violations(self, source: str) -> Sequence[Violation]:
-        """What in ``source`` breaks the constraints (empty when it complies)."""
+    def violations(
+        self, source: str, params: Mapping[str, int | float | str] | None = None
+    ) -> Sequence[Violation]:
+        """What in ``source`` (and in the candidate's parameters, when given) breaks the
+        constraints (empty when it complies)."""
         ...
 
 
@@ -48,6 +51,8 @@ class EvalOptions:
             (``KERNELWRIGHT["input_distributions"]``, default on).
         cache_baselines: reuse baseline timings per (task, size, device, policy, versions).
         constraints: human-imposed constraints checked on the source before it runs.
+        determinism: run a correct candidate twice more on the first trial's inputs; outputs
+            that differ bit for bit between the two reject it (``constraint-determinism``).
     """
 
     device: str = "auto"
@@ -65,6 +70,7 @@ class EvalOptions:
     distributions: bool | None = None
     cache_baselines: bool = True
     constraints: SourceConstraints | None = None
+    determinism: bool = False
 
     def __post_init__(self) -> None:
         if self.trials < 1:

@@ -7,6 +7,7 @@ is concluded from the answers. Runs in the judge.
     seal        no process can be started from here on
     runs        each trial and input variant: a model with the run's seed, input buffers the
                 judge fills when the call starts, a call, its outputs read back and compared
+    repeat      when asked (determinism): run 1's inputs twice more, outputs compared bit for bit
     timing      batches of calls on fresh inputs, timed by the judge's clock (see ``clock``)
     ablation    run 1 again with the candidate's kernels skipped, then made to raise
     observe     what the process saw of itself (may refuse, never vouch)
@@ -44,6 +45,7 @@ class Assignment:
 
     ``role``: ``candidate`` (everything) or ``baseline`` (the task's own model, trusted: import,
     warm-up and timing only). ``source_file``: the file to import inside the process's scratch.
+    ``repeat``: after correct runs, call the candidate twice on run 1's inputs and compare.
     """
 
     role: str
@@ -52,6 +54,7 @@ class Assignment:
     deadline: float
     memory_fraction: float | None = None
     source_file: str = "solution.py"
+    repeat: bool = False  # run 0 twice more; the outputs must be bit-identical (determinism)
 
 
 class Referee:
@@ -115,6 +118,8 @@ class Referee:
             if not self._runs_correct():
                 self._observe()
                 return
+            if job.repeat:
+                self._repeat()
         if job.timing:
             from kernelwright.evaluate.clock import time_batches
 
@@ -176,6 +181,24 @@ class Referee:
             self.report["runs"].append(entry)
             self._forget(f"run{i}")
             del outputs, after
+
+    def _repeat(self) -> None:
+        """Two more calls on run 1's inputs, each with a fresh model of the same seed; which
+        outputs differ bit for bit between them (NaNs compare by their bits too)."""
+        inputs, exp = self.ref.expected(0)
+        seen: list[list[Any]] = []
+        for k in range(2):
+            self._step(f"repeat {k + 1} of 2 (determinism)")
+            _reply, outputs, _after = self._call(f"repeat{k}", self.ref.runs[0].seed, inputs,
+                                                 expect=exp)
+            seen.append([o.detach().clone() for o in outputs])
+            self._forget(f"repeat{k}")
+        first, second = seen
+        differ = [i for i, (a, b) in enumerate(zip(first, second, strict=False))
+                  if not same_bits(a, b)]
+        if len(first) != len(second):
+            differ.append(min(len(first), len(second)))
+        self.report["repeat"] = {"identical": not differ, "outputs": differ}
 
     def _ablation(self) -> None:
         inputs, exp = self.ref.expected(0)
@@ -408,6 +431,16 @@ _INT_LIST = ("new_os_threads",)
 _INT = ("framework_work", "vendor_work", "numpy_conversions", "launches")
 _BOOL = ("mode_intact",)
 _DICT = ("op_counts", "policy_before", "policy_after", "launches")
+
+
+def same_bits(a: Any, b: Any) -> bool:
+    """Whether two tensors hold the same bytes (shape and dtype included)."""
+    import torch
+
+    if a.shape != b.shape or a.dtype != b.dtype:
+        return False
+    return bool(torch.equal(a.contiguous().reshape(-1).view(torch.uint8),
+                            b.contiguous().reshape(-1).view(torch.uint8)))
 
 
 def clean_observations(obs: Any) -> dict[str, Any]:

@@ -297,7 +297,7 @@ def refusal(task: Task, candidate: Candidate, options: EvalOptions) -> Verdict |
     """
     if options.constraints is None:
         return None
-    broken = tuple(options.constraints.violations(candidate.source))
+    broken = tuple(options.constraints.violations(candidate.source, candidate.params))
     if not broken:
         return None
     more = f" (+{len(broken) - 1} more)" if len(broken) > 1 else ""
