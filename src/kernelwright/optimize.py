@@ -270,20 +270,19 @@ def _proposer(
 
     if options.llm is not None:
         return _llm_proposer(task, plan, options, archive, run_id)
-    if options.search == "mcts":
-        from kernelwright.search.decisions import DecisionSpace
-        from kernelwright.search.mcts import MCTSProposer
-
-        return MCTSProposer(DecisionSpace.of_plan(plan), plan.render)
-    if options.search == "evolution":
-        from kernelwright.search.decisions import DecisionSpace
-        from kernelwright.search.evolution import EvolutionProposer
-
-        return EvolutionProposer(DecisionSpace.of_plan(plan), plan.render)
-    n = budget.candidates if budget.candidates is not None else 12
-    structures = options.structures or max(1, min(len(plan.designs), (n + 1) // 2))
     # The constraints' parameter restrictions prune every tuning space built from the skills.
     library = options.constraints.restrict(plan.library) if options.constraints else plan.library
+    if options.search in ("mcts", "evolution"):
+        from kernelwright.search.decisions import DecisionSpace
+        from kernelwright.search.evolution import EvolutionProposer
+        from kernelwright.search.mcts import MCTSProposer
+
+        space = DecisionSpace.of_plan(plan, library)
+        if options.search == "mcts":
+            return MCTSProposer(space, plan.render)
+        return EvolutionProposer(space, plan.render)
+    n = budget.candidates if budget.candidates is not None else 12
+    structures = options.structures or max(1, min(len(plan.designs), (n + 1) // 2))
     return TemplateProposer(
         plan.designs,
         plan.render,

@@ -216,8 +216,13 @@ class _Loop:
                             SearchEvent("pruned", n_evaluated=result.evaluated, message=p.note)
                         )
                         continue
-                    twin = known.equivalent(p.candidate)
-                    trial = self._reuse(p, twin, result) if twin else self._judge(p, result)
+                    # The constraints first: a proposal that breaks one is refused even when
+                    # it runs the same kernel as a candidate already judged.
+                    refused = refusal(self.task, p.candidate, self.options)
+                    twin = None if refused else known.equivalent(p.candidate)
+                    trial = (
+                        self._reuse(p, twin, result) if twin else self._judge(p, result, refused)
+                    )
                     known.add(trial)
                     if trial.evaluated or trial.refused:
                         refused_in_a_row = refused_in_a_row + 1 if trial.refused else 0
@@ -245,9 +250,12 @@ class _Loop:
         self.emit(SearchEvent("reused", trial, result.best, result.evaluated))
         return trial
 
-    def _judge(self, proposal: Proposal, result: SearchResult) -> Trial:
-        """Refuse the proposal, or evaluate it; archive the verdict either way."""
-        verdict = refusal(self.task, proposal.candidate, self.options)
+    def _judge(
+        self, proposal: Proposal, result: SearchResult, refused: Verdict | None = None
+    ) -> Trial:
+        """Refuse the proposal (``refused``: its refusal, already written), or evaluate it;
+        archive the verdict either way."""
+        verdict = refused
         if verdict is None:
             verdict = self.judge(
                 self.task, proposal.candidate, self.options, executor=self.executor

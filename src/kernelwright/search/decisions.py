@@ -46,10 +46,12 @@ class DecisionSpace:
     key: Callable[[Design], str]
 
     @classmethod
-    def of_plan(cls, plan: Any) -> DecisionSpace:
-        """The decisions of a ``DesignPlan``: its ranked designs and each group's options."""
+    def of_plan(cls, plan: Any, library: Any = None) -> DecisionSpace:
+        """The decisions of a ``DesignPlan``: its ranked designs and each group's options;
+        parameter moves come from ``library`` (the plan's, or one restricted by constraints)."""
         options = {g.group.id: tuple(o.choice for o in g.options) for g in plan.groups}
-        return cls(tuple(plan.designs), options, plan.library, plan.canonical_key)
+        lib = plan.library if library is None else library
+        return cls(tuple(plan.designs), options, lib, plan.canonical_key)
 
     def priors(self) -> list[float]:
         """The policy prior over :attr:`structures`: proportional to 1 / rank (the ranking's

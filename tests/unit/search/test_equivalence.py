@@ -212,3 +212,28 @@ def test_every_extent_is_in_the_clamp_test(pointwise_plan) -> None:  # type: ign
     """Equivalence trusts a declared extent: each one must be checked against its template."""
     with_extent = {(s.id, p.name) for s in pointwise_plan.library for p in s.params if p.extent}
     assert with_extent == {(skill, param) for _, _, _, skill, param, _ in CLAMPS}
+
+
+def test_a_proposal_breaking_the_constraints_is_refused_even_when_its_kernel_was_judged(
+    pointwise_plan, tmp_path: Path
+) -> None:  # type: ignore[no-untyped-def]
+    from kernelwright.constraints import Constraints
+    from kernelwright.constraints.space_rules import SpaceRules
+
+    base = pointwise_plan.designs[0]
+    designs = [with_params(base, BLOCK=1024), with_params(base, BLOCK=4096)]
+    calls: list[Candidate] = []
+    result = run_search(
+        pointwise_plan.task,
+        Scripted(pointwise_plan, designs),
+        EvalOptions(device="cpu", constraints=Constraints(space=SpaceRules(("BLOCK <= 2048",)))),
+        Archive(":memory:"),
+        Budget(candidates=5),
+        "run-1",
+        evaluate_fn=synthetic_judge(lambda d, p: 1.0, calls),
+        equivalence=pointwise_plan.candidate_key,
+    )
+    assert len(calls) == 1  # BLOCK=4096 runs the same kernel, but the clause names its value
+    assert [t.refused for t in result.trials] == [False, True]
+    assert "BLOCK <= 2048" in result.trials[1].verdict.message
+    assert result.pruned_equivalent == 0

@@ -119,3 +119,17 @@ def test_mcts_evaluates_each_kernel_of_a_small_space_once_then_stops(pointwise_p
     assert len(calls) == 9 and result.pruned_equivalent == 0
     kernels = {(p["g0.WARPS"], min(p["g0.BLOCK"], 1024)) for p in (c.params for c in calls)}
     assert len(kernels) == 9
+
+
+def test_the_constraints_restrict_the_parameter_moves(softmax_plan) -> None:  # type: ignore[no-untyped-def]
+    from kernelwright.constraints import Constraints
+    from kernelwright.constraints.space_rules import SpaceRules
+
+    base = softmax_plan.designs[0]
+    free = DecisionSpace.of_plan(softmax_plan).parameter_moves(base)
+    rules = Constraints(space=SpaceRules(("WARPS <= 4",)))
+    kept = DecisionSpace.of_plan(softmax_plan, rules.restrict(softmax_plan.library))
+    moves = kept.parameter_moves(base)
+    warps = [m[0].choices[0].params.get("WARPS") for m in moves]
+    assert any(m[0].choices[0].params.get("WARPS", 0) > 4 for m in free)
+    assert all(w is None or w <= 4 for w in warps) and len(moves) < len(free)
