@@ -11,8 +11,8 @@ designs than the golden snapshots pin).
     git stash; python scripts/design_replay.py --out /tmp/replay-after; git stash pop
     diff -r /tmp/replay-before /tmp/replay-after
 
-Captured graphs are cached as JSON (``--cache``, default ``$OUT/../replay-graphs``): capture
-(torch.export) is the slow part and does not change when templates do.
+Captured graphs are cached as JSON (``--cache``, default ``replay-graphs`` beside the ``--out``
+folder): capture (torch.export) is the slow part and does not change when templates do.
 """
 
 from __future__ import annotations

@@ -9,7 +9,8 @@ from kernelwright.records import Status
 
 pytestmark = pytest.mark.interpreter
 
-OPTS = EvalOptions(device="cpu", timeout_s=30, trials=3)
+# Baselines are not what these tests are about (test_correct_verdict_is_complete has them).
+OPTS = EvalOptions(device="cpu", timeout_s=30, trials=3, baselines=False)
 
 CASES = [
     ("softmax_rows__honest", Status.CORRECT, "correct on 3"),

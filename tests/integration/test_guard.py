@@ -11,7 +11,7 @@ from kernelwright.records import Candidate, Status
 
 pytestmark = pytest.mark.interpreter
 
-OPTS = EvalOptions(device="cpu", timeout_s=60, trials=3)
+OPTS = EvalOptions(device="cpu", timeout_s=60, trials=3, baselines=False)  # not about speed
 
 ADVERSARIAL = [
     # (solution, expected status, guard check that must fire, or a message fragment)

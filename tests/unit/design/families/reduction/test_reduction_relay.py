@@ -14,11 +14,11 @@ from design_checks import (
     write_task,
 )
 
-# rows of 16768 (instance) and 18291 (group: 3 channels x 67 x 91) elements, past the 16384
-# where the relay applies
+# rows of 16768 (instance: 3 of them) and 18291 (group: 3 channels x 67 x 91) elements, past
+# the 16384 where the relay applies
 INSTANCE = norm_task(
     "InstanceNorm2d(3, affine=True)",
-    "(2, 3, 128, 131)",
+    "(1, 3, 128, 131)",
     "[[torch.randn(1, 3, 130, 127) * 3.0 + 1000.0]]",
 )
 GROUP = norm_task("GroupNorm(2, 6)", "(2, 6, 67, 91)")
