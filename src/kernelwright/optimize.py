@@ -136,6 +136,17 @@ class OptimizeResult:
         """Every candidate of the run in order (evaluated, or refused by the constraints)."""
         return self.search.trials if self.search else []
 
+    @property
+    def eager_is_faster(self) -> bool:
+        """Eager PyTorch beat the fastest correct candidate on representative timings (a GPU's):
+        the run then returns the task's own model, never a kernel that would slow the user down.
+        On the CPU, timings under Triton's interpreter decide nothing."""
+        best = self.best
+        if best is None:
+            return False
+        t = best.verdict.timing
+        return bool(t.representative and t.speedup_vs_eager is not None and t.speedup_vs_eager < 1)
+
 
 def run_id_for(task: Task, options: OptimizeOptions, device: str, size: str) -> str:
     """The deterministic run id of (task text, device, precision, size, proposer, constraints)."""
@@ -382,6 +393,8 @@ def summarise(result: OptimizeResult) -> dict[str, Any]:
         "speedup_vs_eager": t.speedup_vs_eager if t else None,
         "speedup_vs_compile": t.speedup_vs_compile if t else None,
         "sol_fraction": v.sol.fraction if v and v.sol else None,
+        # best.py is the task's own model: every candidate was slower than eager PyTorch
+        "returns_eager": result.eager_is_faster,
         "stopped": result.search.stopped if result.search else "no template applies",
         "left_to_framework": [g["ops"] for g in result.plan.framework_groups()],
         "tree": lineage(result.trials),

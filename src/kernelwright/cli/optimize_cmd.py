@@ -313,6 +313,11 @@ def _render(result: Any, summary: dict[str, Any]) -> None:
         ),
     )
     out.print(table)
+    if summary["returns_eager"]:
+        out.print(
+            "[yellow]eager PyTorch was faster than every verified candidate: best.py is the "
+            "task's own model"
+        )
     if result.out_dir is not None:
         out.print(f"wrote {result.out_dir}/report.md" + (" and best.py" if result.best else ""))
     if summary["left_to_framework"]:

@@ -1,6 +1,7 @@
 """What an optimize run leaves on disk: the best file, every candidate, and a readable report.
 
-DIR/best.py                    the fastest correct candidate (absent when none was correct)
+DIR/best.py                    the fastest correct candidate (absent when none was correct), or
+                               the task's own model as ``ModelNew`` when eager PyTorch beat it
 DIR/candidates/NNN_<stage>_<status>.py   every candidate as evaluated, and its verdict .json
 DIR/plan.md, DIR/designs/      with ``--plan``: the plan and each design's file, nothing run
 DIR/report.md                  graph and fusion groups, each skill checked (held / skipped and
@@ -16,7 +17,7 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-from kernelwright.records import Verdict
+from kernelwright.records import Task, Verdict
 
 
 def write_outputs(result: Any, out: Path, archive: Any) -> list[Path]:
@@ -44,11 +45,22 @@ def write_outputs(result: Any, out: Path, archive: Any) -> list[Path]:
         written.append(cdir / f"{stem}.py")
     best = result.best
     if best is not None:
-        (out / "best.py").write_text(best.candidate.source)
+        eager = result.eager_is_faster
+        source = eager_model_source(result.task) if eager else best.candidate.source
+        (out / "best.py").write_text(source)
         written.append(out / "best.py")
     (out / "report.md").write_text(report_markdown(result))
     written.append(out / "report.md")
     return written
+
+
+def eager_model_source(task: Task) -> str:
+    """A drop-in ``ModelNew`` that is the task's own model (eager PyTorch)."""
+    return (
+        task.source.rstrip()
+        + "\n\n\n# Eager PyTorch was faster than every kernel kernelwright verified for this "
+        + "task.\nclass ModelNew(Model):\n    pass\n"
+    )
 
 
 def _ms(v: Verdict) -> str:
@@ -184,15 +196,12 @@ def report_markdown(result: Any) -> str:
             + (f" of {v.sol.floor_ms:.4f} ms ({v.sol.bound}-bound)" if v.sol else ""),
         ]
         lines += _best_math(best.candidate, v.precision.value)
-        if (
-            t.eager
-            and t.candidate
-            and t.candidate.median_ms > t.eager.median_ms
-            and t.representative
-        ):
+        if result.eager_is_faster:
             lines.append("")
             lines.append(
-                "**Slower than eager PyTorch**: see the skills below for what did not pay."
+                "**Slower than eager PyTorch**: `best.py` is the task's own model (eager "
+                "PyTorch), not this candidate (kept under `candidates/`); see the skills below "
+                "for what did not pay."
             )
     lines += [""] + plan_markdown(plan)
     lines += ["## Candidates", ""]
