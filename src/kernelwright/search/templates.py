@@ -71,10 +71,11 @@ class TemplateProposer:
             if proposals or best is None:
                 return proposals
         assert best is not None
-        for d in self._tune(best, tried, n * 3, seed):
+        designs, model = self._tune(best, tried, n * 3, seed)
+        for d in designs:
             if params_key(d) in seen:
                 continue
-            p = self._proposal(d, f"tuning ({self.tuning.name}): {_params_summary(d, best)}")
+            p = self._proposal(d, f"tuning ({self.tuning.name}{model}): {_params_summary(d, best)}")
             if p is not None:
                 proposals.append(p)
                 seen.add(params_key(d))
@@ -82,13 +83,20 @@ class TemplateProposer:
                 break
         return proposals
 
-    def _tune(self, base: Design, tried: Sequence[Tried], n: int, seed: int) -> list[Design]:
-        """The tuning strategy's next ``n`` for ``base``'s structure."""
+    def _tune(
+        self, base: Design, tried: Sequence[Tried], n: int, seed: int
+    ) -> tuple[list[Design], str]:
+        """The tuning strategy's next ``n`` for ``base``'s structure, and the GP kernel it chose
+        (``", GP kernel ..."``; empty for strategies that do not choose one)."""
         space = DesignSpace.of(base, self.library)
         if not space.names:
-            return []
+            return [], ""
         history = space.observations(tried, self.prior)
-        return [space.design(row) for row in self.tuning.ask(space.space, history, n, seed)]
+        rows = self.tuning.ask(space.space, history, n, seed)
+        choose = getattr(self.tuning, "kernel_choice", None)
+        choice = choose(space.space, history) if choose is not None else None
+        model = f", GP kernel {choice.label}" if choice is not None else ""
+        return [space.design(row) for row in rows], model
 
     def _proposal(self, design: Design, note: str) -> Proposal | None:
         try:

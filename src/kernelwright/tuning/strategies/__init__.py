@@ -5,6 +5,8 @@ fails only when its strategy is used, with the command that installs it).
     neighbours      coordinate descent from the fastest config, nearest values first
     bo              Bayesian optimisation with the GPU-aware kernel
     neighbours-then-bo   one-parameter moves until 3 timings, then bo (optimize's default)
+    bo-select       bo with its kernel chosen per space by LOO-CRPS (library + discovered kernels)
+    neighbours-then-bo-select   neighbours-then-bo with bo-select as its model
     bo-discovered   BO with a kernel discovered from the run's own data by LOO-CRPS
     gp-default      BO with the usual default GP (Matérn-5/2 ARD on raw parameters)
     bo-botorch      bo with its GP carried by GPyTorch and BoTorch (a comparison)   needs botorch
@@ -67,6 +69,18 @@ _REGISTRY: dict[str, _Entry] = {
     ),
     "bo": _Entry(
         "kernelwright.tuning.strategies.bayesopt", {"variant": "bo"}, "scipy", "pip install scipy"
+    ),
+    "bo-select": _Entry(
+        "kernelwright.tuning.strategies.bayesopt",
+        {"variant": "bo-select"},
+        "scipy",
+        "pip install scipy",
+    ),
+    "neighbours-then-bo-select": _Entry(
+        "kernelwright.tuning.strategies.staged",
+        {"variant": "bo-select"},
+        "scipy",
+        "pip install scipy",
     ),
     "bo-discovered": _Entry(
         "kernelwright.tuning.strategies.bayesopt",

@@ -3,10 +3,13 @@
     history -> targets (log time, standardised per source) -> fit GP (MAP, memoised by prefix)
             -> candidates (valid, unevaluated) -> log EI + log P(runs) -> kriging-believer batch
 
-Three registered variants share this loop:
+Four registered variants share this loop:
 
     bo             the GPU-aware kernel (gp.library.gpu_kernel), log time, feasibility-weighted EI,
                    maximin initial design
+    bo-select      as bo, but the kernel is chosen per space by exact LOO-CRPS among the library's
+                   kernels (and discovered ones handed over) once enough timings exist, re-chosen
+                   as they arrive (gp.selection)
     bo-discovered  as bo, but the kernel is re-discovered from the run's own observations by
                    evolutionary search ranked by LOO-CRPS (tuning.discovery) as data arrives
     gp-default     the usual default: Matérn-5/2 ARD on min-max scaled raw parameters, standardised
@@ -33,6 +36,7 @@ from kernelwright.tuning.gp.features import FeatureTable
 from kernelwright.tuning.gp.kernels import Base, Kernel, Product, Sum
 from kernelwright.tuning.gp.library import default_kernel, gpu_kernel
 from kernelwright.tuning.gp.model import GP, Hypers, condition, fit
+from kernelwright.tuning.gp.selection import KernelChoice, choose_kernel, library_candidates
 from kernelwright.tuning.initial import design_pool, latin_hypercube, maximin
 from kernelwright.tuning.space import Space
 from kernelwright.tuning.strategies.base import Observation, step_rng, unevaluated
@@ -41,13 +45,21 @@ FloatArray = npt.NDArray[np.float64]
 
 PRIOR_NOISE = 0.1  # extra noise variance (standardised units) on warm-start observations
 
+# Kernel selection starts at this many successful timings of the run: the LOO-CRPS of fewer
+# points differs between kernels by less than its own spread, so the choice would be noise.
+SELECT_FROM = 12
+# ...and is re-made every this many further successful timings: each selection fits every
+# candidate once, so its cost stays a fixed fraction of the run's refits.
+RESELECT_EVERY = 6
+
 
 @dataclass(frozen=True)
 class BOSettings:
     """Knobs of the loop (defaults are the ``bo`` strategy's).
 
     Attributes:
-        kernel: ``"gpu"``, ``"default"`` or ``"discovered"``.
+        kernel: ``"gpu"``, ``"default"``, ``"discovered"`` or ``"select"`` (chosen by
+            LOO-CRPS among the library's kernels and ``BayesOpt.discovered``).
         target: what the GP models: ``log`` time, ``raw`` time, ``log-winsor`` (log time with
             the slow half clipped at the median: the model spends itself on the fast region), or
             ``rank`` (normal scores of the ranks).
@@ -62,9 +74,12 @@ class BOSettings:
         discover_at: own-data sizes at which ``"discovered"`` re-runs kernel discovery.
         discovery_generations: generations per discovery run.
         discovery_population: population size per discovery run.
+        select_from: successful timings before ``"select"`` chooses (the GPU-aware kernel
+            before that).
+        reselect_every: ``"select"`` re-chooses after every this many further successes.
     """
 
-    kernel: Literal["gpu", "default", "discovered"] = "gpu"
+    kernel: Literal["gpu", "default", "discovered", "select"] = "gpu"
     target: Literal["log", "raw", "log-winsor", "rank"] = "log"
     feasibility: bool = True
     initial: Literal["lhs", "maximin", "random"] = "lhs"
@@ -78,14 +93,21 @@ class BOSettings:
     discover_at: tuple[int, ...] = (15, 30, 50)
     discovery_generations: int = 4
     discovery_population: int = 12
+    select_from: int = SELECT_FROM
+    reselect_every: int = RESELECT_EVERY
 
 
 @dataclass
 class BayesOpt:
-    """The BO strategy (see module docstring). ``_memo`` only caches pure results."""
+    """The BO strategy (see module docstring). ``_memo`` only caches pure results.
+
+    ``discovered`` holds kernel expressions (a discovery run's best, say) that ``"select"``
+    weighs against the library's; those reading parameters the space lacks are ignored.
+    """
 
     name: str = "bo"
     settings: BOSettings = field(default_factory=BOSettings)
+    discovered: tuple[Kernel, ...] = ()
     _memo: dict[object, object] = field(default_factory=dict, repr=False)
     _tables: dict[int, FeatureTable] = field(default_factory=dict, repr=False)  # by fingerprint
 
@@ -330,6 +352,9 @@ class BayesOpt:
         base = self._cached(("gpu", space.fingerprint), lambda: gpu_kernel(space))
         if s.kernel == "gpu":
             return base
+        if s.kernel == "select":
+            choice = self._choice(space, table, own, priors)
+            return base if choice is None else choice.kernel
         points = [
             m for m in s.discover_at if sum(not o.failed for o in own[:m]) >= 8 and m <= len(own)
         ]
@@ -360,6 +385,44 @@ class BayesOpt:
             found = result.best.kernel
             self._memo[key] = found
         assert isinstance(found, Base | Sum | Product)
+        return found
+
+    def kernel_choice(self, space: Space, history: Sequence[Observation]) -> KernelChoice | None:
+        """The kernel ``"select"`` uses for the next ask after ``history`` (None: too few
+        successful timings yet, so the GPU-aware kernel, or a strategy that does not select)."""
+        if self.settings.kernel != "select":
+            return None
+        own = [o for o in history if not o.source]
+        priors = [o for o in history if o.source]
+        return self._choice(space, self._table(space), own, priors)
+
+    def _choice(
+        self,
+        space: Space,
+        table: FeatureTable,
+        own: list[Observation],
+        priors: list[Observation],
+    ) -> KernelChoice | None:
+        """The selection made at the latest checkpoint: the prefix of ``own`` ending at its
+        ``select_from + j * reselect_every``-th success (memoised on that prefix)."""
+        s = self.settings
+        successes = [i for i, o in enumerate(own) if not o.failed]
+        first = max(s.select_from, 2)
+        if len(successes) < first:
+            return None
+        every = max(1, s.reselect_every)
+        at = first + (len(successes) - first) // every * every
+        prefix = own[: successes[at - 1] + 1]
+        key = ("select", space.fingerprint, tuple(prefix), tuple(priors), self.discovered)
+        found = self._memo.get(key)
+        if found is None:
+            data = self._training_data(prefix, priors)
+            assert data is not None, "the prefix holds >= 2 successes"
+            rows, y, extra, _ = data
+            candidates = library_candidates(space, self.discovered)
+            found = choose_kernel(candidates, table, rows, y, extra, max_iter=s.max_iter)
+            self._memo[key] = found
+        assert isinstance(found, KernelChoice)
         return found
 
 
@@ -401,9 +464,19 @@ def _single_threaded_blas() -> Iterator[None]:
 
 
 def make(variant: str = "bo", **options: object) -> BayesOpt:
-    """Registry factory for ``bo``, ``bo-discovered`` and ``gp-default``."""
+    """Registry factory for ``bo``, ``bo-select``, ``bo-discovered`` and ``gp-default``.
+
+    ``discovered`` (a sequence of kernel expressions) is handed to ``bo-select``'s candidates.
+    """
+    handed = options.pop("discovered", ())
+    if not isinstance(handed, Sequence) or not all(
+        isinstance(k, Base | Sum | Product) for k in handed
+    ):
+        raise TypeError(f"discovered: a sequence of kernel expressions, not {handed!r}")
+    discovered: tuple[Kernel, ...] = tuple(handed)
     presets: dict[str, dict[str, object]] = {
         "bo": {},
+        "bo-select": {"kernel": "select"},
         "bo-discovered": {"kernel": "discovered"},
         "gp-default": {
             "kernel": "default",
@@ -415,4 +488,4 @@ def make(variant: str = "bo", **options: object) -> BayesOpt:
     if variant not in presets:
         raise ValueError(f"unknown BO variant {variant!r}; known: {sorted(presets)}")
     settings = BOSettings(**{**presets[variant], **options})  # type: ignore[arg-type]
-    return BayesOpt(name=variant, settings=settings)
+    return BayesOpt(name=variant, settings=settings, discovered=discovered)

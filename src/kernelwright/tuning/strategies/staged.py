@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from kernelwright.tuning.gp.selection import KernelChoice
 from kernelwright.tuning.space import Space
 from kernelwright.tuning.strategies.base import Observation, Strategy
 from kernelwright.tuning.strategies.bayesopt import BayesOpt
@@ -44,10 +45,22 @@ class NeighboursThenBO:
         rest = [r for r in self.model.ask(space, history, n, seed) if r not in local]
         return local + rest[: n - len(local)]
 
+    def kernel_choice(self, space: Space, history: Sequence[Observation]) -> KernelChoice | None:
+        """The model's GP kernel choice after ``history`` (None when it makes none)."""
+        choose = getattr(self.model, "kernel_choice", None)
+        if choose is None:
+            return None
+        choice = choose(space, history)
+        assert choice is None or isinstance(choice, KernelChoice)
+        return choice
+
 
 def make(**options: object) -> NeighboursThenBO:
-    """Registry factory; BO options (``max_iter``...) go to the model."""
+    """Registry factory; ``variant`` names the BO model (``bo`` or ``bo-select``), the other BO
+    options (``max_iter``...) go to it."""
     from kernelwright.tuning.strategies.bayesopt import make as make_bo
 
     local_first = int(options.pop("local_first", LOCAL_FIRST))  # type: ignore[call-overload]
-    return NeighboursThenBO(local_first=local_first, model=make_bo("bo", **options))
+    variant = str(options.pop("variant", "bo"))
+    name = "neighbours-then-bo" if variant == "bo" else f"neighbours-then-{variant}"
+    return NeighboursThenBO(name=name, local_first=local_first, model=make_bo(variant, **options))
