@@ -18,8 +18,7 @@ from __future__ import annotations
 
 import dataclasses
 import time
-import traceback
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -31,8 +30,9 @@ from kernelwright.bench.journal import (
     result_key,
 )
 from kernelwright.bench.metrics import by_family, status_counts, summarise
+from kernelwright.bench.pool import StepJob, WorkerPool
 from kernelwright.bench.results import Baseline, BenchItem, BenchResult, Outcome
-from kernelwright.bench.steps import EvaluateStep, TaskStep
+from kernelwright.bench.steps import EvaluateStep, StepOutcome, TaskStep, attempt_step
 from kernelwright.errors import ConfigError, KernelwrightError
 from kernelwright.evaluate.options import EvalOptions
 from kernelwright.records import Candidate, Task, sha256_text
@@ -135,6 +135,7 @@ def run_bench(
     shard: Shard | None = None,
     deadline_s: float | None = None,
     on_checkpoint: Callable[[BenchRun], None] | None = None,
+    pool: WorkerPool | None = None,
 ) -> BenchRun:
     """Run ``step`` on every item and collect one :class:`BenchResult` per item.
 
@@ -152,6 +153,10 @@ def run_bench(
         deadline_s: start no task after this many seconds (the rest are ``not_run``).
         on_checkpoint: called with the run so far after every result, so a caller can write
             it out as it grows (a crash or Ctrl-C then loses nothing finished).
+        pool: run the steps on these workers (:mod:`kernelwright.bench.pool`), several tasks at
+            once; results are still written here, one at a time, and kept in the suite's order.
+            Each result then says which device timed it (``timed_on``). None: one task after
+            another in this process.
 
     Raises:
         ConfigError: the options are unusable (``--device cuda`` without a GPU...).
@@ -205,6 +210,115 @@ def run_bench(
         )
 
     checkpoint = on_checkpoint or (lambda _run: None)
+    if pool is not None:
+        if step.archives:
+            raise ConfigError(
+                f"the {step.name} step records its candidates in the archive itself, which only "
+                "one process may write: run it with one worker"
+            )
+        finished: dict[int, BenchResult] = {}  # by position in the plan
+
+        def pooled_snapshot() -> BenchRun:
+            """The run so far in the suite's order, whatever order the tasks finished in."""
+            return BenchRun(
+                run_id=rid,
+                options=opts,
+                fingerprint=fingerprint,
+                results=tuple(finished[p] for p in sorted(finished)),
+                started_at=started,
+                finished_at=_now(),
+                resumed=resumed,
+                step=step.name,
+                not_run=tuple(i.task_id for p, i in enumerate(items) if p not in finished),
+            )
+
+        def record(position: int, index: int, result: BenchResult, kind: EventKind) -> None:
+            if kind == "done" and journal is not None:
+                journal.append(result, rid, fp_hash)
+            finished[position] = result
+            emit(BenchEvent(kind, index, total, result.task_id, result=result))
+            checkpoint(pooled_snapshot())
+
+        waiting: list[tuple[int, int, Task, Candidate | None, dict[str, Any]]] = []
+        for position, item in enumerate(items):
+            mine = shard.holds(position)
+            index += mine
+            task, task_sha, task_error = _load(item, size)
+            source = _read_solution(item)
+            solution_sha = sha256_text(source) if source is not None else ""
+            key = result_key(task_sha, solution_sha or None, fp_hash)
+            if key in done:
+                result = dataclasses.replace(
+                    done[key].result,
+                    task_path=item.task_path,
+                    solution_path=item.solution_path,
+                    group=item.group,
+                )
+                resumed += 1
+                if mine:
+                    record(position, index, result, "resumed")
+                else:
+                    finished[position] = result
+                    checkpoint(pooled_snapshot())
+                continue
+            if not mine:
+                continue
+            columns: dict[str, Any] = dict(
+                task_id=item.task_id,
+                family=item.family,
+                group=item.group,
+                task_path=item.task_path,
+                solution_path=item.solution_path,
+                key=key,
+                task_sha256=task_sha,
+                solution_sha256=solution_sha,
+            )
+            if task is None or (source is None and step.needs_solution):
+                emit(BenchEvent("start", index, total, item.task_id))
+                missing = f"no solution file {item.task_id}.py in the solutions folder"
+                error = task_error if task is None else missing
+                outcome = Outcome.ERROR if task is None else Outcome.MISSING
+                failed = BenchResult(outcome=outcome, error=error, **columns)
+                record(position, index, failed, "done")
+                continue
+            start = Candidate(source=source, origin="user") if source is not None else None
+            waiting.append((position, index, task, start, columns))
+
+        began: dict[int, float] = {}
+        context = {position: (index, cols) for position, index, _, _, cols in waiting}
+
+        def jobs() -> Iterator[StepJob]:
+            """Jobs in the suite's order, each given only when a worker can start it (so the
+            deadline is checked then)."""
+            for position, index, task, start, _columns in waiting:
+                if deadline_s is not None and time.monotonic() - clock >= deadline_s:
+                    return
+                emit(BenchEvent("start", index, total, task.name))
+                began[position] = time.monotonic()
+                yield StepJob(position, step, task, start, opts)
+
+        ends = pool.run(jobs())
+        try:
+            for end in ends:
+                job = end.job
+                index, cols = context[job.position]
+                result = _step_result(end.attempt, step, job.task, job.start, cols, archive, rid)
+                result = dataclasses.replace(
+                    result,
+                    duration_s=time.monotonic() - began[job.position],
+                    timed_on=end.timed_on,
+                )
+                record(job.position, index, result, "done")
+        except KeyboardInterrupt:
+            if archive is not None:
+                archive.finish_run(rid, "interrupted")
+            raise
+        finally:
+            ends.close()  # stops the workers whatever ended the loop
+        if archive is not None:
+            archive.finish_run(rid, "finished")
+        return pooled_snapshot()
+
     try:
         for position, item in enumerate(items):
             mine = shard.holds(position)
@@ -283,19 +397,25 @@ def _run_step(
     run_id: str,
 ) -> BenchResult:
     """Run the step; an error of the task or an internal one becomes a failed result."""
-    try:
-        outcome = step(task, start, opts, phase)
-    except ConfigError:
-        raise  # the same for every task: stop, and say why
-    except KernelwrightError as exc:  # the task's reference failed, a file vanished...
-        return BenchResult(outcome=Outcome.ERROR, error=f"{type(exc).__name__}: {exc}", **base)
-    except Exception as exc:  # a bug must not cost the rest of a long run; keep its trace
-        trace = traceback.format_exc(limit=6)
-        return BenchResult(
-            outcome=Outcome.ERROR,
-            error=f"internal error {type(exc).__name__}: {exc}\n{trace}",
-            **base,
-        )
+    return _step_result(
+        attempt_step(step, task, start, opts, phase), step, task, start, base, archive, run_id
+    )
+
+
+def _step_result(
+    attempt: StepOutcome | str,
+    step: TaskStep,
+    task: Task,
+    start: Candidate | None,
+    base: dict[str, Any],
+    archive: Any | None,
+    run_id: str,
+) -> BenchResult:
+    """The result of one attempt (an outcome, or an error text); its verdict is archived here,
+    in the process that owns the archive."""
+    if isinstance(attempt, str):
+        return BenchResult(outcome=Outcome.ERROR, error=attempt, **base)
+    outcome = attempt
     if archive is not None and not step.archives:
         archive.add(task, outcome.candidate, outcome.verdict, run_id)
     if outcome.candidate.source != (start.source if start else None):
