@@ -136,3 +136,45 @@ def test_resume_evaluates_nothing_again(run, monkeypatch):
     assert "4 task(s) taken from the journal" in result.output
     again = json.loads((out / "bench.json").read_text())
     assert again["summary"] == doc["summary"]
+
+
+@pytest.mark.slow
+def test_two_workers_reach_the_verdicts_of_one(run, tmp_path, monkeypatch):
+    out, _, doc = run
+    for name in list(os.environ):
+        if name.startswith(("TRITON_", "KERNELWRIGHT_")):
+            monkeypatch.delenv(name)
+    monkeypatch.setenv("KERNELWRIGHT_HOME", str(tmp_path / "home"))
+    result = CliRunner().invoke(
+        app,
+        [
+            "bench",
+            str(MINI / "tasks"),
+            "--solutions",
+            str(MINI / "solutions"),
+            "--device",
+            "cpu",
+            "--trials",
+            "1",  # statuses, not timings, are compared: the least work that reaches them
+            "--no-baselines",
+            "--timeout",
+            "120",
+            "--workers",
+            "2",
+            "--out",
+            str(tmp_path / "two"),
+            "--archive",
+            str(tmp_path / "archive.sqlite"),
+            "--quiet",
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    two = json.loads((tmp_path / "two" / "results.json").read_text())
+    fields = ("task", "status", "correct")  # messages quote values of fresh seeds
+    assert [{k: t[k] for k in fields} for t in two["tasks"]] == [
+        {k: t[k] for k in fields} for t in doc["tasks"]
+    ]
+    assert [t.get("timed_on") for t in two["tasks"]] == [None, "cpu", "cpu", "cpu"]
+    with Archive(tmp_path / "archive.sqlite") as archive:
+        records = archive.history(run_id=two["run"]["run_id"])
+    assert sorted(r.task_name for r in records) == ["row_sum", "scale_bias", "softmax_rows"]

@@ -68,6 +68,7 @@ class BenchResult:
     task_sha256: str = ""
     solution_sha256: str = ""
     duration_s: float = 0.0
+    timed_on: str = ""  # the worker's device (``cuda:1``) when tasks ran on several workers
 
     @property
     def status(self) -> str:
@@ -139,6 +140,8 @@ class BenchResult:
             "solution_sha256": self.solution_sha256,
             "duration_s": self.duration_s,
             "error": self.error,
+            # only runs over several workers say it: a one-worker run's document is unchanged
+            **({"timed_on": self.timed_on} if self.timed_on else {}),
             "verdict": self.verdict.to_dict() if self.verdict is not None else None,
         }
 
@@ -159,4 +162,5 @@ class BenchResult:
             task_sha256=str(data.get("task_sha256", "")),
             solution_sha256=str(data.get("solution_sha256", "")),
             duration_s=float(data.get("duration_s", 0.0)),
+            timed_on=str(data.get("timed_on", "")),
         )

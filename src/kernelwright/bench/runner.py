@@ -18,8 +18,7 @@ from __future__ import annotations
 
 import dataclasses
 import time
-import traceback
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -31,8 +30,9 @@ from kernelwright.bench.journal import (
     result_key,
 )
 from kernelwright.bench.metrics import by_family, status_counts, summarise
+from kernelwright.bench.pool import StepJob, WorkerPool
 from kernelwright.bench.results import Baseline, BenchItem, BenchResult, Outcome
-from kernelwright.bench.steps import EvaluateStep, TaskStep
+from kernelwright.bench.steps import EvaluateStep, StepOutcome, TaskStep, attempt_step
 from kernelwright.errors import ConfigError, KernelwrightError
 from kernelwright.evaluate.options import EvalOptions
 from kernelwright.records import Candidate, Task, sha256_text
@@ -135,6 +135,7 @@ def run_bench(
     shard: Shard | None = None,
     deadline_s: float | None = None,
     on_checkpoint: Callable[[BenchRun], None] | None = None,
+    pool: WorkerPool | None = None,
 ) -> BenchRun:
     """Run ``step`` on every item and collect one :class:`BenchResult` per item.
 
@@ -152,6 +153,10 @@ def run_bench(
         deadline_s: start no task after this many seconds (the rest are ``not_run``).
         on_checkpoint: called with the run so far after every result, so a caller can write
             it out as it grows (a crash or Ctrl-C then loses nothing finished).
+        pool: run the steps on these workers (:mod:`kernelwright.bench.pool`), several tasks at
+            once; results are still written here, one at a time, and kept in the suite's order.
+            Each result then says which device timed it (``timed_on``). None: one task after
+            another in this process.
 
     Raises:
         ConfigError: the options are unusable (``--device cuda`` without a GPU...).
@@ -175,6 +180,11 @@ def run_bench(
     rid: str = run_id
     emit = on_event or (lambda _event: None)
     started = _now()
+    if pool is not None and step.archives:
+        raise ConfigError(
+            f"the {step.name} step records its candidates in the archive itself, which only "
+            "one process may write: run it with one worker"
+        )
     if archive is not None:
         archive.start_run(
             run_id, "bench", None, fingerprint | {"tasks": [i.task_id for i in items]}
@@ -205,6 +215,13 @@ def run_bench(
         )
 
     checkpoint = on_checkpoint or (lambda _run: None)
+    if pool is not None:
+        setup = _Setup(
+            items, opts, size, fingerprint, fp_hash, rid, started, step, journal, archive, emit,
+            checkpoint, shard, total, done, deadline_s, clock
+        )
+        return _run_on_pool(pool, setup)
+
     try:
         for position, item in enumerate(items):
             mine = shard.holds(position)
@@ -272,6 +289,140 @@ def run_bench(
     return snapshot(len(items) - 1)
 
 
+@dataclass(frozen=True, slots=True)
+class _Setup:
+    """What ``run_bench`` settled before running anything (shared by its two ways to run)."""
+
+    items: Sequence[BenchItem]
+    opts: EvalOptions
+    size: str
+    fingerprint: dict[str, Any]
+    fp_hash: str
+    rid: str
+    started: str
+    step: TaskStep
+    journal: Journal | None
+    archive: Any | None
+    emit: EventFn
+    checkpoint: Callable[[BenchRun], None]
+    shard: Shard
+    total: int
+    journaled: dict[str, Any]  # result key -> journal entry (when resuming)
+    deadline_s: float | None
+    clock: float
+
+
+def _run_on_pool(pool: WorkerPool, run: _Setup) -> BenchRun:
+    """``run_bench`` with the steps on ``pool``'s workers: the tasks to run are found first (in
+    the suite's order), handed out as workers free up, and written here as each finishes."""
+    resumed = 0
+    index = 0
+    finished: dict[int, BenchResult] = {}  # by position in the plan
+
+    def pooled_snapshot() -> BenchRun:
+        """The run so far in the suite's order, whatever order the tasks finished in."""
+        return BenchRun(
+            run_id=run.rid,
+            options=run.opts,
+            fingerprint=run.fingerprint,
+            results=tuple(finished[p] for p in sorted(finished)),
+            started_at=run.started,
+            finished_at=_now(),
+            resumed=resumed,
+            step=run.step.name,
+            not_run=tuple(i.task_id for p, i in enumerate(run.items) if p not in finished),
+        )
+
+    def record(position: int, index: int, result: BenchResult, kind: EventKind) -> None:
+        if kind == "done" and run.journal is not None:
+            run.journal.append(result, run.rid, run.fp_hash)
+        finished[position] = result
+        run.emit(BenchEvent(kind, index, run.total, result.task_id, result=result))
+        run.checkpoint(pooled_snapshot())
+
+    waiting: list[tuple[int, int, Task, Candidate | None, dict[str, Any]]] = []
+    for position, item in enumerate(run.items):
+        mine = run.shard.holds(position)
+        index += mine
+        task, task_sha, task_error = _load(item, run.size)
+        source = _read_solution(item)
+        solution_sha = sha256_text(source) if source is not None else ""
+        key = result_key(task_sha, solution_sha or None, run.fp_hash)
+        if key in run.journaled:
+            result = dataclasses.replace(
+                run.journaled[key].result,
+                task_path=item.task_path,
+                solution_path=item.solution_path,
+                group=item.group,
+            )
+            resumed += 1
+            if mine:
+                record(position, index, result, "resumed")
+            else:
+                finished[position] = result
+                run.checkpoint(pooled_snapshot())
+            continue
+        if not mine:
+            continue
+        columns: dict[str, Any] = dict(
+            task_id=item.task_id,
+            family=item.family,
+            group=item.group,
+            task_path=item.task_path,
+            solution_path=item.solution_path,
+            key=key,
+            task_sha256=task_sha,
+            solution_sha256=solution_sha,
+        )
+        if task is None or (source is None and run.step.needs_solution):
+            run.emit(BenchEvent("start", index, run.total, item.task_id))
+            missing = f"no solution file {item.task_id}.py in the solutions folder"
+            error = task_error if task is None else missing
+            outcome = Outcome.ERROR if task is None else Outcome.MISSING
+            failed = BenchResult(outcome=outcome, error=error, **columns)
+            record(position, index, failed, "done")
+            continue
+        start = Candidate(source=source, origin="user") if source is not None else None
+        waiting.append((position, index, task, start, columns))
+
+    began: dict[int, float] = {}
+    context = {position: (index, cols) for position, index, _, _, cols in waiting}
+
+    def jobs() -> Iterator[StepJob]:
+        """Jobs in the suite's order, each given only when a worker can start it (so the
+        deadline is checked then)."""
+        for position, index, task, start, _columns in waiting:
+            if run.deadline_s is not None and time.monotonic() - run.clock >= run.deadline_s:
+                return
+            run.emit(BenchEvent("start", index, run.total, task.name))
+            began[position] = time.monotonic()
+            yield StepJob(position, run.step, task, start, run.opts)
+
+    ends = pool.run(jobs())
+    try:
+        for end in ends:
+            job = end.job
+            index, cols = context[job.position]
+            result = _step_result(
+                end.attempt, run.step, job.task, job.start, cols, run.archive, run.rid
+            )
+            result = dataclasses.replace(
+                result,
+                duration_s=time.monotonic() - began[job.position],
+                timed_on=end.timed_on,
+            )
+            record(job.position, index, result, "done")
+    except KeyboardInterrupt:
+        if run.archive is not None:
+            run.archive.finish_run(run.rid, "interrupted")
+        raise
+    finally:
+        ends.close()  # stops the workers whatever ended the loop
+    if run.archive is not None:
+        run.archive.finish_run(run.rid, "finished")
+    return pooled_snapshot()
+
+
 def _run_step(
     step: TaskStep,
     task: Task,
@@ -283,19 +434,25 @@ def _run_step(
     run_id: str,
 ) -> BenchResult:
     """Run the step; an error of the task or an internal one becomes a failed result."""
-    try:
-        outcome = step(task, start, opts, phase)
-    except ConfigError:
-        raise  # the same for every task: stop, and say why
-    except KernelwrightError as exc:  # the task's reference failed, a file vanished...
-        return BenchResult(outcome=Outcome.ERROR, error=f"{type(exc).__name__}: {exc}", **base)
-    except Exception as exc:  # a bug must not cost the rest of a long run; keep its trace
-        trace = traceback.format_exc(limit=6)
-        return BenchResult(
-            outcome=Outcome.ERROR,
-            error=f"internal error {type(exc).__name__}: {exc}\n{trace}",
-            **base,
-        )
+    return _step_result(
+        attempt_step(step, task, start, opts, phase), step, task, start, base, archive, run_id
+    )
+
+
+def _step_result(
+    attempt: StepOutcome | str,
+    step: TaskStep,
+    task: Task,
+    start: Candidate | None,
+    base: dict[str, Any],
+    archive: Any | None,
+    run_id: str,
+) -> BenchResult:
+    """The result of one attempt (an outcome, or an error text); its verdict is archived here,
+    in the process that owns the archive."""
+    if isinstance(attempt, str):
+        return BenchResult(outcome=Outcome.ERROR, error=attempt, **base)
+    outcome = attempt
     if archive is not None and not step.archives:
         archive.add(task, outcome.candidate, outcome.verdict, run_id)
     if outcome.candidate.source != (start.source if start else None):

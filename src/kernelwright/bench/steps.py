@@ -12,12 +12,13 @@ an :class:`EvaluateStep` around a fake ``evaluate_fn`` to count evaluations.
 from __future__ import annotations
 
 import importlib
+import traceback
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from kernelwright.errors import ConfigError
+from kernelwright.errors import ConfigError, KernelwrightError
 from kernelwright.evaluate.options import EvalOptions
 from kernelwright.records import Candidate, Task, Verdict
 
@@ -179,6 +180,29 @@ class OptimizeStep:
             on_phase=lambda text: on_progress(f"optimize: {text}"),
         )
         return outcome_from(result)
+
+
+def attempt_step(
+    step: TaskStep,
+    task: Task,
+    start: Candidate | None,
+    options: EvalOptions,
+    on_progress: ProgressFn,
+) -> StepOutcome | str:
+    """Run the step: its outcome, or the error text of a task that could not be judged.
+
+    Raises:
+        ConfigError: the same for every task (stop the run, and say why).
+    """
+    try:
+        return step(task, start, options, on_progress)
+    except ConfigError:
+        raise
+    except KernelwrightError as exc:  # the task's reference failed, a file vanished...
+        return f"{type(exc).__name__}: {exc}"
+    except Exception as exc:  # a bug must not cost the rest of a long run; keep its trace
+        trace = traceback.format_exc(limit=6)
+        return f"internal error {type(exc).__name__}: {exc}\n{trace}"
 
 
 def load_optimize_task() -> Callable[..., Any]:

@@ -88,6 +88,13 @@ def bench_command(
             "--out)."
         ),
     ] = None,
+    workers: Annotated[
+        int,
+        typer.Option(
+            help="Run this many tasks at once, each in a worker process of its own (on a GPU "
+            "host worker i gets GPU i mod the GPU count)."
+        ),
+    ] = 1,
     deadline: Annotated[
         float | None,
         typer.Option(
@@ -190,6 +197,13 @@ def bench_command(
             raise ConfigError(f"--search {search!r} is not one of {', '.join(SEARCH_MODES)}")
     if budget_candidates is not None and budget_candidates < 1:
         raise ConfigError(f"--budget-candidates must be at least 1, got {budget_candidates}")
+    if workers < 1:
+        raise ConfigError(f"--workers must be at least 1, got {workers}")
+    if workers > 1 and optimize:
+        raise ConfigError(
+            "--optimize runs one task at a time (the optimizer writes the archive itself); "
+            "drop --workers, or split the suite with --shard"
+        )
     if deadline is not None and deadline <= 0:
         raise ConfigError(f"--deadline must be a positive number of seconds, got {deadline}")
     part = Shard.parse(shard) if shard is not None else Shard()
@@ -236,6 +250,7 @@ def bench_command(
                 search=search or "staged",
             )
         mine = sum(1 for position in range(len(items)) if part.holds(position))
+        pool = local_pool(workers, device) if workers > 1 else None
         with bench_progress(not quiet, mine) as show:
             run = run_bench(
                 items,
@@ -248,6 +263,7 @@ def bench_command(
                 shard=part,
                 deadline_s=deadline,
                 on_checkpoint=writer,
+                pool=pool,
             )
     except KeyboardInterrupt:
         kept = ", ".join(str(p) for p in [*writer.paths, journal_file.path])
@@ -287,6 +303,20 @@ def bench_command(
         _write_report(document, report, console)
     for path in writer.paths:
         console.print(f"[dim]results: {path}")
+
+
+def local_pool(workers: int, device: str) -> Any:
+    """A pool of ``workers`` processes here, one GPU each where there are GPUs; says so when
+    several workers must share a GPU."""
+    from kernelwright.bench.pool import LocalPool, visible_gpus, worker_devices
+    from kernelwright.evaluate.devices import resolve_device
+
+    resolved = resolve_device(device)
+    visible = visible_gpus() if resolved == "cuda" else []
+    pins, note = worker_devices(workers, resolved, visible)
+    if note:
+        err.print(f"[yellow]{note}", soft_wrap=True)
+    return LocalPool(workers, pins)
 
 
 @user_errors

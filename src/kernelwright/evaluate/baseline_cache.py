@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -34,9 +36,19 @@ def load_baselines(cache_dir: Path, key: str) -> dict[str, Any] | None:
 
 
 def store_baselines(cache_dir: Path, key: str, baselines: dict[str, Any]) -> None:
-    """Write raw baseline timings atomically."""
+    """Write raw baseline timings atomically.
+
+    Several bench workers may measure the same task's baselines at once: each writes a temporary
+    file of its own, then renames it over the entry, so a reader sees one whole entry or none.
+    """
     folder = cache_dir / "baselines"
     folder.mkdir(parents=True, exist_ok=True)
-    tmp = folder / f"{key}.tmp"
-    tmp.write_text(json.dumps(baselines))
-    tmp.replace(folder / f"{key}.json")
+    fd, name = tempfile.mkstemp(prefix=f"{key}.", suffix=".tmp", dir=folder)
+    tmp = Path(name)
+    try:
+        with os.fdopen(fd, "w") as handle:
+            handle.write(json.dumps(baselines))
+        os.replace(tmp, folder / f"{key}.json")
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
