@@ -6,7 +6,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from bench_doubles import ScriptedStep
+from doubles.steps import ScriptedStep
 
 from kernelwright.bench import Journal, plan, run_bench
 from kernelwright.bench.pool import LocalPool, worker_devices
