@@ -123,7 +123,8 @@ def _describe(v: Any) -> str:
 def _params(cases: list[Case]) -> list[Any]:
     out = []
     for case in cases:
-        marks = []
+        # One session per (task, size): under xdist, --dist loadgroup keeps a group on one worker
+        marks: list[Any] = [pytest.mark.xdist_group(f"{case.task.stem}-{case.size}")]
         if case.known_issue and not STRICT:
             marks.append(pytest.mark.xfail(strict=True, reason=" ".join(case.known_issue.split())))
         out.append(pytest.param(case, id=f"{case.name}-{case.size}", marks=marks))

@@ -120,7 +120,17 @@ def _tensor_over(fd: int, spec: dict[str, Any], size: int) -> Any:
 
 def describe_cuda(t: Any) -> dict[str, Any]:
     """A CUDA IPC descriptor of ``t`` (candidate side). The tensor must stay alive until the
-    judge has read it."""
+    judge has read it: the protocol keeps it (until ``release`` or ``forget``), not torch's
+    cross-process reference count.
+
+    Torch counts every share in a file under /dev/shm and keeps the block out of its allocator
+    until a consumer gives the count back. The judge opens only some of what is described (the
+    picked calls of a batch) and cannot reach the process's private /dev/shm, so every share
+    would be kept forever: a timed batch of K calls would leak K outputs. The count is given
+    back here, at once; the judge is sent no counter to touch.
+    """
+    import torch
+
     storage = t.untyped_storage()
     (
         device,
@@ -132,6 +142,8 @@ def describe_cuda(t: Any) -> dict[str, Any]:
         event_handle,
         event_sync,
     ) = storage._share_cuda_()
+    if ref_handle is not None:
+        torch.UntypedStorage._release_ipc_counter_cuda(ref_handle, ref_offset)
     return {
         "shape": list(t.shape),
         "stride": list(t.stride()),
@@ -141,11 +153,12 @@ def describe_cuda(t: Any) -> dict[str, Any]:
         "handle": bytes(handle).hex(),
         "size_bytes": int(size_bytes),
         "offset_bytes": int(offset_bytes),
-        "ref_handle": bytes(ref_handle).hex() if ref_handle is not None else None,
-        "ref_offset": int(ref_offset),
         "event_handle": bytes(event_handle).hex() if event_handle is not None else None,
         "event_sync": bool(event_sync),
     }
+
+
+_NO_REF_COUNTER = b"/kernelwright-judge-no-ref-counter"
 
 
 def open_cuda(desc: Any) -> Any:
@@ -179,7 +192,6 @@ def open_cuda(desc: Any) -> Any:
     handle = _hex(desc.get("handle"), "handle")
     if not _CUDA_IPC_HANDLE_BYTES <= len(handle) <= 1024:
         raise TransportError("a CUDA IPC handle has 64 bytes or a little more")
-    ref_handle = _hex(desc["ref_handle"], "ref_handle") if desc.get("ref_handle") else None
     event = _hex(desc["event_handle"], "event_handle") if desc.get("event_handle") else None
     try:
         tensor = rebuild_cuda_tensor(
@@ -194,8 +206,10 @@ def open_cuda(desc: Any) -> Any:
             size_bytes,
             offset_bytes,
             False,
-            ref_handle,
-            _int(desc.get("ref_offset", 0), "ref_offset"),
+            # No counter of the process's: a name no file has, so torch's release on unmapping
+            # writes nowhere (describe_cuda gave the count back already)
+            _NO_REF_COUNTER,
+            0,
             event,
             bool(desc.get("event_sync")),
         )
