@@ -268,6 +268,8 @@ def _sample(t: Any) -> tuple[Any, Any] | None:
     if n == 0:
         return None
     idx = torch.randint(0, n, (min(SAMPLE, n),), device=t.device)
+    if t.dim() == 0:  # a scalar output: unravelling gives no coordinates, so index it as (1,)
+        return idx, t.reshape(1)[idx].clone()
     coords = torch.unravel_index(idx, t.shape)
     return idx, t[coords].clone()
 

@@ -5,13 +5,15 @@ allocated before the call) and the device's free memory before anything else, th
 
     judge       the current call's pristine inputs and expected outputs; optionally every trial's
                 (``cache_runs``: computed once per session instead of once per candidate), the
-                float64 reference (``float64``, about twice a call) and a private copy of the
-                candidate's outputs (``copy_outputs``; otherwise compared where they lie)
+                float64 reference (``float64``: about twice a call while it runs, and the float64
+                outputs kept with each cached trial for the precision check) and a private copy
+                of the candidate's outputs (``copy_outputs``; otherwise compared where they lie)
     candidate   its parameters, its workspace and ``timing_sets`` input sets with their outputs
                 (the calls of one timed batch, each on inputs of its own; the judge draws the
                 same sets in its own memory first)
 
-Options are given up in that order until the plan fits 90% of the free memory. The smallest plan
+Options are given up until the plan fits 90% of the free memory: first the private copy, then
+the kept trials, last the float64 reference (the precision check needs it). The smallest plan
 needs about twice one eager call, so every task that eager PyTorch can run twice over on the
 device evaluates; a task beyond that gets a plain message, never an out-of-memory crash.
 
@@ -73,6 +75,16 @@ class TooLarge(Exception):
     """The task cannot be judged on this device even with the smallest plan."""
 
 
+def judge_bytes(fp: Footprint, runs: int, *, cache: bool, float64: bool, copy: bool) -> int:
+    """What the judge holds at its peak under these options (see the module docstring)."""
+    judge_call = fp.in_b + fp.out_b
+    kept = judge_call + (2 * fp.out_b if float64 else 0)  # a trial kept: its float64 outputs too
+    held = fp.param_b + judge_call + (runs * kept if cache else 0)
+    held += fp.out_b if copy else 0
+    held += 2 * (fp.param_b + fp.call_b) if float64 else fp.work_b
+    return held
+
+
 def plan_memory(fp: Footprint, free_b: int, runs: int, *, want_float64: bool) -> MemoryPlan:
     """The richest plan that fits; raises TooLarge when even the smallest does not."""
     budget = int(USABLE_FRACTION * free_b) - 2 * CONTEXT_BYTES
@@ -80,20 +92,18 @@ def plan_memory(fp: Footprint, free_b: int, runs: int, *, want_float64: bool) ->
     candidate_fixed = fp.param_b + fp.call_b
     choices = [
         (cache, f64, copy)
-        for cache in (True, False)
         for f64 in ((True, False) if want_float64 else (False,))
+        for cache in (True, False)
         for copy in (True, False)
     ]
     for cache, f64, copy in choices:
-        judge = fp.param_b + judge_call + (runs * judge_call if cache else 0)
-        judge += fp.out_b if copy else 0
-        judge += 2 * (fp.param_b + fp.call_b) if f64 else fp.work_b
+        judge = judge_bytes(fp, runs, cache=cache, float64=f64, copy=copy)
         left = budget - judge - candidate_fixed
         if left < 0:
             continue
         # A timed call: its inputs and outputs in the candidate, its inputs drawn in the judge.
         per_set = 2 * fp.in_b + fp.out_b
-        sets = MAX_TIMING_SETS if per_set == 0 else int(min(MAX_TIMING_SETS, 1 + left // per_set))
+        sets = MAX_TIMING_SETS if per_set == 0 else int(min(MAX_TIMING_SETS, left // per_set))
         if sets < 2 and (cache or f64 or copy):
             continue  # prefer two timing sets to any luxury
         notes = []

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import io
 import os
+from collections.abc import Callable
 from typing import Any
 
 # dtypes a descriptor may name; anything else is refused.
@@ -216,25 +217,40 @@ def open_cuda(desc: Any) -> Any:
     except Exception as exc:
         raise TransportError(
             f"cannot map the candidate's tensor ({type(exc).__name__}: {exc})") from None
-    _check_mapped(int(tensor.untyped_storage().data_ptr()), size_bytes)
+    _check_mapped(int(tensor.untyped_storage().data_ptr()), offset_bytes, size_bytes)
     return tensor
 
 
-def _check_mapped(ptr: int, nbytes: int) -> None:
-    """The mapping really spans ``nbytes`` from ``ptr`` (the size is the candidate's claim): the
-    driver's own account of the allocation must contain it."""
+def _check_mapped(ptr: int, offset_bytes: int, nbytes: int,
+                  address_range: Callable[[int], tuple[int, int] | None] | None = None) -> None:
+    """The mapping really spans ``nbytes`` from ``ptr`` (both sizes are the candidate's claim).
+
+    Torch maps the handle's whole allocation and adds ``offset_bytes``, so ``ptr - offset_bytes``
+    lies in the mapping whatever the candidate claims: the driver's account of the allocation
+    there must hold the claimed span (a far offset would make the judge write outside it).
+    When the driver cannot place that address the check cannot be made: the judge fails (a
+    harness error, not the candidate's) rather than write unchecked.
+    """
+    find = address_range or _driver_address_range
+    found = find(ptr - offset_bytes)
+    if found is None:
+        raise RuntimeError("cuMemGetAddressRange cannot place a mapped CUDA IPC handle: the "
+                           "judge cannot bound the candidate's descriptor")
+    start, size = found
+    if ptr + nbytes > start + size:
+        raise TransportError("a tensor descriptor claims more memory than its allocation has")
+
+
+def _driver_address_range(ptr: int) -> tuple[int, int] | None:
+    """(base, size) of the device allocation holding ``ptr`` (cuMemGetAddressRange); None when
+    the driver knows no allocation there."""
     import ctypes
 
-    try:
-        libcuda = ctypes.CDLL("libcuda.so.1")
-        get_range = libcuda.cuMemGetAddressRange_v2
-    except (OSError, AttributeError):
-        return  # no driver library to ask (the CPU): nothing is mapped anyway
+    libcuda = ctypes.CDLL("libcuda.so.1")
     base, size = ctypes.c_uint64(0), ctypes.c_size_t(0)
-    if get_range(ctypes.byref(base), ctypes.byref(size), ctypes.c_uint64(ptr)) != 0:
-        return  # the driver could not say: the mapping itself stands as the judge's check
-    if ptr + nbytes > base.value + size.value:
-        raise TransportError("a tensor descriptor claims more memory than its allocation has")
+    status = libcuda.cuMemGetAddressRange_v2(ctypes.byref(base), ctypes.byref(size),
+                                            ctypes.c_uint64(ptr))
+    return (int(base.value), int(size.value)) if status == 0 else None
 
 
 def _ints(value: Any, name: str) -> list[int]:

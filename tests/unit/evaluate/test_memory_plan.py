@@ -1,0 +1,67 @@
+"""The memory plan: what the judge and the candidate may hold together stays within the device's
+usable memory, luxuries are given up in order, and a task too large gets a plain message."""
+
+import pytest
+
+from kernelwright.evaluate.memory import (
+    CONTEXT_BYTES,
+    USABLE_FRACTION,
+    Footprint,
+    TooLarge,
+    judge_bytes,
+    plan_memory,
+)
+
+GB = 10**9
+RUNS = 5
+FREE = 150 * GB  # an H200's free memory
+
+
+def budget(free: int) -> int:
+    return int(USABLE_FRACTION * free) - 2 * CONTEXT_BYTES
+
+
+def total(fp: Footprint, free: int) -> int:
+    plan = plan_memory(fp, free, RUNS, want_float64=True)
+    judge = judge_bytes(fp, RUNS, cache=plan.cache_runs, float64=plan.float64,
+                        copy=plan.copy_outputs)
+    return judge + plan.candidate_b
+
+
+FOOTPRINTS = {
+    # in, out, params, work (bytes of one call)
+    "softmax 8192^2": Footprint(268 * 10**6, 268 * 10**6, 0, 268 * 10**6),
+    "masked cumsum 32768^2": Footprint(int(5.4 * GB), int(4.3 * GB), 0, int(8.6 * GB)),
+    "elementwise 4096x393216": Footprint(int(6.4 * GB), int(6.4 * GB), 0, int(6.4 * GB)),
+    "wide MLP": Footprint(8 * 10**6, 8 * 10**6, int(8.6 * GB), 50 * 10**6),
+}
+
+
+@pytest.mark.parametrize("name", FOOTPRINTS)
+def test_the_plan_fits_the_usable_memory(name):
+    assert total(FOOTPRINTS[name], FREE) <= budget(FREE)
+
+
+def test_kept_trials_count_their_float64_outputs():
+    """A large output: keeping every trial with its float64 outputs does not fit, so trials are
+    recomputed per candidate (the float64 reference stays) rather than the plan overrunning the
+    device."""
+    plan = plan_memory(FOOTPRINTS["masked cumsum 32768^2"], FREE, RUNS, want_float64=True)
+    kept = judge_bytes(FOOTPRINTS["masked cumsum 32768^2"], RUNS, cache=True, float64=True,
+                       copy=False)
+    plain = judge_bytes(FOOTPRINTS["masked cumsum 32768^2"], RUNS, cache=True, float64=False,
+                        copy=False)
+    assert kept - plain >= RUNS * 2 * int(4.3 * GB)
+    assert plan.timing_sets >= 2
+    assert plan.float64 and not plan.cache_runs
+
+
+def test_a_small_task_keeps_every_luxury():
+    plan = plan_memory(FOOTPRINTS["softmax 8192^2"], FREE, RUNS, want_float64=True)
+    assert plan.cache_runs and plan.float64 and plan.copy_outputs and plan.timing_sets > 100
+
+
+def test_a_task_beyond_the_device_gets_a_plain_message():
+    huge = Footprint(60 * GB, 60 * GB, 0, 60 * GB)
+    with pytest.raises(TooLarge, match="use --size small"):
+        plan_memory(huge, FREE, RUNS, want_float64=True)
