@@ -128,14 +128,15 @@ def record_ops(fn: Callable[..., Any], *args: Any) -> tuple[Any, Counter[str], i
     start-up in every judge).
     """
     import torch
-    from torch.utils._python_dispatch import TorchDispatchMode
     from torch.utils.flop_counter import flop_registry
+
+    from kernelwright.evaluate.dispatch_mode import mode_base
 
     counts: Counter[str] = Counter()
     numels: Counter[str] = Counter()
     flops = [0]
 
-    class _Recorder(TorchDispatchMode):
+    class _Recorder(mode_base()):  # type: ignore[misc]
         def __torch_dispatch__(self, func, types, args=(), kwargs=None):  # type: ignore[no-untyped-def]
             kwargs = kwargs or {}
             name = op_name(func)

@@ -134,9 +134,9 @@ def _numel(shape: Sequence[int]) -> int:
 
 
 def _make_mode_class() -> type:
-    from torch.utils._python_dispatch import TorchDispatchMode
+    from kernelwright.evaluate.dispatch_mode import mode_base
 
-    class _Observer(TorchDispatchMode):
+    class _Observer(mode_base()):  # type: ignore[misc]
         """See :class:`ForwardObserver`."""
 
         def __init__(self, owner: ForwardObserver) -> None:
