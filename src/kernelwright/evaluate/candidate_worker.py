@@ -83,7 +83,8 @@ def warm_up(device: str) -> None:
         torch.set_num_threads(1)  # timing on a shared CPU: no oversubscription
     observer = ForwardObserver(Counter())
     with torch.no_grad(), observer.profiled(), observer:
-        # The first dispatch under a mode imports TorchDynamo; the profiler starts its thread.
+        # The first dispatch under the mode and the profiler's first start (its thread) are
+        # paid here, before the candidate is imported.
         torch.ones(1).add_(1)
     if device == "cuda":
         torch.cuda.synchronize()
