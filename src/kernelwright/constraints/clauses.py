@@ -29,7 +29,8 @@ class Kind(enum.StrEnum):
 # Short enough for a table column. "source": the candidate's code is screened before it is
 # evaluated; "tuning space": configurations breaking the clause are never proposed; "parameters":
 # each candidate's parameters are screened; "repeated runs": a correct candidate runs twice more
-# on the same inputs, compared bit for bit. Refusals name the check (constraint-space...).
+# on the same inputs, compared bit for bit; "extra shapes": a correct candidate is also checked
+# at each end of the range. Refusals name the check (constraint-space...).
 CHECKED_BY: dict[Kind, str] = {
     Kind.RESTRICTION: "tuning space, parameters",
     Kind.FORBIDDEN_OP: "source",
@@ -38,7 +39,7 @@ CHECKED_BY: dict[Kind, str] = {
     Kind.SIGNATURE: "source",
     Kind.PRECISION: "run policy, source",
     Kind.DETERMINISM: "repeated runs",
-    Kind.SHAPE_RANGE: NOT_ENFORCED,
+    Kind.SHAPE_RANGE: "extra shapes",
     Kind.MEMORY_CEILING: NOT_ENFORCED,
 }
 

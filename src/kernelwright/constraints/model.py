@@ -16,8 +16,10 @@
     determinism     the harness: a correct candidate runs     constraint-determinism
                     twice more on the same inputs, and its
                     outputs must be identical bit for bit
-    properties      not enforced yet: shape ranges and a memory ceiling are kept in the model
-                    and shown as such
+    shape ranges    the harness: a correct candidate is also     constraint-shape-range
+                    checked with the task's size constant at
+                    each end of the range
+    memory ceiling  not enforced yet: kept in the model and shown as such
 
 ``Constraints.violations(source, params)`` is the ``SourceConstraints`` protocol that
 ``EvalOptions.constraints`` holds: ``kernelwright optimize`` screens every proposal with it
@@ -88,8 +90,8 @@ class Constraints:
         path: the file these came from ("" when built in code).
         space: restrictions on kernel parameters (tuning spaces and candidates' parameters).
         forbidden_constructs: kinds of code no candidate may contain (``atomics``...).
-        properties: determinism (checked by the harness), shape ranges and a memory ceiling
-            (kept, not enforced yet).
+        properties: determinism and shape ranges (checked by the harness) and a memory
+            ceiling (kept, not enforced yet).
         dtypes: storage and math dtypes, when stated; they agree with ``precision``.
     """
 
@@ -143,6 +145,8 @@ class Constraints:
         if self.space or self.forbidden_constructs or self.properties.deterministic:
             clauses += [self.space.restrictions, self.space.derived, self.forbidden_constructs]
             clauses.append(self.properties.deterministic)
+        if self.properties.shape_ranges:
+            clauses.append([r.describe() for r in self.properties.shape_ranges])
         text = json.dumps(clauses, default=str, sort_keys=True)
         return hashlib.sha256(text.encode()).hexdigest()[:10]
 
@@ -187,7 +191,10 @@ class Constraints:
         """``options`` with these constraints enforced (see :meth:`check_precision`)."""
         self.check_precision(options.precision)
         repeat = options.determinism or self.properties.deterministic
-        return dataclasses.replace(options, constraints=self, determinism=repeat)
+        ranges = options.shape_ranges + tuple(
+            (r.dim, r.low, r.high) for r in self.properties.shape_ranges)
+        return dataclasses.replace(options, constraints=self, determinism=repeat,
+                                   shape_ranges=ranges)
 
     def restrict(self, library: SkillLibrary) -> SkillLibrary:
         """``library`` with the parameter restrictions added to the skills they apply to, so the

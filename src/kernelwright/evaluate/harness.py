@@ -210,6 +210,7 @@ class EvalSession:
             widen_atol=opts.atol is None,
             run_dir=str(self._run_dir),
             secret=self._secret(),
+            shape_ranges=opts.shape_ranges,
         )
         env = {"TRITON_INTERPRET": "1"} if self.device == "cpu" else {}
         env["HOME"] = os.environ.get("HOME", str(self._run_dir))

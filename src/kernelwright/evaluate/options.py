@@ -53,6 +53,9 @@ class EvalOptions:
         constraints: human-imposed constraints checked on the source before it runs.
         determinism: run a correct candidate twice more on the first trial's inputs; outputs
             that differ bit for bit between the two reject it (``constraint-determinism``).
+        shape_ranges: ``(dim, low, high)``: the candidate is also checked with the task's
+            module-level integer ``dim`` (or ``dim_size``) set to ``low`` and to ``high``; a
+            wrong output there rejects it (``constraint-shape-range``).
     """
 
     device: str = "auto"
@@ -71,6 +74,7 @@ class EvalOptions:
     cache_baselines: bool = True
     constraints: SourceConstraints | None = None
     determinism: bool = False
+    shape_ranges: tuple[tuple[str, int, int], ...] = ()
 
     def __post_init__(self) -> None:
         if self.trials < 1:

@@ -34,7 +34,9 @@ from kernelwright.records import Precision
 
 @dataclass(frozen=True, slots=True)
 class RunSpec:
-    """One checked call: a trial (``distribution`` of its inputs) or an input variant.
+    """One checked call: a trial (``distribution`` of its inputs), an input variant (the task's
+    ``get_input_variants``) or a shape-range end (``shape-range``: inputs drawn with one of the
+    task's size constants changed).
 
     ``seed`` builds the model (the candidate's code sees it); ``input_seed`` draws the inputs and
     is unrelated to it.
@@ -82,7 +84,7 @@ class Reference:
     def inputs(self, i: int) -> list[Any]:
         """Fresh pristine inputs of run ``i`` on the device."""
         run = self.runs[i]
-        if run.kind == "variant":
+        if run.variant >= 0:
             return clone_inputs(self.variants[run.variant], self.req.device)
         return self._draw(run.input_seed, run.distribution)
 
@@ -206,7 +208,8 @@ class Reference:
     # -- sizing ------------------------------------------------------------------------------
 
     def measure_and_plan(self) -> None:
-        """Measure a single call's footprint and choose the memory plan (first run's inputs)."""
+        """Measure a single call's footprint and choose the memory plan (the first run's inputs;
+        on a GPU the largest of that and every shape-range end)."""
         import torch
 
         device = self.req.device
@@ -223,25 +226,35 @@ class Reference:
             return
         torch.cuda.synchronize()
         free_b, _total = torch.cuda.mem_get_info()
-        inputs = self.inputs(0)
-        model = build_model(self.model_cls, self.init_inputs, self.runs[0].seed, device,
+        # The task's own size, and the end of every shape range (they may be larger)
+        sized = [0] + [i for i, run in enumerate(self.runs) if run.kind == "shape-range"]
+        prints = [self._measure(i) for i in sized]
+        self.footprint = Footprint(*(max(getattr(f, name) for f in prints)
+                                     for name in ("in_b", "out_b", "param_b", "work_b")))
+        self.plan = plan_memory(self.footprint, free_b, len(self.runs),
+                                want_float64=self.req.precision is Precision.FP32)
+
+    def _measure(self, i: int) -> Footprint:
+        """One call of run ``i`` on the device: its inputs, outputs, parameters and the peak
+        allocated above what was allocated before it."""
+        import torch
+
+        inputs = self.inputs(i)
+        model = build_model(self.model_cls, self.init_inputs, self.runs[i].seed, "cuda",
                             self.req.precision)
         params = list(model.parameters()) + list(model.buffers())
         torch.cuda.synchronize()
         before = torch.cuda.memory_allocated()
         torch.cuda.reset_peak_memory_stats()
         with torch.no_grad():
-            outputs = as_output_list(model(*clone_inputs(inputs, device)), strict=False)
+            outputs = as_output_list(model(*clone_inputs(inputs, "cuda")), strict=False)
         torch.cuda.synchronize()
         peak = torch.cuda.max_memory_allocated()
-        self.footprint = Footprint(
-            in_b=nbytes(inputs), out_b=nbytes(outputs), param_b=nbytes(params),
-            work_b=max(0, peak - before),
-        )
+        footprint = Footprint(in_b=nbytes(inputs), out_b=nbytes(outputs), param_b=nbytes(params),
+                              work_b=max(0, peak - before))
         del model, outputs, inputs
         torch.cuda.empty_cache()
-        self.plan = plan_memory(self.footprint, free_b, len(self.runs),
-                                want_float64=self.req.precision is Precision.FP32)
+        return footprint
 
 
 def load_reference(req: JudgeRequest, phase: Any) -> Reference:
@@ -276,7 +289,46 @@ def load_reference(req: JudgeRequest, phase: Any) -> Reference:
             shapes = ", ".join(str(tuple(t.shape)) for t in values if hasattr(t, "shape"))
             ref.runs.append(RunSpec("variant", f"variant {v + 1} {shapes}",
                                     derive_seed(req.secret, "variant model", v), variant=v))
+    for dim, low, high in req.shape_ranges:
+        name = shape_constant(module, dim, req.task_path)
+        for value in sorted({low, high}):
+            torch.manual_seed(derive_seed(req.secret, "shape range", name, value))
+            values = _inputs_with(module, name, value, req)
+            ref.variants.append(values)
+            shapes = ", ".join(str(tuple(t.shape)) for t in values if hasattr(t, "shape"))
+            ref.runs.append(RunSpec("shape-range", f"{name} = {value} {shapes}",
+                                    derive_seed(req.secret, "shape range model", name, value),
+                                    variant=len(ref.variants) - 1))
     return ref
+
+
+def shape_constant(module: Any, dim: str, task_path: str) -> str:
+    """The task's module-level integer a shape range names: ``dim`` itself or ``dim_size``
+    (``batch`` -> ``batch_size``, as KernelBench spells it).
+
+    Raises:
+        TaskError: the task has neither, so the range cannot be checked.
+    """
+    for name in (dim, f"{dim}_size"):
+        value = getattr(module, name, None)
+        if isinstance(value, int) and not isinstance(value, bool):
+            return name
+    raise TaskError(
+        f"{task_path}: a shape range names {dim!r}, but the task has no module-level integer "
+        f"{dim} or {dim}_size that get_inputs() reads: the range cannot be checked"
+    )
+
+
+def _inputs_with(module: Any, name: str, value: int, req: JudgeRequest) -> list[Any]:
+    """``get_inputs()`` drawn with the module's ``name`` set to ``value`` (then restored)."""
+    original = getattr(module, name)
+    setattr(module, name, value)
+    try:
+        raw = draw_inputs(module.get_inputs, req, f"get_inputs() with {name} = {value}")
+    finally:
+        setattr(module, name, original)
+    values: list[Any] = cast_value(raw, req.precision)
+    return values
 
 
 def draw_inputs(get_inputs: Any, req: JudgeRequest, what: str) -> list[Any]:

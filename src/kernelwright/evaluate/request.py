@@ -16,7 +16,7 @@ class JudgeRequest:
     the user set ``--atol``, which then applies exactly. ``run_dir`` is removed by the judge if
     the parent dies (it holds the candidates' scratch folders). ``secret`` keys every seed of
     weights and inputs (see :func:`~kernelwright.evaluate.inputs.derive_seed`); it never leaves
-    the trusted side.
+    the trusted side. ``shape_ranges``: see :class:`~kernelwright.evaluate.options.EvalOptions`.
     """
 
     task_path: str
@@ -32,3 +32,4 @@ class JudgeRequest:
     widen_atol: bool = True
     run_dir: str = ""
     secret: str = ""
+    shape_ranges: tuple[tuple[str, int, int], ...] = ()

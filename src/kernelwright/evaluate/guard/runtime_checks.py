@@ -108,6 +108,23 @@ def shape_variants(ctx: GuardContext) -> list[str]:
 
 
 @register_check(
+    "constraint-shape-range",
+    stage="runtime",
+    catches="breaking a required shape range (a kernel that works only at the task's own size)",
+    how="with shape ranges (constraints), the candidate must be correct with the task's size "
+    "constant set to each end of every range, as well as on the trials",
+)
+def shape_ranges(ctx: GuardContext) -> list[str]:
+    if not ctx.trials_correct:
+        return []
+    return [
+        f"{run.get('label')}: {run.get('message')}"
+        for run in ctx.report.get("runs", [])
+        if run.get("kind") == "shape-range" and not run.get("ok")
+    ][:3]
+
+
+@register_check(
     "timed-outputs",
     stage="runtime",
     catches="behaving honestly only when checked: caching answers (by pointer, version, sampled "
