@@ -12,7 +12,7 @@ from rich.table import Table
 
 from kernelwright.cli.common import archive_path, err, out, user_errors
 from kernelwright.cli.render import STATUS_STYLE, median
-from kernelwright.report.tables import fmt_ms, fmt_x
+from kernelwright.formatting import fmt_ms, fmt_x
 
 archive_app = typer.Typer(
     help="Inspect and export the archive of evaluations.", no_args_is_help=True

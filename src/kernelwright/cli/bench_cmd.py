@@ -351,7 +351,7 @@ def _task_table(document: dict[str, Any], results: Any) -> Any:
     """The per-task table for a terminal: short columns, speedups titled with the policy."""
     from rich.table import Table as RichTable
 
-    from kernelwright.report.tables import fmt_frac, fmt_ms, fmt_x
+    from kernelwright.formatting import fmt_frac, fmt_ms, fmt_x
 
     run = document["run"]
     with_compile = "compile" in run["baselines"]
@@ -450,7 +450,7 @@ def _line_per_task(event: BenchEvent) -> None:
 
 
 def _done_line(event: BenchEvent) -> str:
-    from kernelwright.report.tables import fmt_x
+    from kernelwright.formatting import fmt_x
 
     r = event.result
     assert r is not None

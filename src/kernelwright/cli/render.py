@@ -7,8 +7,8 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
+from kernelwright.formatting import fmt_ms, fmt_x
 from kernelwright.records import Status, TimingStats, Verdict
-from kernelwright.report.tables import fmt_ms, fmt_x
 
 STATUS_STYLE = {
     Status.CORRECT: "bold green",

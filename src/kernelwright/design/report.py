@@ -17,6 +17,7 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
+from kernelwright.formatting import fmt_ms, fmt_x
 from kernelwright.records import Task, Verdict
 
 
@@ -65,11 +66,7 @@ def eager_model_source(task: Task) -> str:
 
 def _ms(v: Verdict) -> str:
     t = v.timing.candidate
-    return f"{t.median_ms:.4f}" if t else "-"
-
-
-def _x(value: float | None) -> str:
-    return f"{value:.2f}x" if value else "-"
+    return fmt_ms(t.median_ms if t else None)
 
 
 def _sol(v: Verdict) -> str:
@@ -191,7 +188,7 @@ def report_markdown(result: Any) -> str:
         t = v.timing
         lines += [
             f"Best: candidate {best.candidate_id} ({best.note or 'template'}), {_ms(v)} ms,"
-            f" {_x(t.speedup_vs_eager)} vs eager, {_x(t.speedup_vs_compile)} vs torch.compile"
+            f" {fmt_x(t.speedup_vs_eager)} vs eager, {fmt_x(t.speedup_vs_compile)} vs torch.compile"
             f" ({v.precision.value}), speed of light {_sol(v)}"
             + (f" of {v.sol.floor_ms:.4f} ms ({v.sol.bound}-bound)" if v.sol else ""),
         ]
@@ -216,8 +213,9 @@ def report_markdown(result: Any) -> str:
         skills = " + ".join(d.get("skills", [])) or t.candidate.origin
         status = v.status.value + (f" ({v.message[:60]})" if not v.correct and v.message else "")
         lines.append(
-            f"| {i} | {stage} | {skills} | {status} | {_ms(v)} | {_x(v.timing.speedup_vs_eager)} "
-            f"| {_x(v.timing.speedup_vs_compile)} | {_sol(v)} | {t.note} |"
+            f"| {i} | {stage} | {skills} | {status} | {_ms(v)} "
+            f"| {fmt_x(v.timing.speedup_vs_eager)} | {fmt_x(v.timing.speedup_vs_compile)} "
+            f"| {_sol(v)} | {t.note} |"
         )
     lines += _tree(result.trials)
     lines += ["", "## What each skill did", ""]
@@ -234,7 +232,7 @@ def report_markdown(result: Any) -> str:
         geo = math.exp(sum(math.log(x) for x in sp) / len(sp)) if sp else None
         lines.append(
             f"| {s} | {len(vs)} | {sum(v.correct for v in vs)} | "
-            f"{_x(max(sp) if sp else None)} | {_x(geo)} |"
+            f"{fmt_x(max(sp) if sp else None)} | {fmt_x(geo)} |"
         )
     lines.append("")
     return "\n".join(lines)

@@ -15,15 +15,9 @@ from pathlib import Path
 from typing import Any
 
 from kernelwright.bench.results import BenchResult
+from kernelwright.formatting import fmt_frac, fmt_x
 from kernelwright.report import plots
-from kernelwright.report.tables import (
-    Table,
-    family_table,
-    fmt_frac,
-    fmt_x,
-    summary_table,
-    task_table,
-)
+from kernelwright.report.tables import Table, family_table, summary_table, task_table
 
 NO_PLOTS = "Plots need matplotlib: pip install 'kernelwright[report]'."
 DEFINITIONS = (

@@ -20,7 +20,7 @@ from typing import Any
 
 from kernelwright.bench.metrics import fast_p_curve
 from kernelwright.bench.results import BASELINES, Baseline, BenchResult
-from kernelwright.report.tables import fmt_frac
+from kernelwright.formatting import fmt_frac
 
 COLORS = {"eager": "#1f77b4", "compile": "#9467bd", "fail": "#d62728", "sol": "#2ca02c"}
 LABELS = {"eager": "vs eager PyTorch", "compile": "vs torch.compile"}

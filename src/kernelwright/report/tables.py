@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kernelwright.bench.results import Baseline, BenchResult
+from kernelwright.formatting import fmt_frac, fmt_ms, fmt_x
 
 
 @dataclass(frozen=True, slots=True)
@@ -19,29 +20,6 @@ class Table:
     headers: tuple[str, ...]
     rows: tuple[tuple[str, ...], ...]
     align: tuple[str, ...]
-
-
-def fmt_ms(value: float | None) -> str:
-    """Milliseconds ('-' when missing)."""
-    if value is None:
-        return "-"
-    return f"{value:.4f}" if value < 1 else f"{value:.3f}"
-
-
-def fmt_x(value: float | None) -> str:
-    """A speedup like ``1.84x`` ('-' when missing)."""
-    if value is None:
-        return "-"
-    return f"{value:.2g}x" if value < 0.1 else f"{value:.2f}x"
-
-
-def fmt_frac(value: float | None) -> str:
-    """A fraction as a percentage ('-' when missing)."""
-    if value is None:
-        return "-"
-    if value != 0 and abs(value) < 0.001:
-        return f"{value * 100:.2g}%"  # small fractions keep two significant digits
-    return f"{value:.1%}"
 
 
 def summary_table(summary: Mapping[str, Any], precision: str) -> Table:

@@ -15,6 +15,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from kernelwright.formatting import fmt_ms, fmt_x
+
 COPY_GBPS = 4300.0
 MEASURED = ("ok", "eager_only")
 
@@ -89,27 +91,13 @@ def geomeans(table: Sequence[Row], precisions: Sequence[str]) -> list[tuple[str,
     return out
 
 
-def _ms(value: Any) -> str:
-    if not isinstance(value, int | float):
-        return "-"
-    if 0 < value < 0.001:
-        return f"{value:.2g}"
-    return f"{value:.4f}" if value < 1 else f"{value:.3f}"
-
-
-def _x(value: float | None) -> str:
-    if value is None:
-        return "-"
-    return f"{value:.2g}x" if value < 0.1 else f"{value:.2f}x"
-
-
 def _cell(row: Row, precision: str, key: str) -> str:
     status = row.get(precision, "status")
     if status is None:
         return "-"
     if status not in MEASURED:
         return str(status)  # error, timeout, crashed, not_run
-    return _ms(row.get(precision, key))
+    return fmt_ms(row.get(precision, key))
 
 
 def _columns(row: Row) -> list[str]:
@@ -119,11 +107,11 @@ def _columns(row: Row) -> list[str]:
         row.family,
         _cell(row, "fp32", "eager_ms"),
         _cell(row, "fp32", "compile_ms"),
-        _x(row.speedup("fp32")),
+        fmt_x(row.speedup("fp32")),
         _cell(row, "bf16", "eager_ms"),
         _cell(row, "bf16", "compile_ms"),
-        _x(row.speedup("bf16")),
-        _ms(row.floor_ms("fp32") or row.floor_ms("bf16")),
+        fmt_x(row.speedup("bf16")),
+        fmt_ms(row.floor_ms("fp32") or row.floor_ms("bf16")),
         f"{gflop / 1e9:.1f}" if gflop else "-",
     ]
 
