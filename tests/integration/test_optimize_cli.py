@@ -174,10 +174,14 @@ def test_optimize_search_mcts_reports_its_tree(tmp_path: Path) -> None:
     task.write_text(TASK)
     args = ["optimize", str(task), "--device", "cpu", "--search", "mcts", "--trials", "1"]
     args += ["--budget-candidates", "3", "--archive", str(tmp_path / "a.sqlite"), "--json", "-"]
+    args += ["--out", str(tmp_path / "out")]
     result = CliRunner().invoke(app, args)
     assert result.exit_code == 0, result.output
     summary = json.loads(result.stdout)
     assert summary["evaluated"] == 3 and summary["correct"] == 3
+    picture = tmp_path / "out" / "tree.png"  # the tree drawn in the report
+    assert picture.read_bytes().startswith(b"\x89PNG")
+    assert "![search tree](tree.png)" in (tmp_path / "out" / "report.md").read_text()
     assert summary["pruned_equivalent"] == 0
     tree = summary["tree"]
     assert [n["parent"] for n in tree][0] is None

@@ -7,6 +7,8 @@ DIR/plan.md, DIR/designs/      with ``--plan``: the plan and each design's file,
 DIR/report.md                  graph and fusion groups, each skill checked (held / skipped and
                                why), every candidate's verdict, what each skill did, the
                                speed-of-light fraction and what stayed with PyTorch
+DIR/tree.png                   the search tree or lineage as a picture, when candidates were
+                               derived from others and matplotlib is installed
 """
 
 from __future__ import annotations
@@ -50,9 +52,28 @@ def write_outputs(result: Any, out: Path, archive: Any) -> list[Path]:
         source = eager_model_source(result.task) if eager else best.candidate.source
         (out / "best.py").write_text(source)
         written.append(out / "best.py")
-    (out / "report.md").write_text(report_markdown(result))
+    picture = _tree_picture(result, out)
+    if picture is not None:
+        written.append(picture)
+    (out / "report.md").write_text(report_markdown(result, picture.name if picture else None))
     written.append(out / "report.md")
     return written
+
+
+def _tree_picture(result: Any, out: Path) -> Path | None:
+    """DIR/tree.png (see the module docstring); None when there is nothing to draw."""
+    from kernelwright.report.plots import available
+    from kernelwright.report.tree_plot import search_tree_png
+    from kernelwright.search.lineage import lineage
+
+    if not available() or not any(t.candidate.parent is not None for t in result.trials):
+        return None
+    where = "CPU timings, not representative of a GPU" if result.device == "cpu" else result.device
+    title = (f"{result.task.name}: candidates and the ones they were derived from "
+             f"({result.precision.value} policy; {where})")
+    path = out / "tree.png"
+    path.write_bytes(search_tree_png(lineage(result.trials), title))
+    return path
 
 
 def eager_model_source(task: Task) -> str:
@@ -154,8 +175,9 @@ def write_plan(plan: Any, out: Path) -> list[Path]:
     return written
 
 
-def report_markdown(result: Any) -> str:
-    """The report's text (see the module docstring)."""
+def report_markdown(result: Any, tree_picture: str | None = None) -> str:
+    """The report's text (see the module docstring); ``tree_picture`` names the tree's image
+    beside it, when one was drawn."""
     plan = result.plan
     lines = [f"# kernelwright optimize: {result.task.name}", ""]
     search = result.search
@@ -217,7 +239,7 @@ def report_markdown(result: Any) -> str:
             f"| {fmt_x(v.timing.speedup_vs_eager)} | {fmt_x(v.timing.speedup_vs_compile)} "
             f"| {_sol(v)} | {t.note} |"
         )
-    lines += _tree(result.trials)
+    lines += _tree(result.trials, tree_picture)
     lines += ["", "## What each skill did", ""]
     lines += [
         "| skill | applied | correct | best vs eager | geomean vs eager |",
@@ -238,12 +260,15 @@ def report_markdown(result: Any) -> str:
     return "\n".join(lines)
 
 
-def _tree(trials: Any) -> list[str]:
+def _tree(trials: Any, picture: str | None) -> list[str]:
     """The search tree or lineage (MCTS, evolution): each derived candidate under its parent."""
     derived = [t for t in trials if t.candidate.parent is not None]
     if not derived:
         return []
-    lines = ["", "## Search tree", "", "Each candidate derived from another, with its parent:", ""]
+    lines = ["", "## Search tree", ""]
+    if picture:
+        lines += [f"![search tree]({picture})", ""]
+    lines += ["Each candidate derived from another, with its parent:", ""]
     for t in derived:
         lines.append(f"- {t.candidate.parent} -> {t.candidate_id}: {t.note}")
     return lines
