@@ -144,7 +144,7 @@ def describe_cuda(t: Any) -> dict[str, Any]:
         event_sync,
     ) = storage._share_cuda_()
     if ref_handle is not None:
-        torch.UntypedStorage._release_ipc_counter_cuda(ref_handle, ref_offset)
+        torch.UntypedStorage._release_ipc_counter(ref_handle, ref_offset, device=t.device)
     return {
         "shape": list(t.shape),
         "stride": list(t.stride()),
