@@ -42,15 +42,18 @@ def measure_ref_errors(
     inputs: list[Any],
     outputs: list[Any],
     device: str,
+    model: Any = None,
 ) -> tuple[list[float | None] | None, str, list[Any] | None]:
     """Per output of the fp32 reference ``outputs``: its error against a float64 run.
 
-    ``inputs`` are the pristine inputs of the run (left untouched). Returns the errors (None for
-    non-floating outputs and for any output that could not be measured), an empty reason and the
-    float64 outputs; when the float64 run failed as a whole, None, the reason and None.
+    ``inputs`` are the pristine inputs of the run (left untouched); ``model``, when given, is an
+    fp32 model of ``seed`` that has not run yet (it is converted, not copied). Returns the errors
+    (None for non-floating outputs and for any output that could not be measured), an empty
+    reason and the float64 outputs; when the float64 run failed as a whole, None, the reason and
+    None.
     """
     try:
-        exact = float64_outputs(model_cls, init_inputs, seed, inputs, device)
+        exact = float64_outputs(model_cls, init_inputs, seed, inputs, device, model)
         if len(exact) != len(outputs):
             return (None, f"the float64 run returned {len(exact)} output(s), not {len(outputs)}",
                     None)
@@ -78,12 +81,16 @@ def pooled_ref_errors(errors: Sequence[list[float | None] | None]) -> list[float
 
 
 def float64_outputs(
-    model_cls: Any, init_inputs: list[Any], seed: int, inputs: list[Any], device: str
+    model_cls: Any, init_inputs: list[Any], seed: int, inputs: list[Any], device: str,
+    model: Any = None,
 ) -> list[Any]:
-    """The reference's outputs run in float64 (same weights and inputs)."""
+    """The reference's outputs run in float64 (same weights and inputs; ``model``: see
+    :func:`measure_ref_errors`)."""
     import torch
 
-    model = build_model(model_cls, init_inputs, seed, device, Precision.FP32).double()
+    if model is None:
+        model = build_model(model_cls, init_inputs, seed, device, Precision.FP32)
+    model = model.double()
     args = [_float64_copy(v, device) for v in inputs]
     with torch.no_grad():
         outputs = as_output_list(model(*args), strict=False)

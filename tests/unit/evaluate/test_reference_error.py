@@ -15,9 +15,14 @@ from kernelwright.evaluate.correctness import (
     compare_outputs,
     effective_atol,
 )
-from kernelwright.evaluate.reference import Reference, RunSpec
-from kernelwright.evaluate.reference_error import measure_ref_errors, pooled_ref_errors
+from kernelwright.evaluate.reference import Reference, RunSpec, unrun_copy
+from kernelwright.evaluate.reference_error import (
+    float64_outputs,
+    measure_ref_errors,
+    pooled_ref_errors,
+)
 from kernelwright.evaluate.request import JudgeRequest
+from kernelwright.evaluate.runs import build_model
 from kernelwright.records import Precision, Tolerance
 
 TOL = Precision.FP32.default_tolerance
@@ -200,3 +205,25 @@ def test_a_wrong_length_of_errors_widens_nothing():
     x = torch.randn(4)
     r = compare_outputs([x], [x + 1e-3], Tolerance(1e-4, 1e-4), [1.0, 1.0])
     assert not r["ok"] and r["atol"] == [1e-4]
+
+
+def test_float64_from_an_unrun_copy_matches_a_rebuilt_model():
+    class Mlp(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.a, self.b = torch.nn.Linear(8, 16), torch.nn.Linear(16, 4)
+
+        def forward(self, x):
+            return self.b(torch.relu(self.a(x)))
+
+    x = torch.randn(3, 8)
+    model = build_model(Mlp, [], 7, "cpu", Precision.FP32)
+    spare = unrun_copy(model)
+    model(x)  # the fp32 run happens before the float64 one
+    rebuilt = float64_outputs(Mlp, [], 7, [x], "cpu")
+    copied = float64_outputs(Mlp, [], 7, [x], "cpu", spare)
+    assert copied[0].dtype is torch.float64 and torch.equal(copied[0], rebuilt[0])
+
+
+def test_a_lazy_model_is_built_again_not_copied():
+    assert unrun_copy(torch.nn.LazyLinear(4)) is None
