@@ -111,7 +111,7 @@ NOT_ON_THE_CPU = {
 }
 # Checks that run only under a constraint, exercised by their own tests.
 UNDER_A_CONSTRAINT = {
-    "constraint-shape-range": "tests/integration/test_shape_ranges.py",
+    "constraint-shape-range": "tests/integration/test_constraint_properties.py",
 }
 
 

@@ -42,14 +42,15 @@ def show_model(model: Formulation, console: Console = out) -> None:
     table.add_column("checked by", overflow="fold")
     table.add_column("source words", overflow="fold")
     for c in model.clauses:
-        style = "yellow" if c.checked_by.startswith("not enforced") else ""
-        table.add_row(c.formal, c.kind.value, c.checked_by, c.words, style=style)
+        table.add_row(c.formal, c.kind.value, c.checked_by, c.words)
     console.print(table)
     console.print(
         "[dim]source: each candidate's code is checked before it is evaluated; tuning space: "
         "configurations breaking the clause are never proposed; parameters: each candidate's "
         "are checked; repeated runs: a correct candidate runs twice more on the same inputs, "
-        "compared bit for bit. A refusal names its clause.[/]"
+        "compared bit for bit; extra shapes: a correct candidate is also checked at each end of "
+        "the range; peak memory (GPU): each checked call's peak allocation beyond its inputs, "
+        "parameters and outputs. A refusal names its clause.[/]"
     )
     for line in model.conflicts:
         console.print(f"[bold red]{line}[/]", highlight=False, soft_wrap=True)

@@ -8,7 +8,6 @@ import enum
 from dataclasses import dataclass
 
 from kernelwright.constraints.model import Constraints
-from kernelwright.constraints.properties import NOT_ENFORCED
 from kernelwright.constraints.source_rules import BACKENDS
 
 
@@ -30,7 +29,8 @@ class Kind(enum.StrEnum):
 # evaluated; "tuning space": configurations breaking the clause are never proposed; "parameters":
 # each candidate's parameters are screened; "repeated runs": a correct candidate runs twice more
 # on the same inputs, compared bit for bit; "extra shapes": a correct candidate is also checked
-# at each end of the range. Refusals name the check (constraint-space...).
+# at each end of the range; "peak memory (GPU)": each checked call's peak allocation beyond its
+# inputs, parameters and outputs. Refusals name the check (constraint-space...).
 CHECKED_BY: dict[Kind, str] = {
     Kind.RESTRICTION: "tuning space, parameters",
     Kind.FORBIDDEN_OP: "source",
@@ -40,7 +40,7 @@ CHECKED_BY: dict[Kind, str] = {
     Kind.PRECISION: "run policy, source",
     Kind.DETERMINISM: "repeated runs",
     Kind.SHAPE_RANGE: "extra shapes",
-    Kind.MEMORY_CEILING: NOT_ENFORCED,
+    Kind.MEMORY_CEILING: "peak memory (GPU)",
 }
 
 

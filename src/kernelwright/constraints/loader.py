@@ -21,7 +21,7 @@ restrictions = ["BLOCK_M % 64 == 0", "shared_bytes <= 98304"]
 derived = { shared_bytes = "(BLOCK_M * BLOCK_K + BLOCK_K * BLOCK_N) * STAGES * 4" }
 domains = { BLOCK = [16, 32, 64, 128] }        # names the skill library does not know
 
-[properties]                                   # the memory ceiling is kept, not enforced
+[properties]                                   # the memory ceiling: checked on a GPU
 deterministic = true
 memory_ceiling_bytes = 1073741824
 shape_ranges = [{ dim = "batch", low = 1, high = 4096 }]

@@ -19,7 +19,10 @@
     shape ranges    the harness: a correct candidate is also     constraint-shape-range
                     checked with the task's size constant at
                     each end of the range
-    memory ceiling  not enforced yet: kept in the model and shown as such
+    memory ceiling  the harness, on a GPU: each checked call's   constraint-memory
+                    peak allocation beyond its inputs,
+                    parameters and outputs (measured in the
+                    candidate's process: it can only refuse)
 
 ``Constraints.violations(source, params)`` is the ``SourceConstraints`` protocol that
 ``EvalOptions.constraints`` holds: ``kernelwright optimize`` screens every proposal with it
@@ -90,8 +93,8 @@ class Constraints:
         path: the file these came from ("" when built in code).
         space: restrictions on kernel parameters (tuning spaces and candidates' parameters).
         forbidden_constructs: kinds of code no candidate may contain (``atomics``...).
-        properties: determinism and shape ranges (checked by the harness) and a memory
-            ceiling (kept, not enforced yet).
+        properties: determinism, shape ranges and a memory ceiling (checked by the harness;
+            the ceiling on a GPU only).
         dtypes: storage and math dtypes, when stated; they agree with ``precision``.
     """
 
@@ -147,6 +150,8 @@ class Constraints:
             clauses.append(self.properties.deterministic)
         if self.properties.shape_ranges:
             clauses.append([r.describe() for r in self.properties.shape_ranges])
+        if self.properties.memory_ceiling_bytes is not None:
+            clauses.append(self.properties.memory_ceiling_bytes)
         text = json.dumps(clauses, default=str, sort_keys=True)
         return hashlib.sha256(text.encode()).hexdigest()[:10]
 
@@ -193,8 +198,11 @@ class Constraints:
         repeat = options.determinism or self.properties.deterministic
         ranges = options.shape_ranges + tuple(
             (r.dim, r.low, r.high) for r in self.properties.shape_ranges)
+        ceilings = [c for c in (options.memory_ceiling_bytes,
+                                self.properties.memory_ceiling_bytes) if c is not None]
         return dataclasses.replace(options, constraints=self, determinism=repeat,
-                                   shape_ranges=ranges)
+                                   shape_ranges=ranges,
+                                   memory_ceiling_bytes=min(ceilings) if ceilings else None)
 
     def restrict(self, library: SkillLibrary) -> SkillLibrary:
         """``library`` with the parameter restrictions added to the skills they apply to, so the

@@ -7,9 +7,9 @@
 Determinism is checked by the harness (``EvalOptions.determinism``: a correct candidate runs twice
 more on the same inputs, and outputs that differ bit for bit refuse it), and so are shape ranges
 (``EvalOptions.shape_ranges``: the candidate is also checked with the task's size constant set to
-each end of the range). The memory ceiling is not checked yet (measured peak memory needs a probe
-the judge trusts): it is kept in the model, written to the constraints file and shown as
-:data:`NOT_ENFORCED`, so nobody reads a stated requirement as a verified one.
+each end of the range), and so is the memory ceiling on a GPU (``EvalOptions.
+memory_ceiling_bytes``: each checked call's peak allocation beyond its inputs, parameters and
+outputs, measured in the candidate's process; on the CPU the verdict says it was not checked).
 """
 
 from __future__ import annotations
@@ -18,8 +18,6 @@ from dataclasses import dataclass
 
 from kernelwright.errors import ConfigError
 from kernelwright.records import Precision
-
-NOT_ENFORCED = "not enforced yet"
 
 # (storage, math) -> the run's precision policy. bf16 storage always accumulates in fp32.
 _POLICIES: dict[tuple[str, str], Precision] = {
@@ -70,7 +68,7 @@ class Properties:
         lines += [f"Works for {r.describe()} (checked at both ends)." for r in self.shape_ranges]
         if self.memory_ceiling_bytes is not None:
             lines.append(
-                f"Peak extra memory at most {self.memory_ceiling_bytes} bytes ({NOT_ENFORCED})."
+                f"Peak extra memory at most {self.memory_ceiling_bytes} bytes (measured on a GPU)."
             )
         return lines
 

@@ -71,7 +71,7 @@ def to_toml(constraints: Constraints, clauses: Sequence[Clause] = ()) -> str:
         tables.append(lines)
     props = constraints.properties
     if props:
-        lines = ["[properties]  # determinism, shape ranges: checked; memory: not enforced yet"]
+        lines = ["[properties]  # checked by the harness (the memory ceiling on a GPU)"]
         if props.deterministic:
             lines += said("bit-identical repeated runs") + ["deterministic = true"]
         if props.memory_ceiling_bytes is not None:

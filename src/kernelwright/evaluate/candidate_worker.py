@@ -244,6 +244,7 @@ class Runner:
         ablation = h.get("ablation")
         observer = ForwardObserver(Counter(), watch=[tuple(s) for s in h.get("expect", [])])
         launches_before = sum(self.monitor.counts.values())
+        before = _allocated(self.device)
         if ablation:
             self.monitor.set_mode(ablation)
         try:
@@ -269,6 +270,10 @@ class Runner:
         observed = (observer.summary(outputs) if h.get("observe", True) else {}) | {
             "launches": sum(self.monitor.counts.values()) - launches_before,
         }
+        if before is not None:  # the peak above what was allocated, less the outputs
+            out_bytes = sum(o.untyped_storage().nbytes() for o in outputs)
+            observed["peak_extra_bytes"] = max(
+                0, torch.cuda.max_memory_allocated() - before - out_bytes)
         self.kept = outputs
         reply = {"ok": True, "observed": observed, "ablated": "returned" if ablation else None}
         extra, payload = self._outputs_reply([outputs])
@@ -394,6 +399,18 @@ class Runner:
             transport.describe_cuda(o) if o.numel() else
             {"empty": True, **transport.spec_of(o)} for o in outputs
         ]
+
+
+def _allocated(device: str) -> int | None:
+    """Bytes torch has allocated on the GPU now, with the peak counter reset (None on the CPU,
+    where torch keeps no such account)."""
+    if device != "cuda":
+        return None
+    import torch
+
+    torch.cuda.synchronize()
+    torch.cuda.reset_peak_memory_stats()
+    return int(torch.cuda.memory_allocated())
 
 
 def _as_tensors(out: Any) -> list[Any]:

@@ -183,6 +183,7 @@ class EvalSession:
             ctx = GuardContext(candidate.source, tree, self.device, self._prepared, job.result)
             violations = run_checks("runtime", ctx)
         violations += determinism_violations(job.result)
+        violations += memory_violations(job.result, opts.memory_ceiling_bytes)
         evidence = self._evidence(candidate, job, tuple(violations), started, baselines)
         return build_verdict(evidence)
 
@@ -310,6 +311,8 @@ class EvalSession:
         labels = [f"note: {n}" for n in labels]
         if job is not None:
             labels += [f"containment: {g}" for g in _containment_gaps(job, self._protected())]
+        if self.options.memory_ceiling_bytes is not None and self.device != "cuda":
+            labels.append("note: memory ceiling not checked (peak memory is measured on a GPU)")
         return Evidence(
             precision=self.options.precision,
             tolerance=self.tolerance,
@@ -442,6 +445,24 @@ def determinism_violations(result: dict[str, Any] | None) -> list[Violation]:
         "constraint-determinism",
         f"output(s) {which} differ bit for bit between two runs on the same inputs; the "
         "constraints require bit-identical results run to run",
+    )]
+
+
+def memory_violations(result: dict[str, Any] | None, ceiling: int | None) -> list[Violation]:
+    """The memory clause's refusal when a checked call's peak extra memory passed ``ceiling``.
+
+    The peak is measured in the candidate's process (torch's allocator, outputs excluded): it
+    can refuse a candidate, never vouch for one. Memory taken outside torch's allocator (an
+    extension's own cudaMalloc) is not seen.
+    """
+    observed = (result or {}).get("observed") or {}
+    peak = observed.get("peak_extra_bytes") if isinstance(observed, dict) else None
+    if ceiling is None or not isinstance(peak, int) or peak <= ceiling:
+        return []
+    return [Violation(
+        "constraint-memory",
+        f"a checked call took {peak} bytes of device memory beyond its inputs, parameters and "
+        f"outputs; the constraints allow at most {ceiling}",
     )]
 
 

@@ -56,6 +56,8 @@ class EvalOptions:
         shape_ranges: ``(dim, low, high)``: the candidate is also checked with the task's
             module-level integer ``dim`` (or ``dim_size``) set to ``low`` and to ``high``; a
             wrong output there rejects it (``constraint-shape-range``).
+        memory_ceiling_bytes: a checked call's peak device memory beyond its inputs,
+            parameters and outputs, at most (``constraint-memory``; measured on a GPU only).
     """
 
     device: str = "auto"
@@ -75,6 +77,7 @@ class EvalOptions:
     constraints: SourceConstraints | None = None
     determinism: bool = False
     shape_ranges: tuple[tuple[str, int, int], ...] = ()
+    memory_ceiling_bytes: int | None = None
 
     def __post_init__(self) -> None:
         if self.trials < 1:

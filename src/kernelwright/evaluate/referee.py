@@ -178,6 +178,9 @@ class Referee:
                     seen.get("mode_intact", True))
                 first["below_mode"] = sorted(set(first.get("below_mode") or [])
                                              | set(seen.get("below_mode") or []))
+                if "peak_extra_bytes" in seen:
+                    first["peak_extra_bytes"] = max(int(first.get("peak_extra_bytes") or 0),
+                                                    seen["peak_extra_bytes"])
             self.report["runs"].append(entry)
             self._forget(f"run{i}")
             del outputs, after
@@ -428,7 +431,7 @@ _STR_LIST = ("identity_after_import", "identity_changed", "new_threads", "audit_
              "subprocesses", "answer_from_framework", "thread_starts", "process_attempts",
              "below_mode")
 _INT_LIST = ("new_os_threads",)
-_INT = ("framework_work", "vendor_work", "numpy_conversions", "launches")
+_INT = ("framework_work", "vendor_work", "numpy_conversions", "launches", "peak_extra_bytes")
 _BOOL = ("mode_intact",)
 _DICT = ("op_counts", "policy_before", "policy_after", "launches")
 

@@ -1,5 +1,8 @@
-"""The shape-range clause: a correct candidate is also checked with the task's size constant at
-each end of the range (the real harness, Triton's interpreter on the CPU)."""
+"""The property clauses the harness checks (the real harness, Triton's interpreter on the CPU):
+shape ranges, where a correct candidate is also checked with the task's size constant at each end
+of the range, and the memory ceiling, measured on a GPU only."""
+
+import dataclasses
 
 import pytest
 
@@ -7,7 +10,7 @@ from kernelwright.constraints import Constraints
 from kernelwright.constraints.properties import Properties, ShapeRange
 from kernelwright.errors import TaskError
 from kernelwright.evaluate import EvalOptions
-from kernelwright.evaluate.harness import EvalSession
+from kernelwright.evaluate.harness import EvalSession, memory_violations
 from kernelwright.records import Candidate, Status
 
 QUICK = EvalOptions(device="cpu", timeout_s=60, trials=1, timing=False, baselines=False)
@@ -45,3 +48,25 @@ def test_without_ranges_the_clause_adds_no_runs():
     assert Constraints().apply(QUICK).shape_ranges == ()
     ranged = Constraints(properties=Properties(shape_ranges=(ShapeRange("batch", 1, 4),)))
     assert ranged.apply(QUICK).shape_ranges == (("batch", 1, 4),)
+
+
+@pytest.mark.interpreter
+def test_on_the_cpu_a_memory_ceiling_is_said_to_be_unchecked(fixtures):
+    options = Constraints(properties=Properties(memory_ceiling_bytes=1)).apply(QUICK)
+    assert options.memory_ceiling_bytes == 1
+    honest = Candidate((fixtures / "solutions" / "scale_bias__honest.py").read_text())
+    with EvalSession(fixtures / "tasks" / "scale_bias.py", options) as session:
+        verdict = session.evaluate(honest)
+    assert verdict.status is Status.CORRECT, verdict.message
+    assert any("memory ceiling not checked" in label for label in verdict.labels)
+
+
+def test_a_peak_over_the_ceiling_refuses_and_the_tighter_ceiling_applies():
+    over = memory_violations({"observed": {"peak_extra_bytes": 2048}}, 1024)
+    assert [v.check for v in over] == ["constraint-memory"] and "2048 bytes" in over[0].reason
+    assert memory_violations({"observed": {"peak_extra_bytes": 1024}}, 1024) == []
+    assert memory_violations({"observed": {}}, 1024) == []  # not measured (the CPU)
+    assert memory_violations({"observed": {"peak_extra_bytes": 2048}}, None) == []
+    loose = dataclasses.replace(QUICK, memory_ceiling_bytes=4096)
+    tight = Constraints(properties=Properties(memory_ceiling_bytes=1024))
+    assert tight.apply(loose).memory_ceiling_bytes == 1024
