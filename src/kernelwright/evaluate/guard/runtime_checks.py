@@ -98,13 +98,7 @@ def input_mutation(ctx: GuardContext) -> list[str]:
     "variant as well as on the trials",
 )
 def shape_variants(ctx: GuardContext) -> list[str]:
-    if not ctx.trials_correct:
-        return []
-    return [
-        f"{run.get('label')}: {run.get('message')}"
-        for run in ctx.report.get("runs", [])
-        if run.get("kind") == "variant" and not run.get("ok")
-    ][:3]
+    return _wrong_runs(ctx, "variant")
 
 
 @register_check(
@@ -115,12 +109,18 @@ def shape_variants(ctx: GuardContext) -> list[str]:
     "constant set to each end of every range, as well as on the trials",
 )
 def shape_ranges(ctx: GuardContext) -> list[str]:
+    return _wrong_runs(ctx, "shape-range")
+
+
+def _wrong_runs(ctx: GuardContext, kind: str) -> list[str]:
+    """The wrong checked runs of ``kind`` (their labels and messages), once the trials are
+    right: a wrong trial is already an incorrect verdict."""
     if not ctx.trials_correct:
         return []
     return [
         f"{run.get('label')}: {run.get('message')}"
         for run in ctx.report.get("runs", [])
-        if run.get("kind") == "shape-range" and not run.get("ok")
+        if run.get("kind") == kind and not run.get("ok")
     ][:3]
 
 
