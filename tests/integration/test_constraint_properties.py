@@ -3,9 +3,13 @@ shape ranges, where a correct candidate is also checked with the task's size con
 of the range, and the memory ceiling, measured on a GPU only."""
 
 import dataclasses
+import json
+import shutil
 
 import pytest
+from typer.testing import CliRunner
 
+from kernelwright.cli import app
 from kernelwright.constraints import Constraints
 from kernelwright.constraints.properties import Properties, ShapeRange
 from kernelwright.errors import TaskError
@@ -70,3 +74,19 @@ def test_a_peak_over_the_ceiling_refuses_and_the_tighter_ceiling_applies():
     loose = dataclasses.replace(QUICK, memory_ceiling_bytes=4096)
     tight = Constraints(properties=Properties(memory_ceiling_bytes=1024))
     assert tight.apply(loose).memory_ceiling_bytes == 1024
+
+
+@pytest.mark.interpreter
+def test_bench_enforces_constraints_stated_in_words(fixtures, tmp_path):
+    sols = tmp_path / "sols"
+    sols.mkdir()
+    shutil.copy(fixtures / "solutions" / "scale_bias__fixed_batch.py", sols / "scale_bias.py")
+    args = ["bench", str(fixtures / "bench" / "tasks"), "--only", "scale_bias", "--solutions",
+            str(sols), "--device", "cpu", "--trials", "1", "--no-baselines", "--no-timing",
+            "--no-archive", "--json", str(tmp_path / "bench.json"), "-q",
+            "--constraints-text", "must work for any batch size from 1 to 20"]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 0, result.output
+    assert "batch in [1, 20]" in result.output  # the formal model is shown before the run
+    (row,) = json.loads((tmp_path / "bench.json").read_text())["tasks"]
+    assert row["status"] == "rejected" and "constraint-shape-range" in json.dumps(row)

@@ -37,9 +37,25 @@ def options_fingerprint(
     """The options that change a verdict, with ``auto`` resolved (device and size).
 
     A random seed (``seed=None``) is not part of it: results under fresh seeds are
-    interchangeable. Constraints are named by their type only. ``step_settings`` (an optimize
-    budget, say) are included as given.
+    interchangeable. Constraints are named by their type and, when they have one, their
+    fingerprint (the clauses that decide what is accepted). ``step_settings`` (an optimize
+    budget, say) are included as given. Properties checked by the harness appear only when set,
+    so a fingerprint without them is what it always was.
     """
+    rules = options.constraints
+    named = None
+    if rules is not None:
+        named = type(rules).__name__
+        digest = getattr(rules, "fingerprint", None)
+        if isinstance(digest, str):
+            named += f":{digest}"
+    checked = {
+        key: value for key, value in (
+            ("determinism", options.determinism),
+            ("shape_ranges", [list(r) for r in options.shape_ranges]),
+            ("memory_ceiling_bytes", options.memory_ceiling_bytes),
+        ) if value
+    }
     return {
         "format": FORMAT,
         "step": step,
@@ -59,8 +75,8 @@ def options_fingerprint(
         "guard": options.guard,
         "seed": options.seed,
         "distributions": options.distributions,
-        "constraints": type(options.constraints).__name__ if options.constraints else None,
-    }
+        "constraints": named,
+    } | checked
 
 
 def fingerprint_hash(fingerprint: Mapping[str, Any]) -> str:

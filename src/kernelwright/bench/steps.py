@@ -158,12 +158,13 @@ class OptimizeStep:
         self, task: Task, start: Candidate | None, options: EvalOptions, on_progress: ProgressFn
     ) -> StepOutcome:
         """See :class:`TaskStep`."""
+        from kernelwright.constraints import Constraints
         from kernelwright.optimize import OptimizeOptions
         from kernelwright.search.controller import Budget
 
-        opt = OptimizeOptions(
-            evaluation=options, structures=self.structures, tuner=self.tuner, search=self.search
-        )
+        rules = options.constraints if isinstance(options.constraints, Constraints) else None
+        opt = OptimizeOptions(evaluation=options, constraints=rules, structures=self.structures,
+                              tuner=self.tuner, search=self.search)
         budget = Budget(candidates=self.budget_candidates, minutes=self.budget_minutes)
 
         def on_event(event: Any) -> None:

@@ -18,7 +18,6 @@ from kernelwright.cli.common import (
     CompileOpt,
     DefaultCommandGroup,
     DeviceOpt,
-    PrecisionOpt,
     SizeOpt,
     TimeoutOpt,
     TimingOpt,
@@ -66,7 +65,11 @@ def bench_command(
         ),
     ] = None,
     device: DeviceOpt = "auto",
-    precision: PrecisionOpt = "fp32",
+    precision: Annotated[
+        str | None,
+        typer.Option(help="fp32 | tf32 | bf16, for candidates and baselines alike (default: the "
+                     "constraints' precision, else fp32)."),
+    ] = None,
     size: SizeOpt = "auto",
     trials: Annotated[int, typer.Option(help="Correctness trials per task.")] = 5,
     timeout: TimeoutOpt = 300.0,
@@ -159,6 +162,19 @@ def bench_command(
         str | None,
         typer.Option(help="With --optimize: staged (default), mcts or evolution."),
     ] = None,
+    constraints: Annotated[
+        Path | None,
+        typer.Option(help="Constraints file (docs/constraints.md), enforced on every solution "
+                     "and, with --optimize, on every candidate."),
+    ] = None,
+    constraints_text: Annotated[
+        str | None,
+        typer.Option(
+            "--constraints-text",
+            help="Requirements in words, formulated and shown before anything runs, then "
+            "enforced like --constraints (added to that file when both).",
+        ),
+    ] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress display.")] = False,
 ) -> None:
     """Judge each task's solution, or optimize each task; report fast_p, geomeans and SOL.
@@ -181,8 +197,10 @@ def bench_command(
         plan,
         run_bench,
     )
+    from kernelwright.constraints import load_constraints
     from kernelwright.errors import ConfigError
     from kernelwright.evaluate import EvalOptions
+    from kernelwright.records import Precision
 
     if not optimize and any(
         x is not None for x in (budget_candidates, budget_minutes, structures, search)
@@ -207,9 +225,18 @@ def bench_command(
     if deadline is not None and deadline <= 0:
         raise ConfigError(f"--deadline must be a positive number of seconds, got {deadline}")
     part = Shard.parse(shard) if shard is not None else Shard()
+    rules = load_constraints(constraints) if constraints is not None else None
+    if constraints_text is not None:
+        from kernelwright.cli.constraints_cmd import formulated
+
+        rules = formulated(constraints_text, rules)
+    if precision is not None:
+        policy = parse_precision(precision)
+    else:
+        policy = rules.precision if rules and rules.precision else Precision.FP32
     options = EvalOptions(
         device=device,
-        precision=parse_precision(precision),
+        precision=policy,
         trials=trials,
         timeout_s=timeout,
         baselines=baselines,
@@ -218,6 +245,8 @@ def bench_command(
         size=size,
         seed=seed,
     )
+    if rules is not None:
+        options = rules.apply(options)  # a precision the constraints refuse stops here
     items = plan(tasks, solutions, only or (), family or ())
     if not optimize and solutions is None and not any(i.solution_path for i in items):
         raise ConfigError(

@@ -196,8 +196,9 @@ class Constraints:
         """``options`` with these constraints enforced (see :meth:`check_precision`)."""
         self.check_precision(options.precision)
         repeat = options.determinism or self.properties.deterministic
-        ranges = options.shape_ranges + tuple(
-            (r.dim, r.low, r.high) for r in self.properties.shape_ranges)
+        # Applying twice (bench, then optimize) must not check a range twice
+        ranges = tuple(dict.fromkeys(options.shape_ranges + tuple(
+            (r.dim, r.low, r.high) for r in self.properties.shape_ranges)))
         ceilings = [c for c in (options.memory_ceiling_bytes,
                                 self.properties.memory_ceiling_bytes) if c is not None]
         return dataclasses.replace(options, constraints=self, determinism=repeat,

@@ -62,3 +62,20 @@ def test_default_journal_path(tmp_path, monkeypatch):
     monkeypatch.setenv("KERNELWRIGHT_HOME", str(tmp_path / "home"))
     assert default_journal_path(None) == tmp_path / "home" / "bench" / "journal.jsonl"
     assert default_journal_path("-") == tmp_path / "home" / "bench" / "journal.jsonl"
+
+
+def test_constraints_and_checked_properties_change_the_key():
+    from kernelwright.constraints import Constraints
+    from kernelwright.constraints.properties import Properties, ShapeRange
+
+    plain = options_fingerprint(EvalOptions(), "cpu", "small")
+    assert "determinism" not in plain and "shape_ranges" not in plain  # old keys still match
+    seen = {fingerprint_hash(plain)}
+    for props in (Properties(deterministic=True), Properties(memory_ceiling_bytes=1 << 20),
+                  Properties(shape_ranges=(ShapeRange("batch", 1, 64),)),
+                  Properties(shape_ranges=(ShapeRange("batch", 1, 128),))):
+        options = Constraints(properties=props).apply(EvalOptions())
+        seen.add(fingerprint_hash(options_fingerprint(options, "cpu", "small")))
+    assert len(seen) == 5
+    twice = Constraints(properties=Properties(shape_ranges=(ShapeRange("batch", 1, 64),)))
+    assert twice.apply(twice.apply(EvalOptions())).shape_ranges == (("batch", 1, 64),)
