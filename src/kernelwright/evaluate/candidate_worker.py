@@ -12,16 +12,18 @@ Start-up, before any candidate code exists in the process:
 Everything after ``import`` runs next to the candidate's code, so nothing here is trusted: the
 judge writes the inputs into this process's buffers when a call starts, reads the outputs when
 it returns, and keeps its own clock. What this process reports about itself (observations,
-CUDA-event times) may refuse a candidate, never vouch for one.
+CUDA-event times) may refuse a candidate, never vouch for one; only before the import does the
+judge take its word (``describe_cost``, a calibration of the judge's clock).
 
-Commands (JSON header, optional payload): ``start``, ``import``, ``model``, ``buffers``,
-``call``, ``batch``, ``release``, ``forget``, ``seal``, ``observe``, ``exit``; each
+Commands (JSON header, optional payload): ``start``, ``describe_cost``, ``import``, ``model``,
+``buffers``, ``call``, ``batch``, ``release``, ``forget``, ``seal``, ``observe``, ``exit``; each
 answered with ``{"ok": true, ...}`` or a failure ``{"ok": false, "status", "stage", "message"}``.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import os
 import sys
 from typing import Any
@@ -102,6 +104,7 @@ class Runner:
         self.buffers: dict[str, list[list[Any]]] = {}
         self.kept: list[Any] = []  # outputs the judge has not read yet
         self.batch_outputs: list[Any] = []
+        self.counters: list[Any] = []  # CUDA share counts of described outputs, given back later
         self.obs: dict[str, Any] = {}
         self.state: Any = None
 
@@ -238,7 +241,7 @@ class Runner:
         from kernelwright.evaluate.guard.monitor import AblatedLaunch
         from kernelwright.evaluate.guard.observer import ForwardObserver
 
-        self.kept = []
+        self._drop_outputs()
         model = self.models[str(h["model"])]
         inputs = _fresh_views(self.buffers[str(h["buffers"])][int(h["set"])])
         ablation = h.get("ablation")
@@ -289,7 +292,7 @@ class Runner:
         order = [int(k) for k in h["sets"]]
         model: Any = self.models[str(h["model"])] if order else None
         sets = self.buffers[str(h["buffers"])] if order else []
-        self.batch_outputs = []
+        self._drop_outputs()
         launches_before = sum(self.monitor.counts.values())
         gc.disable()
         try:
@@ -320,9 +323,31 @@ class Runner:
         return {"ok": True, "events_ms": times, "launches": launches} | reply, payload
 
     def do_release(self, _h: dict[str, Any], _p: bytes) -> tuple[dict[str, Any], bytes]:
-        self.kept = []
-        self.batch_outputs = []
+        self._drop_outputs()
         return {"ok": True}, b""
+
+    def do_describe_cost(self, h: dict[str, Any], _p: bytes) -> tuple[dict[str, Any], bytes]:
+        """Calibration, before the solution is imported (so this process's own clock is still
+        the harness's): the least time describing one output takes, over a few rounds of
+        ``count`` fresh tensors of a segment each, as a timed batch describes its outputs; the
+        last round's tensors stay (described in the reply) for the judge to time its reads."""
+        import torch
+
+        from kernelwright.evaluate import transport
+
+        if self.module is not None:
+            raise RuntimeError("the judge asked for a calibration after the import")
+        count = max(1, min(int(h["count"]), 64))
+        best = math.inf
+        for _ in range(int(h.get("rounds", 3))):
+            self._drop_outputs()
+            # 2 MiB each: the caching allocator gives each its own segment (its own handle)
+            self.kept = [torch.empty(1 << 19, device=self.device) for _ in range(count)]
+            torch.cuda.synchronize()
+            t0 = _clock()
+            described = [transport.describe_cuda(t, self.counters) for t in self.kept]
+            best = min(best, (_clock() - t0) * 1e3 / count)
+        return {"ok": True, "describe_ms": best, "calls": [[d] for d in described]}, b""
 
     def do_forget(self, h: dict[str, Any], _p: bytes) -> tuple[dict[str, Any], bytes]:
         """Drop models and buffers the judge no longer needs (their memory goes back)."""
@@ -330,8 +355,7 @@ class Runner:
             self.models.pop(str(name), None)
         for name in h.get("buffers", []):
             self.buffers.pop(str(name), None)
-        self.kept = []
-        self.batch_outputs = []
+        self._drop_outputs()
         if self.device == "cuda":
             import torch
 
@@ -392,11 +416,20 @@ class Runner:
                  for outputs in calls]
         return {}, transport.pack(plain)
 
+    def _drop_outputs(self) -> None:
+        """Forget the outputs handed to the judge, their share counts given back first."""
+        from kernelwright.evaluate import transport
+
+        if self.counters:
+            transport.give_back(self.counters)
+        self.kept = []
+        self.batch_outputs = []
+
     def _describe(self, outputs: list[Any]) -> list[dict[str, Any]]:
         from kernelwright.evaluate import transport
 
         return [
-            transport.describe_cuda(o) if o.numel() else
+            transport.describe_cuda(o, self.counters) if o.numel() else
             {"empty": True, **transport.spec_of(o)} for o in outputs
         ]
 

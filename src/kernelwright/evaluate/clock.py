@@ -15,11 +15,11 @@ and new for every process judged):
     4. untimed: the reference for the picked calls, every element compared, and the sample
 
 The time of a call is ``(t1 - t0 - fixed) / K``, where ``fixed`` (the messages of a batch, writing
-K input sets, the flush) was measured before the candidate's code was imported: nothing the
-candidate does can make it larger, and it is less than what a batch really costs (no output is
-read), so subtracting it never makes a call look faster than it is. Baselines are timed the same
-way, in a process of their own. On the CPU the same protocol runs on the wall clock, labelled not
-representative.
+K input sets, the flush, describing each output and mapping and sampling the picked ones) was
+measured before the candidate's code was imported: nothing the candidate does can make it
+larger, and each part is the least of several repetitions, so subtracting it never makes a call
+look faster than it is. Baselines are timed the same way, in a process of their own. On the
+CPU the same protocol runs on the wall clock, labelled not representative.
 """
 
 from __future__ import annotations
@@ -53,10 +53,14 @@ class Overhead:
     batch_ms: float  # the messages of an empty batch
     write_ms: float  # writing one input set into the process's buffers
     flush_ms: float  # flushing the L2
+    describe_ms: float = 0.0  # the process describing one output (a CUDA IPC handle)
+    read_ms: float = 0.0  # the judge mapping one described output and sampling it
 
-    def of(self, calls: int) -> float:
-        """What a batch of ``calls`` calls costs the judge at least."""
-        return self.batch_ms + calls * self.write_ms + self.flush_ms
+    def of(self, calls: int, described: int = 0, read: int = 0) -> float:
+        """What a batch of ``calls`` calls costs the judge at least, its calls' outputs
+        ``described`` in all and ``read`` of them mapped and sampled."""
+        return (self.batch_ms + calls * self.write_ms + self.flush_ms
+                + described * self.describe_ms + read * self.read_ms)
 
 
 def measure_overhead(r: Referee) -> Overhead:
@@ -84,9 +88,34 @@ def measure_overhead(r: Referee) -> Overhead:
         flushing.append(time.perf_counter() - t2)
     r.ask("forget", {"buffers": ["calibration"]})
     del mapped, values
+    describe_ms, read_ms = _output_costs(r) if cuda else (0.0, 0.0)
     if flush is not None:
         torch.cuda.empty_cache()
-    return Overhead(min(batch) * 1e3, min(write) * 1e3, min(flushing) * 1e3)
+    return Overhead(min(batch) * 1e3, min(write) * 1e3, min(flushing) * 1e3, describe_ms,
+                    read_ms)
+
+
+def _output_costs(r: Referee) -> tuple[float, float]:
+    """(describe, read) per output, in ms: the process's own time to describe one (it is still
+    the harness's own code, before the import), and the judge's to map and sample one, as a
+    timed batch does; the least over a few repetitions."""
+    rounds = 5
+    reply, _ = r.ask("describe_cost", {"count": rounds * PICKED})
+    describe = reply.get("describe_ms")
+    if not isinstance(describe, int | float) or not math.isfinite(describe) or describe < 0:
+        describe = 0.0  # no calibration: nothing is subtracted for it
+    count = rounds * PICKED
+    reads = []
+    for i in range(rounds):
+        _sync(True)
+        t0 = time.perf_counter()
+        outputs = r.read_calls(reply, b"", count, list(range(i * PICKED, (i + 1) * PICKED)))
+        taken = [_sample(o) for outs in outputs for o in outs]
+        _sync(True)
+        reads.append((time.perf_counter() - t0) / PICKED)
+        del outputs, taken
+    r.ask("release", {})
+    return float(describe), min(reads) * 1e3
 
 
 def time_batches(r: Referee) -> dict[str, Any]:
@@ -166,7 +195,7 @@ def time_batches(r: Referee) -> dict[str, Any]:
         "batches": len(samples),
         "events_ms": events,
         "launches_per_call": launches,
-        "overhead_ms": r.overhead.of(calls) if r.overhead else 0.0,
+        "overhead_ms": r.overhead.of(calls, calls, min(PICKED, calls)) if r.overhead else 0.0,
         "aliased_outputs": aliased,
         "method": method,
         "checked": checked,
@@ -224,7 +253,10 @@ def _batch(
         entries.append(entry)
     del sets
     r.ask("release", {})
-    fixed = r.overhead.of(k) if r.overhead else 0.0
+    # Outputs counted from the picked calls, which are compared with the reference: each call
+    # of the batch describes as many, and each picked one was mapped and sampled
+    each = min((sum(1 for o in outs if o.numel()) for outs in outputs), default=0)
+    fixed = r.overhead.of(k, k * each, len(outputs) * each) if r.overhead else 0.0
     ms = max(0.0, (t1 - t0) * 1e3 - fixed) / k
     events = reply.get("events_ms")
     valid = isinstance(events, list) and all(

@@ -119,7 +119,7 @@ def _tensor_over(fd: int, spec: dict[str, Any], size: int) -> Any:
 # -- GPU: IPC handles of the candidate's memory -------------------------------------------------
 
 
-def describe_cuda(t: Any) -> dict[str, Any]:
+def describe_cuda(t: Any, counters: list[Any] | None = None) -> dict[str, Any]:
     """A CUDA IPC descriptor of ``t`` (candidate side). The tensor must stay alive until the
     judge has read it: the protocol keeps it (until ``release`` or ``forget``), not torch's
     cross-process reference count.
@@ -127,8 +127,10 @@ def describe_cuda(t: Any) -> dict[str, Any]:
     Torch counts every share in a file under /dev/shm and keeps the block out of its allocator
     until a consumer gives the count back. The judge opens only some of what is described (the
     picked calls of a batch) and cannot reach the process's private /dev/shm, so every share
-    would be kept forever: a timed batch of K calls would leak K outputs. The count is given
-    back here, at once; the judge is sent no counter to touch.
+    would be kept forever: a timed batch of K calls would leak K outputs. The process gives the
+    count back itself, and the judge is sent no counter to touch: at once, or, with
+    ``counters``, later through :func:`give_back` (giving a count back costs more than the share
+    itself, so the timed batch leaves it until the judge has stopped its clock).
     """
     import torch
 
@@ -144,7 +146,10 @@ def describe_cuda(t: Any) -> dict[str, Any]:
         event_sync,
     ) = storage._share_cuda_()
     if ref_handle is not None:
-        torch.UntypedStorage._release_ipc_counter(ref_handle, ref_offset, device=t.device)
+        if counters is None:
+            torch.UntypedStorage._release_ipc_counter(ref_handle, ref_offset, device=t.device)
+        else:
+            counters.append((ref_handle, ref_offset, t.device))
     return {
         "shape": list(t.shape),
         "stride": list(t.stride()),
@@ -157,6 +162,16 @@ def describe_cuda(t: Any) -> dict[str, Any]:
         "event_handle": bytes(event_handle).hex() if event_handle is not None else None,
         "event_sync": bool(event_sync),
     }
+
+
+def give_back(counters: list[Any]) -> None:
+    """Give back the share counts :func:`describe_cuda` kept (before the tensors are dropped:
+    a block freed while counted waits in torch's limbo instead of returning to the allocator)."""
+    import torch
+
+    while counters:
+        ref_handle, ref_offset, device = counters.pop()
+        torch.UntypedStorage._release_ipc_counter(ref_handle, ref_offset, device=device)
 
 
 _NO_REF_COUNTER = b"/kernelwright-judge-no-ref-counter"
