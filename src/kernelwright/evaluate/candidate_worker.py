@@ -341,8 +341,9 @@ class Runner:
         best = math.inf
         for _ in range(int(h.get("rounds", 3))):
             self._drop_outputs()
-            # 2 MiB each: the caching allocator gives each its own segment (its own handle)
-            self.kept = [torch.empty(1 << 19, device=self.device) for _ in range(count)]
+            # 12 MiB each: above 10 MiB the caching allocator gives each its own segment, so
+            # each has a handle of its own, as large outputs do
+            self.kept = [torch.empty(3 << 20, device=self.device) for _ in range(count)]
             torch.cuda.synchronize()
             t0 = _clock()
             described = [transport.describe_cuda(t, self.counters) for t in self.kept]

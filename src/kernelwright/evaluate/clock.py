@@ -114,7 +114,7 @@ def _output_costs(r: Referee) -> tuple[float, float]:
         _sync(True)
         reads.append((time.perf_counter() - t0) / PICKED)
         del outputs, taken
-    r.ask("release", {})
+    r.ask("forget", {})  # the process's calibration tensors go back to the device
     return float(describe), min(reads) * 1e3
 
 
