@@ -19,7 +19,7 @@ from typing import Any
 from kernelwright.design.families.gemm.epilogue import Epilogue
 from kernelwright.design.families.gemm.kernels import combine_kernel, tiled_kernel
 from kernelwright.design.families.gemm.precision import FP32_MATH, math_note
-from kernelwright.design.families.gemm.spec import GemmSpec, gemm_spec
+from kernelwright.design.families.gemm.spec import SMEM_BYTES, GemmSpec, gemm_spec
 from kernelwright.design.fusion import Group
 from kernelwright.design.graph import OpGraph
 from kernelwright.design.kernel.common import (
@@ -96,7 +96,19 @@ def render_gemm(
             f"BLOCK_K_TMA = max(16, min({p['BLOCK_K']} * 4 // lhs.element_size(), "
             "triton.next_power_of_2(K)))",
         )
-    code.add("tiles = triton.cdiv(M, BLOCK_M) * triton.cdiv(N, BLOCK_N) * n_batch")
+    outs = [safe_name(o) for o in group.outputs]
+    out_bytes = "4" if partial else f"{outs[0]}.element_size()"
+    if not partial and len(outs) > 1:
+        out_bytes = f"max({', '.join(f'{o}.element_size()' for o in outs)})"
+    code.add(
+        f"# pipeline stages: up to {p['STAGES']}, as many as fit in shared memory (an H200 block's"
+        " 227 KB,",
+        "# less 1 KB for barriers) with these tiles, the operands' dtype and layout and the",
+        "# output tile's dtype" + (" (split-K's workspace: fp32)" if partial else ""),
+        f"STAGES = _stages({p['STAGES']}, BLOCK_M, BLOCK_N, {k_step}, lhs, rhs, "
+        f"{out_bytes}, {SMEM_BYTES})",
+        "tiles = triton.cdiv(M, BLOCK_M) * triton.cdiv(N, BLOCK_N) * n_batch",
+    )
     if not partial:
         code.add(
             f"# persistent: up to {p['PROGRAMS_PER_SM']} program(s) per SM walk the tiles (one",
@@ -123,7 +135,7 @@ def render_gemm(
         "GROUP_M": p["GROUP_M"],
         "DOT_PRECISION": "DOT_PRECISION",
     }
-    run = {"num_warps": p["WARPS"], "num_stages": p["STAGES"]}
+    run = {"num_warps": p["WARPS"], "num_stages": "STAGES"}
     if tma:
         text, args = tiled_kernel(epi, f"{kname}_tma_kernel", tma=True, partial=partial)
         kernels.append(text)
@@ -157,8 +169,7 @@ def render_gemm(
             {"BLOCK_M": cm, "BLOCK_N": cn, "num_warps": 4},
             code,
         )
-    outs = ", ".join(safe_name(o) for o in group.outputs)
-    code.add(f"return {outs}" + ("," if len(group.outputs) == 1 else ""))
+    code.add(f"return {', '.join(outs)}" + ("," if len(outs) == 1 else ""))
     return RenderedKernel(
         tuple(kernels),
         code.text(),
