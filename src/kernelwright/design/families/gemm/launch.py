@@ -39,7 +39,7 @@ DEFAULTS = {
     "BLOCK_N": 128,
     "BLOCK_K": 32,
     "GROUP_M": 8,
-    "STAGES": 3,
+    "STAGES": 4,
     "WARPS": 8,
     "PROGRAMS_PER_SM": 1,
     "FP32_MATH": 0,

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from kernelwright.design.families.gemm.helpers import PY_HELPERS
@@ -9,7 +11,7 @@ from kernelwright.design.families.gemm.helpers import PY_HELPERS
 torch = pytest.importorskip("torch")
 
 
-def k_major():  # the helper as the emitted file holds it
+def k_major() -> Any:  # the helper as the emitted file holds it
     scope = {"torch": torch}
     exec(PY_HELPERS["_k_major"], scope)
     return scope["_k_major"]

@@ -4,6 +4,7 @@ the H200 asked for, and the skills' constraint on every tile the defaults and th
 from __future__ import annotations
 
 import itertools
+from typing import Any
 
 import pytest
 
@@ -19,13 +20,15 @@ torch = pytest.importorskip("torch")
 H200_BLOCK = 232448  # the shared memory an H200 block may take
 
 
-def stages_helper():  # the helper as the emitted file holds it
+def stages_helper() -> Any:  # the helper as the emitted file holds it
     scope = {"torch": torch}
     exec(PY_HELPERS["_stages"], scope)
     return scope["_stages"]
 
 
-def operands(dtype, k_major: bool = True):  # 1 x 1 views with the strides that matter
+def operands(
+    dtype: Any, k_major: bool = True
+) -> tuple[Any, Any]:  # 1 x 1 views with the strides that matter
     lhs = torch.empty(8, 8, dtype=dtype)
     rhs = torch.empty(8, 8, dtype=dtype)
     return lhs, (rhs.T if k_major else rhs)
