@@ -60,3 +60,53 @@ def test_gemm_kernels_compile_for_hopper_without_spills(tmp_path: Path) -> None:
         if "combine" not in kernel:  # the products run on Hopper's tensor cores
             want = "bf16" if "bf16" in path else "tf32"
             assert mma == [want], (path, kernel, mma)
+
+
+# (task, its inputs' dtype, policy, GEMM parameters): variants the H200 refused with
+# OutOfResources (shared memory, Required 262168 and 278552 > 232448) before the wrapper took
+# only the pipeline stages that fit
+OVERSIZED = [
+    ("level2/02_gemm_scale_residual_clamp", "float32", "tf32", {"BLOCK_K": 64, "STAGES": 3}),
+    ("level1/39_gemm_split_k", "bfloat16", "bf16", {"BLOCK_N": 256, "STAGES": 3}),
+    ("level1/31_gemm_square", "float32", "fp32", {"BLOCK_N": 256, "STAGES": 5}),
+]
+
+
+@pytest.mark.slow
+def test_variants_take_only_the_stages_that_fit_in_shared_memory(tmp_path: Path) -> None:
+    pytest.importorskip("triton")
+    cases = []
+    for task, dtype, policy, params in OVERSIZED:
+        path = ROOT / "benchmarks" / f"{task}.py"
+        if dtype != "float32":  # the task at the policy's dtype, as the harness casts it
+            text = path.read_text().replace(
+                "torch.randn(m, k), torch.randn(k, n)",
+                "torch.randn(m, k).bfloat16(), torch.randn(k, n).bfloat16()",
+            )
+            path = tmp_path / path.name
+            path.write_text(text)
+        cases.append((str(path), policy, params))
+    rows = run_compile_script(
+        f"""
+        import json
+        from kernelwright.design.choices import Design
+        from kernelwright.design.plan import plan_task
+        from kernelwright.design.compile_check import compile_check
+        from kernelwright.evaluate.precision import apply_policy
+        from kernelwright.records import Precision
+        from kernelwright.task import load_task
+        rows = []
+        for path, policy, params in {cases!r}:
+            plan = plan_task(load_task(path, "full"), "cuda", "full", isolate=False)
+            top = plan.designs[0]
+            design = Design(tuple(c.with_params({{**c.params, **params}}) for c in top.choices))
+            apply_policy(Precision(policy))
+            for r in compile_check(plan.render(design), path, "full"):
+                rows.append([path, r.kernel, r.ok, r.shared_bytes, r.error[:300]])
+        print(json.dumps(rows))
+        """
+    )
+    assert {Path(p).stem for p, *_ in rows} == {Path(t).name for t, *_ in OVERSIZED}
+    for path, kernel, ok, shared, error in rows:
+        assert ok, (path, kernel, error)
+        assert shared <= SMEM, (path, kernel, shared)

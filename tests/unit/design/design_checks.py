@@ -6,7 +6,7 @@ it in compiled mode; so the checks run in one long-lived child started with TRIT
 The child reads one JSON request per line and answers one JSON line:
 
     {"body": "...task body...", "skills": [...], "params": {...}, "inputs": "python expr" | null,
-     "dtype": "bfloat16" | null, "tol": 1e-4, "expect": 1}
+     "dtype": "bfloat16" | null, "tol": 1e-4, "expect": 1, "policy": "fp32" | "tf32" | null}
     -> {"sources": [...], "checked": [...skills per design...],
         "launched": [...kernel names launched per design...]} or {"error": "..."}
 """
@@ -230,6 +230,8 @@ def check(request: dict[str, Any]) -> dict[str, Any]:
         inputs = eval(request["inputs"], {"torch": torch}) if request.get("inputs") else None
         dtype = getattr(torch, request["dtype"]) if request.get("dtype") else None
         sources, checked, launches = [], [], []
+        # the tf32 policy allows TF32 for matrix products (the wrappers read the flag per call)
+        torch.backends.cuda.matmul.allow_tf32 = request.get("policy") == "tf32"
         for d in chosen:
             src = emit(
                 part,

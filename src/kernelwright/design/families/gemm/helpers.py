@@ -19,6 +19,28 @@ PY_HELPERS = {
     if t.dtype != torch.float32:
         return None
     return "tf32" if torch.backends.cuda.matmul.allow_tf32 else fp32_math''',
+    "_k_major": '''def _k_major(lhs, rhs, min_reuse):
+    """lhs ([batch x] M x K) and rhs ([batch x] K x N) with a unit stride along K: an operand
+    stored otherwise is copied K-major where each of its elements serves at least min_reuse
+    products (N for lhs, M for rhs); the others are returned as they are."""
+    M, K, N = lhs.shape[-2], lhs.shape[-1], rhs.shape[-1]
+    if K > 1 and lhs.stride(-1) != 1 and N >= min_reuse:
+        lhs = lhs.contiguous()
+    if K > 1 and rhs.stride(-2) != 1 and M >= min_reuse:
+        rhs = rhs.transpose(-1, -2).contiguous().transpose(-1, -2)
+    return lhs, rhs''',
+    "_stages": '''def _stages(stages, block_m, block_n, block_k, lhs, rhs, out_bytes, smem):
+    """The pipeline's depth: at most stages, within smem bytes of shared memory. Each stage
+    holds a block of both operands ((block_m + block_n) x block_k values of lhs's dtype); the
+    epilogue converts the block_m x block_n output tile (out_bytes a value) through shared
+    memory; a 32-bit operand not stored K-major takes one more block, which Triton transposes
+    it into for the tensor cores. At least one stage."""
+    item = lhs.element_size()
+    stage = (block_m + block_n) * block_k * item
+    room = smem - block_m * block_n * out_bytes
+    if item == 4 and (lhs.stride(-1) != 1 or rhs.stride(-2) != 1):
+        room -= stage
+    return max(1, min(stages, room // stage))''',
     "_sm_count": '''def _sm_count(t):
     """Programs that run at once: one per SM on a GPU (a few under the interpreter)."""
     if t.device.type == "cuda":

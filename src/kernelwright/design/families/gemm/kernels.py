@@ -18,6 +18,11 @@ Operands load in one of two ways, both emitted so one file serves every input la
               zeros, no masks; a transposed operand is loaded as stored and transposed in
               registers (``LHS_T``/``RHS_T``)
 
+Under TF32 math (tf32, tf32x3) the wrapper hands both operands over K-major where the copy pays
+(``launch.py``): the right operand then loads as ``[BLOCK_N, BLOCK_K]`` boxes (``RHS_T``) whose
+``.T`` is a view, so the tile sits in shared memory K-major, as Hopper's wgmma needs 32-bit
+operands, with no transpose between the load and the product.
+
 ``DOT_PRECISION`` is ``tl.dot``'s input precision, chosen by the wrapper from the operands'
 dtype and the caller's matmul policy (``launch.py``).
 """
@@ -143,7 +148,7 @@ def _tma_main_loop(code: Code, partial: bool) -> None:
         "        lhs = lhs_desc.load([pid_b, k, pid_m * BLOCK_M]).reshape(BLOCK_K, BLOCK_M).T",
         "    else:",
         "        lhs = lhs_desc.load([pid_b, pid_m * BLOCK_M, k]).reshape(BLOCK_M, BLOCK_K)",
-        "    if RHS_T:  # stored N x K (a linear layer's weight): load as stored, transpose",
+        "    if RHS_T:  # stored N x K (a linear layer's weight, a K-major copy): a view",
         "        rhs = rhs_desc.load([pid_b, pid_n * BLOCK_N, k]).reshape(BLOCK_N, BLOCK_K).T",
         "    else:",
         "        rhs = rhs_desc.load([pid_b, k, pid_n * BLOCK_N]).reshape(BLOCK_K, BLOCK_N)",

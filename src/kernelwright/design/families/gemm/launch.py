@@ -19,7 +19,7 @@ from typing import Any
 from kernelwright.design.families.gemm.epilogue import Epilogue
 from kernelwright.design.families.gemm.kernels import combine_kernel, tiled_kernel
 from kernelwright.design.families.gemm.precision import FP32_MATH, math_note
-from kernelwright.design.families.gemm.spec import GemmSpec, gemm_spec
+from kernelwright.design.families.gemm.spec import SMEM_BYTES, GemmSpec, gemm_spec
 from kernelwright.design.fusion import Group
 from kernelwright.design.graph import OpGraph
 from kernelwright.design.kernel.common import (
@@ -39,12 +39,15 @@ DEFAULTS = {
     "BLOCK_N": 128,
     "BLOCK_K": 32,
     "GROUP_M": 8,
-    "STAGES": 3,
+    "STAGES": 4,
     "WARPS": 8,
     "PROGRAMS_PER_SM": 1,
     "FP32_MATH": 0,
     "SPLIT_PROGRAMS": 264,
 }
+# K-major copies of 32-bit operands under TF32 math, from this size of the other operand's free
+# dimension on (M for the right operand, N for the left: see the wrapper's comment)
+K_MAJOR_REUSE = 256
 COMBINE_TILE = (32, 128)  # the split-K combine kernel's tile: a 16 KB fp32 slice per step
 
 
@@ -76,10 +79,9 @@ def render_gemm(
     note = math_note(fp32_math)
     first, *rest = wrap_words(_describe(graph, spec, variant), 84)
     code.add(f'"""{first}', *rest, "", *wrap_words(note, 88), '"""')
+    _operands(spec, fp32_math, code)
     _sizes(graph, group, spec, code)
     code.add(
-        "# tl.dot's input precision, from the operands' dtype and the caller's matmul policy",
-        f'DOT_PRECISION = _dot_precision(lhs, "{fp32_math}")',
         "# tiles: the output's BLOCK_M x BLOCK_N, BLOCK_K values of K a step",
         f"BLOCK_M = max(16, min({p['BLOCK_M']}, triton.next_power_of_2(M)))",
         f"BLOCK_N = max(16, min({p['BLOCK_N']}, triton.next_power_of_2(N)))",
@@ -94,7 +96,19 @@ def render_gemm(
             f"BLOCK_K_TMA = max(16, min({p['BLOCK_K']} * 4 // lhs.element_size(), "
             "triton.next_power_of_2(K)))",
         )
-    code.add("tiles = triton.cdiv(M, BLOCK_M) * triton.cdiv(N, BLOCK_N) * n_batch")
+    outs = [safe_name(o) for o in group.outputs]
+    out_bytes = "4" if partial else f"{outs[0]}.element_size()"
+    if not partial and len(outs) > 1:
+        out_bytes = f"max({', '.join(f'{o}.element_size()' for o in outs)})"
+    code.add(
+        f"# pipeline stages: up to {p['STAGES']}, as many as fit in shared memory (an H200 block's"
+        " 227 KB,",
+        "# less 1 KB for barriers) with these tiles, the operands' dtype and layout and the",
+        "# output tile's dtype" + (" (split-K's workspace: fp32)" if partial else ""),
+        f"STAGES = _stages({p['STAGES']}, BLOCK_M, BLOCK_N, {k_step}, lhs, rhs, "
+        f"{out_bytes}, {SMEM_BYTES})",
+        "tiles = triton.cdiv(M, BLOCK_M) * triton.cdiv(N, BLOCK_N) * n_batch",
+    )
     if not partial:
         code.add(
             f"# persistent: up to {p['PROGRAMS_PER_SM']} program(s) per SM walk the tiles (one",
@@ -121,7 +135,7 @@ def render_gemm(
         "GROUP_M": p["GROUP_M"],
         "DOT_PRECISION": "DOT_PRECISION",
     }
-    run = {"num_warps": p["WARPS"], "num_stages": p["STAGES"]}
+    run = {"num_warps": p["WARPS"], "num_stages": "STAGES"}
     if tma:
         text, args = tiled_kernel(epi, f"{kname}_tma_kernel", tma=True, partial=partial)
         kernels.append(text)
@@ -155,8 +169,7 @@ def render_gemm(
             {"BLOCK_M": cm, "BLOCK_N": cn, "num_warps": 4},
             code,
         )
-    outs = ", ".join(safe_name(o) for o in group.outputs)
-    code.add(f"return {outs}" + ("," if len(group.outputs) == 1 else ""))
+    code.add(f"return {', '.join(outs)}" + ("," if len(outs) == 1 else ""))
     return RenderedKernel(
         tuple(kernels),
         code.text(),
@@ -180,10 +193,9 @@ def _describe(graph: OpGraph, spec: GemmSpec, variant: str) -> str:
     return f"{what}: {how[variant]}."
 
 
-def _sizes(graph: OpGraph, group: Group, spec: GemmSpec, code: Code) -> None:
-    """The operands, M, N, K and the batch from the runtime tensors; the domain's sizes; the
-    outputs."""
-    assert group.layout is not None
+def _operands(spec: GemmSpec, fp32_math: str, code: Code) -> None:
+    """The operands, M, N, K and the batch from the runtime tensors; tl.dot's input precision;
+    K-major copies of 32-bit operands where TF32 tensor cores need them and the copy pays."""
     code.add(
         f"lhs, rhs = {safe_name(spec.lhs)}, {safe_name(spec.rhs)}  # [batch x] M x K and K x N",
         "lhs, rhs = _dot_operands(lhs, rhs)",
@@ -191,6 +203,26 @@ def _sizes(graph: OpGraph, group: Group, spec: GemmSpec, code: Code) -> None:
         "n_batch = lhs.shape[0] if lhs.dim() == 3 else 1",
         "if rhs.shape[-2] != K:",
         '    raise RuntimeError(f"matrix product of {tuple(lhs.shape)} and {tuple(rhs.shape)}")',
+        "# tl.dot's input precision, from the operands' dtype and the caller's matmul policy",
+        f'DOT_PRECISION = _dot_precision(lhs, "{fp32_math}")',
+        "# Hopper's TF32 tensor cores (wgmma) read 32-bit tiles from shared memory only",
+        "# K-major: a tile stored otherwise is transposed through registers every step of K,",
+        "# which stalls the pipeline (H200, 4096^3 fp32 under tf32: 1.94 ms for A @ B, 0.55 ms",
+        "# with the right operand stored K-major). A K-major copy moves 8 bytes an element (read",
+        "# and write); each element of the right operand serves 2 x M FLOPs (of the left, 2 x N):",
+        f"# from {K_MAJOR_REUSE} on ({K_MAJOR_REUSE // 2} FLOPs a byte read, above an H200's TF32"
+        " balance of ~100) the",
+        "# product is compute-bound and the transposes cost more than the copy; below, it is",
+        "# memory-bound and the copy would double its traffic",
+        'if DOT_PRECISION in ("tf32", "tf32x3"):',
+        f"    lhs, rhs = _k_major(lhs, rhs, min_reuse={K_MAJOR_REUSE})",
+    )
+
+
+def _sizes(graph: OpGraph, group: Group, spec: GemmSpec, code: Code) -> None:
+    """The operands' strides; the domain's sizes; the outputs."""
+    assert group.layout is not None
+    code.add(
         "# any strides: a transposed operand is read as it is stored",
         "stride_lb = lhs.stride(0) if lhs.dim() == 3 else 0",
         "stride_rb = rhs.stride(0) if rhs.dim() == 3 else 0",

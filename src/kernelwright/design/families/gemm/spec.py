@@ -21,6 +21,9 @@ from kernelwright.skills.conditions import GemmShape
 # The alignment a tensor-memory-accelerator descriptor needs of every stride but the unit one
 TMA_BYTES = 16
 ITEM_BYTES = {"float32": 4, "bfloat16": 2, "float16": 2}
+# The shared memory a GEMM block may ask for: an H200's (and H100's) 232448 bytes a block, less
+# 1 KB for the pipeline's barriers (Triton adds 24 to 48 bytes of them)
+SMEM_BYTES = 232448 - 1024
 
 
 @dataclass(frozen=True, slots=True)

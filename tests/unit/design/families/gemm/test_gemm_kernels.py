@@ -241,3 +241,54 @@ def test_an_operand_read_again_by_the_epilogue(check, forward: str) -> None:
     body = forward_task(forward, "torch.randn(37, 37), torch.randn(37, 37)", params="a, b")
     for src in check(body, skills=("gemm-tiled",), params=SMALL):
         assert "def gemm_" in src
+
+
+# operands stored other than K-major, with the other operand's free size past the wrapper's
+# K_MAJOR_REUSE (256): under TF32 math the wrapper copies them K-major; the variants (below it)
+# are read as they are stored
+K_MAJOR = {
+    # name: (expr, inputs TMA cannot describe (K = 45), 16-byte aligned inputs, variants)
+    "rhs-row-major": (
+        "torch.matmul(a, b)",
+        "torch.randn(259, 45), torch.randn(45, 29)",
+        "torch.randn(260, 48), torch.randn(48, 28)",
+        "[[torch.randn(19, 7), torch.randn(7, 33)]]",
+    ),
+    "lhs-transposed": (
+        "a.T @ b",
+        "torch.randn(45, 37), torch.randn(45, 261)",
+        "torch.randn(48, 36), torch.randn(48, 264)",
+        "[[torch.randn(9, 5), torch.randn(9, 17)]]",
+    ),
+    "both-copied": (
+        "a.T @ b",
+        "torch.randn(45, 259), torch.randn(45, 261)",
+        "torch.randn(48, 260), torch.randn(48, 264)",
+        "[[torch.randn(9, 5), torch.randn(9, 17)]]",
+    ),
+    "batched": (
+        "torch.bmm(a.transpose(1, 2), b)",
+        "torch.randn(2, 45, 259), torch.randn(2, 45, 257)",
+        "torch.randn(2, 48, 260), torch.randn(2, 48, 260)",
+        "[[torch.randn(2, 7, 5), torch.randn(2, 7, 3)]]",
+    ),
+}
+
+
+@pytest.mark.parametrize("policy", ["fp32", "tf32"])
+@pytest.mark.parametrize("layout", sorted(K_MAJOR))
+def test_k_major_copies_under_tf32_math(check_launches, layout: str, policy: str) -> None:
+    """K-major copies (3xTF32 under fp32, TF32 under tf32) give the same products, with pointer
+    loads and with TMA descriptors (the TMA design launches both kernels: one per input set)."""
+    expr, odd, aligned, variants = K_MAJOR[layout]
+    params = {**SMALL, "BLOCK_M": 32, "BLOCK_N": 32}
+    for inputs, expect in ((odd, 1), (aligned, 2)):
+        runs = check_launches(
+            product_task(expr, inputs, variants),
+            skills=("gemm-tiled",),
+            params=params,
+            policy=policy,
+            expect=expect,
+        )
+        want = {"gemm_0_kernel", "gemm_0_tma_kernel"} if expect == 2 else {"gemm_0_kernel"}
+        assert {k for _, names in runs for k in names} == want

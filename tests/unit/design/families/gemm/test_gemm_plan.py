@@ -126,6 +126,18 @@ def test_tall_skinny_and_unaligned_products(tmp_path: Path) -> None:
     assert (tiled["BLOCK_M"], tiled["BLOCK_N"], tiled["BLOCK_K"]) == (128, 16, 32)
 
 
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
+def test_default_tiles_and_stages(dtype: str) -> None:
+    """128 x 128 tiles and 4 stages for every dtype (measurements.csv)."""
+    from kernelwright.skills.conditions import GemmShape, GroupFacts
+
+    lib = SkillLibrary.builtin()
+    f = GroupFacts("gemm", dtypes=(dtype,), gemm=GemmShape(4096, 4096, 4096))
+    for skill in ("gemm-tiled", "gemm-split-k"):
+        d = lib.defaults(lib.get(skill), f)
+        assert (d["BLOCK_M"], d["BLOCK_N"], d["BLOCK_K"], d["STAGES"]) == (128, 128, 32, 4)
+
+
 def test_integer_products_are_left_to_pytorch(tmp_path: Path) -> None:
     body = forward_task(
         "return torch.matmul(a, b)",
