@@ -281,7 +281,8 @@ def test_k_major_copies_under_tf32_math(check_launches, layout: str, policy: str
     """K-major copies (3xTF32 under fp32, TF32 under tf32) give the same products, with pointer
     loads and with TMA descriptors (the TMA design launches both kernels: one per input set)."""
     expr, odd, aligned, variants = K_MAJOR[layout]
-    params = {**SMALL, "BLOCK_M": 32, "BLOCK_N": 32}
+    # 64-wide tiles: the copies need 256 rows or columns, and the interpreter's cost is per tile
+    params = {**SMALL, "BLOCK_M": 64, "BLOCK_N": 64}
     for inputs, expect in ((odd, 1), (aligned, 2)):
         runs = check_launches(
             product_task(expr, inputs, variants),
