@@ -98,7 +98,9 @@ def measure_overhead(r: Referee) -> Overhead:
 def _output_costs(r: Referee) -> tuple[float, float]:
     """(describe, read) per output, in ms: the process's own time to describe one (it is still
     the harness's own code, before the import), and the judge's to map and sample one, as a
-    timed batch does; the least over a few repetitions."""
+    timed batch does; the least over a few repetitions, each on the cheapest case (outputs
+    that are views of one storage: one share, one mapping). Outputs of segments of their own
+    cost more, so part of a batch's real cost stays on the clock, never the reverse."""
     rounds = 5
     reply, _ = r.ask("describe_cost", {"count": rounds * PICKED})
     describe = reply.get("describe_ms")

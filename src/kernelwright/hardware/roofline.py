@@ -5,7 +5,9 @@ Notation:
                 convolution, attention); element-wise arithmetic is not counted
     bytes       minimum device-memory traffic: every input, parameter and buffer read once,
                 every output written once
-    floor_ms    max(bytes / memory_gbps, flops / matrix_tflops), the larger term names the bound
+    floor_ms    max(bytes / memory_gbps, flops / matrix_tflops), the larger term names the bound;
+                matrix_tflops is the policy's ceiling (``Ceilings.matrix_rate``: under fp32, the
+                TF32 rate, which split-precision fp32-accurate products can approach)
     fraction    floor_ms / measured_ms: 1.0 is the speed of light; above 1.0 is impossible
                 unless the byte count over-counts (an input that is not fully read), so a
                 fraction above 1 is flagged for a person to look at, never celebrated
