@@ -106,6 +106,7 @@ class Runner:
         self.batch_outputs: list[Any] = []
         self.counters: list[Any] = []  # CUDA share counts of described outputs, given back later
         self.obs: dict[str, Any] = {}
+        self.on_device = False
         self.state: Any = None
 
     def serve(self) -> None:
@@ -143,6 +144,7 @@ class Runner:
         from kernelwright.records import Precision
 
         self.precision = Precision(h["precision"])
+        self.on_device = bool(h.get("on_device"))  # how the task's models are built
         apply_policy(self.precision)
         fraction = h.get("memory_fraction")
         if self.device == "cuda" and fraction:
@@ -195,7 +197,7 @@ class Runner:
         cls = self.module.ModelNew
         self.models[str(h["name"])] = _stage(
             "construct", lambda: build_model(cls, list(init), int(h["seed"]), self.device,
-                                             self.precision)
+                                             self.precision, on_device=self.on_device)
         )
         _reseed()  # what runs next learns nothing from the weights' seed
         return {"ok": True}, b""

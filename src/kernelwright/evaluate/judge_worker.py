@@ -166,7 +166,7 @@ def _work_and_ops(ref: Reference) -> tuple[int, int, Counter[str], int]:
 
     req = ref.req
     model = build_model(ref.model_cls, ref.init_inputs, ref.runs[0].seed, req.device,
-                        req.precision)
+                        req.precision, on_device=ref.on_device)
     inputs = ref.inputs(0)
     with torch.no_grad():
         out, op_counts, flops, numels = record_ops(model, *clone_inputs(inputs, req.device))

@@ -103,7 +103,8 @@ class Referee:
         job = self.job
         self._step("starting")
         self._ask("start", {"precision": self.ref.req.precision.value, "guard": job.guard,
-                            "memory_fraction": job.memory_fraction})
+                            "memory_fraction": job.memory_fraction,
+                            "on_device": self.ref.on_device})
         if job.timing:
             from kernelwright.evaluate.clock import measure_overhead
 

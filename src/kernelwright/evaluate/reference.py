@@ -26,6 +26,7 @@ from kernelwright.evaluate.runs import (
     all_finite,
     as_output_list,
     build_model,
+    builds_on_device,
     clone_inputs,
     nbytes,
 )
@@ -78,6 +79,7 @@ class Reference:
     ref_errors: dict[int, list[float | None] | None] = field(default_factory=dict)
     _cache: dict[int, tuple[list[Any], Expected]] = field(default_factory=dict)
     _timing_model: Any = None
+    on_device: bool = False  # models built on the device (runs.builds_on_device), decided once
 
     # -- inputs ------------------------------------------------------------------------------
 
@@ -161,7 +163,7 @@ class Reference:
         if self._timing_model is None:
             self._timing_model = build_model(self.model_cls, self.init_inputs,
                                              self.model_seed_timing, self.req.device,
-                                             self.req.precision)
+                                             self.req.precision, on_device=self.on_device)
         with torch.no_grad():
             outs = as_output_list(self._timing_model(*clone_inputs(inputs, self.req.device)),
                                   strict=False)
@@ -169,7 +171,7 @@ class Reference:
         if exact and self._float64_wanted():
             exp.ref_error, exp.ref_error_failure, exp.exact = measure_ref_errors(
                 self.model_cls, self.init_inputs, self.model_seed_timing, inputs, exp.outputs,
-                self.req.device)
+                self.req.device, on_device=self.on_device)
             if not self.req.widen_atol:
                 exp.ref_error = None
         return exp
@@ -178,7 +180,7 @@ class Reference:
         import torch
 
         model = build_model(self.model_cls, self.init_inputs, seed, self.req.device,
-                            self.req.precision)
+                            self.req.precision, on_device=self.on_device)
         spare = unrun_copy(model) if self._float64_wanted() else None
         work = clone_inputs(inputs, self.req.device)
         with torch.no_grad():
@@ -197,7 +199,7 @@ class Reference:
         if self._float64_wanted():
             exp.ref_error, exp.ref_error_failure, exp.exact = measure_ref_errors(
                 self.model_cls, self.init_inputs, seed, inputs, exp.outputs, self.req.device,
-                model=spare)
+                model=spare, on_device=self.on_device)
             if not self.req.widen_atol:
                 exp.ref_error = None  # a user's --atol applies exactly
         return exp
@@ -218,7 +220,7 @@ class Reference:
         if device != "cuda":
             inputs = self.inputs(0)
             model = build_model(self.model_cls, self.init_inputs, self.runs[0].seed, device,
-                                self.req.precision)
+                                self.req.precision, on_device=self.on_device)
             with torch.no_grad():
                 outputs = as_output_list(model(*clone_inputs(inputs, device)), strict=False)
             params = list(model.parameters()) + list(model.buffers())
@@ -226,6 +228,7 @@ class Reference:
                                        nbytes(outputs))
             self.plan = unlimited_plan(len(self.runs))
             return
+        self.on_device = builds_on_device(self.model_cls, self.init_inputs, device)
         torch.cuda.synchronize()
         free_b, _total = torch.cuda.mem_get_info()
         # The task's own size, and the end of every shape range (they may be larger)
@@ -243,7 +246,7 @@ class Reference:
 
         inputs = self.inputs(i)
         model = build_model(self.model_cls, self.init_inputs, self.runs[i].seed, "cuda",
-                            self.req.precision)
+                            self.req.precision, on_device=self.on_device)
         params = list(model.parameters()) + list(model.buffers())
         torch.cuda.synchronize()
         before = torch.cuda.memory_allocated()

@@ -43,6 +43,7 @@ def measure_ref_errors(
     outputs: list[Any],
     device: str,
     model: Any = None,
+    on_device: bool = False,
 ) -> tuple[list[float | None] | None, str, list[Any] | None]:
     """Per output of the fp32 reference ``outputs``: its error against a float64 run.
 
@@ -50,10 +51,10 @@ def measure_ref_errors(
     fp32 model of ``seed`` that has not run yet (it is converted, not copied). Returns the errors
     (None for non-floating outputs and for any output that could not be measured), an empty
     reason and the float64 outputs; when the float64 run failed as a whole, None, the reason and
-    None.
+    None. ``on_device``: how the task's models are built (``runs.build_model``).
     """
     try:
-        exact = float64_outputs(model_cls, init_inputs, seed, inputs, device, model)
+        exact = float64_outputs(model_cls, init_inputs, seed, inputs, device, model, on_device)
         if len(exact) != len(outputs):
             return (None, f"the float64 run returned {len(exact)} output(s), not {len(outputs)}",
                     None)
@@ -83,13 +84,14 @@ def pooled_ref_errors(errors: Sequence[list[float | None] | None]) -> list[float
 def float64_outputs(
     model_cls: Any, init_inputs: list[Any], seed: int, inputs: list[Any], device: str,
     model: Any = None,
+    on_device: bool = False,
 ) -> list[Any]:
-    """The reference's outputs run in float64 (same weights and inputs; ``model``: see
-    :func:`measure_ref_errors`)."""
+    """The reference's outputs run in float64 (same weights and inputs; ``model`` and
+    ``on_device``: see :func:`measure_ref_errors`)."""
     import torch
 
     if model is None:
-        model = build_model(model_cls, init_inputs, seed, device, Precision.FP32)
+        model = build_model(model_cls, init_inputs, seed, device, Precision.FP32, on_device)
     model = model.double()
     args = [_float64_copy(v, device) for v in inputs]
     with torch.no_grad():

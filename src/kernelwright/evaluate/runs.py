@@ -12,13 +12,46 @@ class OutputTypeError(Exception):
     """A forward returned something other than a tensor or a tuple/list of plain tensors."""
 
 
-def build_model(cls: Any, init_inputs: list[Any], seed: int, device: str, prec: Precision) -> Any:
-    """Seed, construct and move a model exactly as KernelBench does (same seed, same weights)."""
+# Models with at least this many parameters and buffer elements are built on the device: the
+# CPU takes seconds per billion values to draw their initial weights (minutes for a 2-billion
+# parameter MLP, built once per trial, in the judge and in the candidate's process alike)
+ON_DEVICE_ELEMENTS = 1 << 28
+
+
+def build_model(cls: Any, init_inputs: list[Any], seed: int, device: str, prec: Precision,
+                on_device: bool = False) -> Any:
+    """Seed, construct and move a model exactly as KernelBench does (same seed, same weights).
+
+    ``on_device``: construct it on ``device`` instead of the CPU (its weights are then drawn by
+    the device's generator: every model of one evaluation must be built the same way, which the
+    judge decides once for the task with :func:`builds_on_device`).
+    """
     import torch
 
     torch.manual_seed(seed)
-    model = cls(*init_inputs)
+    if on_device:
+        with torch.device(device):
+            model = cls(*init_inputs)
+    else:
+        model = cls(*init_inputs)
     return prepare_model(model, device, prec)
+
+
+def builds_on_device(cls: Any, init_inputs: list[Any], device: str) -> bool:
+    """Whether models of ``cls`` are built on ``device`` (a GPU, and at least
+    :data:`ON_DEVICE_ELEMENTS` parameter and buffer values, counted on the meta device, which
+    allocates nothing). A model that cannot be built on the meta device is built on the CPU."""
+    import torch
+
+    if device != "cuda":
+        return False
+    try:
+        with torch.device("meta"):
+            model = cls(*init_inputs)
+        values = [*model.parameters(), *model.buffers()]
+        return bool(sum(v.numel() for v in values) >= ON_DEVICE_ELEMENTS)
+    except Exception:  # any failure only means: build as KernelBench does
+        return False
 
 
 def as_output_list(out: Any, strict: bool) -> list[Any]:
