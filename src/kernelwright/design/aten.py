@@ -16,8 +16,10 @@
     select       topk (sorted, along one dimension)              the selection template
     matmul       mm, bmm (addmm is lowered to mm + add)          the GEMM templates, with the
                                                                  element-wise ops after it
+    conv         convolution: 2-D, groups 1, not transposed      the implicit-GEMM templates, with
+                 (its bias is lowered to an add)                 the element-wise ops after it
     const        scalar_tensor, full of one element              inlined as a literal
-    framework    everything else (mm, conv, sort...)             left to PyTorch, labelled
+    framework    everything else (other convs, sort...)          left to PyTorch, labelled
 
 This module only reads the graph; how a pointwise operator reads in Triton is
 :mod:`kernelwright.design.kernel.expr`'s job (it has one printer per :data:`POINTWISE_OPS` entry).
@@ -64,6 +66,8 @@ CONSTS = frozenset({"aten.scalar_tensor.default", "aten.full.default"})
 SELECTS = frozenset({"aten.topk.default"})
 # Matrix products: (M, K) @ (K, N) and batched (B, M, K) @ (B, K, N), operands of any strides
 MATMULS = frozenset({"aten.mm.default", "aten.bmm.default"})
+# Convolutions; only 2-D ones of one group, not transposed, are the ``conv`` kind (conv2d_args)
+CONVS = frozenset({"aten.convolution.default"})
 # table[index] along the first dimension; an embedding's forward is the same lookup (its
 # padding_idx and scale_grad_by_freq act on the gradient only)
 LOOKUPS = frozenset({"aten.index.Tensor", "aten.embedding.default"})
@@ -241,6 +245,8 @@ def classify(node: Node) -> str:
         return "select"
     if t in MATMULS:
         return "matmul"
+    if t in CONVS and conv2d_args(node) is not None:
+        return "conv"
     if t in CONSTS and node.meta and node.out.rank == 0:
         return "const"
     if t == "aten.gather.default":
@@ -250,6 +256,25 @@ def classify(node: Node) -> str:
     if t == "aten.cat.default":
         return "cat"
     return "framework"
+
+
+def conv2d_args(
+    node: Node,
+) -> tuple[tuple[int, int], tuple[int, int], tuple[int, int]] | None:
+    """(stride, padding, dilation) of ``convolution(x, w, bias, stride, padding, dilation,
+    transposed, output_padding, groups)`` when it is a 2-D convolution of one group, not
+    transposed, with literal integer parameters; else None."""
+    if node.target not in CONVS or len(node.args) < 9:
+        return None
+    stride, padding, dilation, transposed, _, groups = node.args[3:9]
+    pairs = (stride, padding, dilation)
+    if transposed is not False or groups != 1:
+        return None
+    if not all(
+        isinstance(p, tuple) and len(p) == 2 and all(type(v) is int for v in p) for p in pairs
+    ):
+        return None
+    return stride, padding, dilation  # type: ignore[return-value]
 
 
 def lookup_index(node: Node) -> Ref | None:

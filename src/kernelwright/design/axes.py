@@ -22,7 +22,9 @@ dimension instead of the row's length (softmax -> top-8 -> renormalise is one do
 
 A matrix product (``mm``, ``bmm``) anchors its group's domain: its output's dimensions are the
 domain, its epilogue maps onto them by broadcasting, and its operands get no axis map (the GEMM
-template loads them along K itself) unless an epilogue reads them too.
+template loads them along K itself) unless an epilogue reads them too. A 2-D convolution
+(``conv``) anchors its group the same way: its NCHW output is the domain, its input and weight
+get no axis map (the implicit-GEMM template gathers them itself).
 """
 
 from __future__ import annotations
@@ -259,7 +261,7 @@ def _meta_or_none(graph: OpGraph, name: str) -> TensorMeta | None:
 
 def _choose_anchor(graph: OpGraph, nodes: Sequence[Node]) -> str:
     for n in nodes:
-        if classify(n) == "matmul":
+        if classify(n) in ("matmul", "conv"):
             return n.name  # the product's output is the domain
     for n in nodes:
         if classify(n) in ("reduction", "scan", "select"):
@@ -324,7 +326,7 @@ def _constrain(graph: OpGraph, n: Node, kind: str, uf: _UnionFind) -> None:
     if kind == "view":
         _view(graph, n, uf)
         return
-    if kind == "matmul":
+    if kind in ("matmul", "conv"):
         return  # the anchor: its dimensions seed the domain, its operands have no axis map
     if kind == "select" or kind == "getitem" and _reads_select(graph, n):
         _select(graph, n, uf)
@@ -347,12 +349,12 @@ def lookup_tables(graph: OpGraph, nodes: Sequence[Node]) -> set[str]:
 
 
 def matmul_operands(nodes: Sequence[Node]) -> set[str]:
-    """The operands of the group's matrix products that nothing else in the group reads: they
-    have no axis map (see the module docstring)."""
+    """The operands of the group's matrix products (and convolutions) that nothing else in the
+    group reads: they have no axis map (see the module docstring)."""
     operands: set[str] = set()
     other: set[str] = set()
     for n in nodes:
-        if classify(n) == "matmul":
+        if classify(n) in ("matmul", "conv"):
             operands.update(n.refs())
         else:
             other.update(n.refs())

@@ -11,10 +11,12 @@
     gemm        one matrix product (mm, bmm) with its element-wise epilogue (bias, scale,
                 residual, clamp, activations); its operands are loaded by the GEMM template, so
                 whatever computes them stays in its own kernel
+    conv        one 2-D convolution (groups 1) with its element-wise epilogue, as the GEMM
+                group (an implicit GEMM: the template gathers the input's patches itself)
     lookup      ``table[index]`` with an integer index: an indexed load inside the element-wise
                 kernel that reads it (lowering gave each reader its own copy); a lookup read by
                 a reduction, a scan or a selection, or by PyTorch, stays a framework call
-    framework   an op without a template (conv, sort...): PyTorch runs it, labelled
+    framework   an op without a template (sort, 1-D/3-D convs...): PyTorch runs it, labelled
 
 A concatenation of same-shaped element-wise results merges the pieces' groups and is written
 piece by piece into its slices by that one kernel.
@@ -47,7 +49,9 @@ from kernelwright.design.graph import Node, OpGraph, Ref
 
 FUSIBLE = ("pointwise", "reduction", "scan")
 # groups a later node may join (a selection and a matrix product take their epilogue)
-JOINABLE = (*FUSIBLE, "select", "gemm")
+JOINABLE = (*FUSIBLE, "select", "gemm", "conv")
+# groups anchored on a product whose operands the template loads itself (an epilogue joins them)
+PRODUCTS = ("gemm", "conv")
 # The selection template keeps the row in registers and unrolls k rounds: beyond these sizes (at
 # capture) the top-k stays with PyTorch and its prologue keeps its own kernel.
 SELECT_MAX_K = 16
@@ -161,8 +165,8 @@ def fuse(graph: OpGraph) -> Partition:
             continue
         if kind != "pointwise":
             _materialise_lookups(graph, n, pending, drafts, owner, order)
-        if kind == "matmul":
-            _open_gemm(graph, drafts, owner, order, n)
+        if kind in ("matmul", "conv"):
+            _open_gemm(graph, drafts, owner, order, n, "gemm" if kind == "matmul" else "conv")
             continue
         views = _pull_views(n, pending)
         producers = {owner[r] for v in views for r in v.refs() if r in owner} | _producers(
@@ -170,7 +174,7 @@ def fuse(graph: OpGraph) -> Partition:
         )
         joined = False
         # an epilogue joins its matrix product first (else the product is written and re-read)
-        for gid in sorted(producers, key=lambda g: (drafts[g].kind != "gemm", -g)):
+        for gid in sorted(producers, key=lambda g: (drafts[g].kind not in PRODUCTS, -g)):
             d = drafts[gid]
             if d.kind not in JOINABLE:
                 continue
@@ -214,16 +218,22 @@ LOOKUP_NOTE = "a table lookup read outside element-wise kernels (only they load 
 
 
 def _open_gemm(
-    graph: OpGraph, drafts: list[_Draft], owner: dict[str, int], order: dict[str, int], n: Node
+    graph: OpGraph,
+    drafts: list[_Draft],
+    owner: dict[str, int],
+    order: dict[str, int],
+    n: Node,
+    kind: str = "gemm",
 ) -> None:
-    """A matrix product opens its own group: its operands are whole tensors the template loads
-    tile by tile, so no producer is merged into it (an element-wise prologue keeps its kernel)."""
-    layout = _layout(graph, [n.name], "gemm")
+    """A matrix product (or a convolution: ``kind``) opens its own group: its operands are whole
+    tensors the template loads tile by tile, so no producer is merged into it (an element-wise
+    prologue keeps its kernel)."""
+    layout = _layout(graph, [n.name], kind)
     owner[n.name] = len(drafts)
     if layout is None:
         drafts.append(_Draft("framework", [n.name], order[n.name], note=_why(n)))
     else:
-        drafts.append(_Draft("gemm", [n.name], order[n.name], layout=layout))
+        drafts.append(_Draft(kind, [n.name], order[n.name], layout=layout))
 
 
 def _materialise_lookups(
@@ -351,18 +361,19 @@ def _layout(graph: OpGraph, names: Sequence[str], kind: str) -> Layout | None:
         return None
     if kind == "select" and layout.reduce != (len(layout.hint) - 1,):
         return None  # the template selects along the innermost (contiguous) dimension
-    if kind == "gemm" and (layout.reduce or len(_matmuls(graph, names)) != 1):
+    if kind in PRODUCTS and (layout.reduce or len(_matmuls(graph, names)) != 1):
         return None  # one product and its element-wise epilogue
     return layout
 
 
 def _matmuls(graph: OpGraph, names: Sequence[str]) -> list[str]:
-    return [x for x in names if classify(graph.node(x)) == "matmul"]
+    """The matrix products and convolutions among ``names``."""
+    return [x for x in names if classify(graph.node(x)) in ("matmul", "conv")]
 
 
 def _kind_after(d: _Draft, kind: str) -> str | None:
-    if d.kind == "gemm":  # the product's element-wise epilogue
-        return "gemm" if kind in ("pointwise", "view") else None
+    if d.kind in PRODUCTS:  # the product's element-wise epilogue
+        return d.kind if kind in ("pointwise", "view") else None
     if d.kind == "select":  # the epilogue on the k results (or the rest of the prologue)
         return "select" if kind in ("pointwise", "view", "reduction", "getitem") else None
     if kind == "select":  # a top-k of an element-wise chain or of a row reduction's results
@@ -397,7 +408,7 @@ def _try_add(
     names = d.nodes + [x.name for x in new]
     if new_kind != "pointwise" and _has_lookup(graph, names):
         return False
-    if new_kind == "gemm" and _operands(graph, d.nodes) & {x.name for x in new}:
+    if new_kind in PRODUCTS and _operands(graph, d.nodes) & {x.name for x in new}:
         return False  # a view the product reads must stay a tensor it loads (x.T @ w + x.T)
     layout = _layout(graph, names, new_kind)
     if layout is None or _serial_epilogue(graph, names, layout, new_kind):
@@ -481,13 +492,14 @@ def _merge_producers(
         kinds = {p.kind, d.kind}
         if "scan" in kinds and ("reduction" in kinds or "select" in kinds):
             continue
-        if "gemm" in kinds and (
-            kinds != {"gemm", "pointwise"} or _feeds_matmul(graph, owner, pid, d)
+        product = next((k for k in PRODUCTS if k in kinds), None)
+        if product is not None and (
+            kinds != {product, "pointwise"} or _feeds_matmul(graph, owner, pid, d)
         ):
             continue  # only an element-wise producer of the epilogue, never of the operands
         new_kind = (
-            "gemm"
-            if "gemm" in kinds
+            product
+            if product is not None
             else "select"
             if "select" in kinds
             else "reduction"

@@ -14,6 +14,8 @@
     flip(cumsum(flip(x)))      kw.scan(x, d, "sum", reverse=True) (and cumprod)
     addmm(bias, x, w)          mm(x, w) (* alpha) + bias (* beta): the bias is an element-wise
                                epilogue the GEMM kernel fuses with what follows
+    convolution(x, w, bias)    convolution(x, w, None) + bias viewed (C, 1, 1), for 2-D convolutions
+                               of one group (the ``conv`` kind): the bias joins the epilogue
     mm/bmm with N or M = 1     a matrix-vector product: sum(A * x^T, K) (a row or column
                                reduction: memory-bound, so it streams the matrix once through
                                the reduction templates instead of wasting tensor-core tiles)
@@ -28,7 +30,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from kernelwright.design.aten import classify, lookup_fusible
+from kernelwright.design.aten import classify, conv2d_args, lookup_fusible
 from kernelwright.design.builder import (
     Builder,
     broadcast_meta,
@@ -362,6 +364,17 @@ def _addmm(b: Builder, n: Node, _: dict[str, list[Node]]) -> dict[int, Arg] | No
     return {0: b.binary(n.name, "add", product, term)}
 
 
+def _conv_bias(b: Builder, n: Node, _: dict[str, list[Node]]) -> dict[int, Arg] | None:
+    """A 2-D convolution's bias as an element-wise add after it: the implicit-GEMM template
+    applies it with the rest of the epilogue on the accumulator."""
+    bias = n.args[2]
+    if conv2d_args(n) is None or not isinstance(bias, Ref):
+        return None
+    args = (*n.args[:2], None, *n.args[3:])
+    conv = b.emit(f"{n.name}_nobias", n.target, args, meta_like(n.out), n.kwargs)
+    return {0: b.binary(n.name, "add", conv, _channel_view(b, f"{n.name}_bias", bias, 4))}
+
+
 def _product(b: Builder, mm: Node) -> Ref:
     """The matrix product ``mm`` (not yet in the graph): a reduction for a matrix-vector
     product, else the node itself under a fresh name."""
@@ -431,6 +444,7 @@ RULES: dict[str, Rule] = {
     "aten.mean.default": _reduce_all("mean"),
     "aten.sum.default": _reduce_all("sum"),
     "aten.addmm.default": _addmm,
+    "aten.convolution.default": _conv_bias,
     "aten.mm.default": _matvec,
     "aten.bmm.default": _matvec,
 }

@@ -6,7 +6,8 @@ it in compiled mode; so the checks run in one long-lived child started with TRIT
 The child reads one JSON request per line and answers one JSON line:
 
     {"body": "...task body...", "skills": [...], "params": {...}, "inputs": "python expr" | null,
-     "dtype": "bfloat16" | null, "tol": 1e-4, "expect": 1, "policy": "fp32" | "tf32" | null}
+     "dtype": "bfloat16" | null, "tol": 1e-4, "expect": 1, "policy": "fp32" | "tf32" | null,
+     "reference": "float64" | null (the reference model and inputs in that dtype)}
     -> {"sources": [...], "checked": [...skills per design...],
         "launched": [...kernel names launched per design...]} or {"error": "..."}
 """
@@ -163,9 +164,11 @@ def compare(
     dtype: Any,
     tol: float,
     launched: list[str] | None = None,
+    reference: Any = None,
 ) -> None:
     """Run the emitted ModelNew and the reference on the task's inputs and variants
-    (``launched``: collects the name of every kernel launched, in order)."""
+    (``launched``: collects the name of every kernel launched, in order; ``reference``: the
+    dtype the reference runs in, float64 say, its results compared after a cast)."""
     import torch
 
     from kernelwright.task.module import import_task_module
@@ -192,8 +195,15 @@ def compare(
         new = module.ModelNew(*init).eval()
         if dtype is not None:
             ref, new = ref.to(dtype), new.to(dtype)
+        ref_xs = xs
+        if reference is not None:
+            ref = ref.to(reference)
+            ref_xs = [
+                x.to(reference) if isinstance(x, torch.Tensor) and x.is_floating_point() else x
+                for x in xs
+            ]
         with torch.no_grad():
-            want = ref(*[x.clone() if isinstance(x, torch.Tensor) else x for x in xs])
+            want = ref(*[x.clone() if isinstance(x, torch.Tensor) else x for x in ref_xs])
             got = new(*[x.clone() if isinstance(x, torch.Tensor) else x for x in xs])
         want = list(want) if isinstance(want, tuple | list) else [want]
         got = list(got) if isinstance(got, tuple | list) else [got]
@@ -202,7 +212,8 @@ def compare(
             assert g.shape == w.shape, (
                 f"set {k} output {i}: shape {tuple(g.shape)} != {tuple(w.shape)}"
             )
-            assert g.dtype == w.dtype, f"set {k} output {i}: dtype {g.dtype} != {w.dtype}"
+            if reference is None:
+                assert g.dtype == w.dtype, f"set {k} output {i}: dtype {g.dtype} != {w.dtype}"
             if w.is_floating_point():
                 ok = torch.allclose(g.float(), w.float(), atol=tol, rtol=tol, equal_nan=True)
                 err = (g.float() - w.float()).abs().max().item() if w.numel() else 0.0
@@ -232,6 +243,8 @@ def check(request: dict[str, Any]) -> dict[str, Any]:
         sources, checked, launches = [], [], []
         # the tf32 policy allows TF32 for matrix products (the wrappers read the flag per call)
         torch.backends.cuda.matmul.allow_tf32 = request.get("policy") == "tf32"
+        torch.backends.cudnn.allow_tf32 = request.get("policy") == "tf32"  # convolutions'
+        ref_dtype = getattr(torch, request["reference"]) if request.get("reference") else None
         for d in chosen:
             src = emit(
                 part,
@@ -242,7 +255,9 @@ def check(request: dict[str, Any]) -> dict[str, Any]:
             )
             launched: list[str] = []
             try:
-                compare(path, src, inputs, dtype, float(request.get("tol", 1e-4)), launched)
+                compare(
+                    path, src, inputs, dtype, float(request.get("tol", 1e-4)), launched, ref_dtype
+                )
             except AssertionError as exc:
                 return {"error": f"design {d.skills}: {exc}", "source": src}
             sources.append(src)

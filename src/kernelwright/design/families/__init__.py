@@ -10,6 +10,9 @@ parameters and tunable space (its skill files and heuristics), and how it render
     topk         select       sorted lanes, k rounds                            topk-rounds
     gemm         gemm         tiled (persistent, grouped; TMA or pointer        gemm-*
                               loads), split-K; epilogue on the accumulator
+    conv         conv         implicit GEMM (2-D, groups 1; patch gathers,      conv-*
+                              grouped order; the GEMM epilogue), or the
+                              vendor conv + an epilogue kernel
 
 Each family's folder holds its templates, ``skills/*.toml``, ``conditions.py``, ``defaults.py``
 and the ``measurements.csv`` its defaults follow. Its tests are ``tests/unit/design/families/
@@ -19,6 +22,7 @@ and the ``measurements.csv`` its defaults follow. Its tests are ``tests/unit/des
 from __future__ import annotations
 
 from kernelwright.design.families.base import Family
+from kernelwright.design.families.conv import ConvFamily
 from kernelwright.design.families.gemm import GemmFamily
 from kernelwright.design.families.pointwise import PointwiseFamily
 from kernelwright.design.families.pool import PoolFamily
@@ -36,6 +40,7 @@ FAMILIES: dict[str, Family] = {
         PoolFamily(),
         TopKFamily(),
         GemmFamily(),
+        ConvFamily(),
     )
 }
 

@@ -1,7 +1,7 @@
 """The one protocol every kernel family implements, and what families share.
 
 A family is one kind of fusion group (``pointwise``, ``reduction``, ``scan``, ``pool``,
-``select``, ``gemm``) with everything needed to turn such a group into kernels:
+``select``, ``gemm``, ``conv``) with everything needed to turn such a group into kernels:
 
     kind, prefix     the group kind it takes, and its kernels' name prefix in the emitted file
     skills           the folder of its skill files: intents, validity conditions, tunable

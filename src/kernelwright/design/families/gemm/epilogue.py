@@ -22,14 +22,51 @@ from kernelwright.design.kernel.emitter import (
 )
 
 
-class Epilogue:
-    """Writes a GEMM group's epilogue and stores into any kernel that holds ``acc``, ``offs_m``,
-    ``offs_n`` and ``pid_b``; collects the ``@triton.jit`` helpers it calls."""
+class TileEpilogue:
+    """Writes the epilogue and stores of a group whose ``product`` is the fp32 accumulator
+    ``acc`` of an output tile, into any kernel that holds ``acc``, ``offs_m``, ``offs_n``, ``M``,
+    ``N`` and the index names of :meth:`context`; collects the ``@triton.jit`` helpers it calls.
+    The families of products (GEMM, convolution) say where the tile's rows and columns lie in
+    the domain."""
+
+    def __init__(self, graph: OpGraph, group: Group, product: str) -> None:
+        assert group.layout is not None
+        self.graph, self.group, self.product = graph, group, product
+        self.helpers: set[str] = set()
+
+    def context(self) -> Context:
+        """The tile's index groups (``rows`` along tile axis 0, ``cols`` along axis 1)."""
+        raise NotImplementedError
+
+    def write(self, args: KernelArgs, code: Code, declare: bool = True) -> None:
+        """The epilogue's statements and stores (``declare``: first define ``rows``/``cols``
+        from ``offs_m``/``offs_n``)."""
+        layout = self.group.layout
+        assert layout is not None
+        em = BodyEmitter(self.graph, self.group.nodes, layout, args, self.group.inputs, hoist=False)
+        ctx = self.context()
+        em.done[em.key(self.product, ctx)] = "acc"
+        code.add("# ---- epilogue: the group's element-wise ops on the fp32 accumulator, one store")
+        if declare:
+            code.add("rows = offs_m[:, None]", "cols = offs_n[None, :]")
+        code.add(
+            "row_mask = rows < M  # edge tiles run past the last row and column",
+            "col_mask = cols < N",
+        )
+        for out in self.group.outputs:
+            lines: list[str] = []
+            em.store(out, safe_name(out), ctx, lines, contiguous=True)
+            code.extend(lines)
+        self.helpers.update(em.helpers)
+
+
+class Epilogue(TileEpilogue):
+    """A GEMM group's epilogue: the tile's batch entry ``pid_b``, rows along M, columns along
+    N."""
 
     def __init__(self, graph: OpGraph, group: Group, spec: GemmSpec) -> None:
-        assert group.layout is not None
-        self.graph, self.group, self.spec = graph, group, spec
-        self.helpers: set[str] = set()
+        super().__init__(graph, group, spec.node.name)
+        self.spec = spec
 
     def context(self) -> Context:
         """The tile's index groups: the batch entry (scalar), rows (axis 0), columns (axis 1)."""
@@ -55,24 +92,3 @@ class Epilogue:
         if self.spec.batched:
             seen.update(stride_lb=lm.strides[0], stride_rb=rm.strides[0])
         return seen
-
-    def write(self, args: KernelArgs, code: Code, declare: bool = True) -> None:
-        """The epilogue's statements and stores (``declare``: first define ``rows``/``cols``
-        from ``offs_m``/``offs_n``)."""
-        layout = self.group.layout
-        assert layout is not None
-        em = BodyEmitter(self.graph, self.group.nodes, layout, args, self.group.inputs, hoist=False)
-        ctx = self.context()
-        em.done[em.key(self.spec.node.name, ctx)] = "acc"
-        code.add("# ---- epilogue: the group's element-wise ops on the fp32 accumulator, one store")
-        if declare:
-            code.add("rows = offs_m[:, None]", "cols = offs_n[None, :]")
-        code.add(
-            "row_mask = rows < M  # edge tiles run past the last row and column",
-            "col_mask = cols < N",
-        )
-        for out in self.group.outputs:
-            lines: list[str] = []
-            em.store(out, safe_name(out), ctx, lines, contiguous=True)
-            code.extend(lines)
-        self.helpers.update(em.helpers)

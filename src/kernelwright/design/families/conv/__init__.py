@@ -1,0 +1,91 @@
+"""2-D convolutions with their element-wise epilogue (group kind ``conv``), as implicit GEMMs.
+
+    spec.py       the convolution (NCHW input, OIHW weight, one group, any stride, padding and
+                  dilation), where its output's dimensions lie in the domain, the epilogue;
+                  its implicit GEMM's sizes (M = N*OH*OW, N = C_out, K = C_in*KH*KW)
+    kernels.py    the implicit-GEMM kernel (grouped order, patch gathers, tl.dot) and the
+                  vendor path's epilogue kernel
+    epilogue.py   the epilogue on the accumulator: the GEMM family's, over (image, oh, ow) rows
+                  and channel columns
+    launch.py     the wrapper: sizes, the math the policy allows, tiles, stages, the launch
+    helpers.py    the Python helpers wrappers call (the math under the conv policy, stages)
+
+Convolutions that are not 2-D, of several groups or transposed are no ``conv`` group: PyTorch
+runs them (``aten.classify``). A ``conv`` group whose implicit GEMM is too narrow for tensor-core
+tiles (``conv_gemm_at_least``) keeps PyTorch's convolution with our epilogue kernel
+(``conv-vendor``), or PyTorch alone when there is no epilogue.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from importlib import resources
+from importlib.resources.abc import Traversable
+
+from kernelwright.design.choices import GroupChoice
+from kernelwright.design.families.base import input_dtypes
+from kernelwright.design.families.conv import conditions, defaults  # noqa: F401 (register)
+from kernelwright.design.families.conv.helpers import PY_HELPERS
+from kernelwright.design.families.conv.launch import DEFAULTS, render_conv
+from kernelwright.design.families.conv.spec import conv_shape, conv_spec
+from kernelwright.design.fusion import Group, Partition
+from kernelwright.design.graph import OpGraph
+from kernelwright.design.kernel.common import RenderedKernel
+from kernelwright.skills.conditions import GroupFacts
+
+
+class ConvFamily:
+    """Implicit-GEMM convolutions (and the vendor convolution with our epilogue kernel)."""
+
+    kind = "conv"
+    prefix = "conv"
+    py_helpers: Mapping[str, str] = PY_HELPERS
+
+    @property
+    def skills(self) -> Traversable:
+        return resources.files(__name__) / "skills"
+
+    def facts(self, partition: Partition, group: Group, device: str, sm_count: int) -> GroupFacts:
+        """The implicit GEMM's sizes (``GroupFacts.gemm``); K is the reduced length, the
+        output's elements the parallel length."""
+        assert group.layout is not None
+        shape = conv_shape(partition.graph, conv_spec(partition.graph, group))
+        return GroupFacts(
+            "conv",
+            "",
+            group.layout.hint,
+            shape.k,
+            shape.m * shape.n,
+            1,
+            dtypes=input_dtypes(partition, group),
+            device=device,
+            sm_count=sm_count,
+            gemm=shape,
+        )
+
+    def cost(
+        self, partition: Partition, group: Group, facts: GroupFacts, choice: GroupChoice
+    ) -> float:
+        """The implicit GEMM: the inverse of the fraction of the SMs its output tiles fill. The
+        vendor path: 1.0 (cuDNN fills the GPU), so it ranks first only where the implicit GEMM
+        leaves SMs idle; elsewhere the skills' expected gains decide (3xTF32 tensor cores
+        against cuDNN's fp32 CUDA cores under the fp32 policy)."""
+        if choice.variant == "vendor":
+            return 1.0
+        shape = facts.gemm
+        assert shape is not None
+        p = {**DEFAULTS, **choice.params}
+        tiles = _blocks(shape.m, p["BLOCK_M"]) * _blocks(shape.n, p["BLOCK_N"])
+        return 1.0 / min(1.0, tiles / facts.sm_count)
+
+    def render(
+        self, graph: OpGraph, group: Group, choice: GroupChoice, name: str
+    ) -> RenderedKernel:
+        return render_conv(graph, group, name, choice.variant, dict(choice.params))
+
+
+def _blocks(n: int, block: int) -> int:
+    """Blocks of ``block`` (at least 16, at most n rounded up to a power of two) covering n."""
+    size = max(16, min(block, 1 << max(0, math.ceil(math.log2(max(n, 1))))))
+    return -(-n // size)

@@ -1,0 +1,45 @@
+"""Default parameters of the convolution skills, for Hopper (H100/H200).
+
+The implicit GEMM takes the GEMM family's tile (128 x 128 output tiles in 8 warps, K blocks of
+32 taps, grouped order over 8 row blocks) with 3 pipeline stages: the patch gathers are pointer
+loads, whose addresses take registers per stage, and an fp32 patch block gathered M-major takes
+one more block of shared memory for its transpose (``_conv_stages``). Tiles shrink to the
+product's size. Not yet measured on a GPU: the tuner's space is the skill file's."""
+
+from __future__ import annotations
+
+from kernelwright.skills.conditions import GroupFacts
+from kernelwright.skills.heuristics import heuristic, next_pow2
+
+STAGES = 3
+
+
+@heuristic("conv_implicit_gemm")
+def conv_implicit_gemm(f: GroupFacts) -> dict[str, int]:
+    """128 x 128 x 32 tiles, 3 stages, 8 warps, 3xTF32 for fp32 operands."""
+    g = f.gemm
+    assert g is not None
+    block_m = max(16, min(128, next_pow2(g.m)))
+    block_n = max(16, min(128, next_pow2(g.n)))
+    return {
+        "BLOCK_M": block_m,
+        "BLOCK_N": block_n,
+        "BLOCK_K": max(16, min(32, next_pow2(g.k))),
+        "GROUP_M": 8,
+        "STAGES": STAGES,
+        "WARPS": 8 if block_m * block_n >= 128 * 64 else 4,
+        "FP32_MATH": 0,
+    }
+
+
+@heuristic("conv_vendor")
+def conv_vendor(f: GroupFacts) -> dict[str, int]:
+    """The epilogue kernel's tile: 128 positions (contiguous along ow) x 32 channels, 4 warps."""
+    g = f.gemm
+    assert g is not None
+    return {
+        "BLOCK_M": max(16, min(128, next_pow2(g.m))),
+        "BLOCK_N": max(16, min(32, next_pow2(g.n))),
+        "GROUP_M": 1,
+        "WARPS": 4,
+    }

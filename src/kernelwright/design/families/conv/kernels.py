@@ -1,0 +1,124 @@
+"""The convolution kernels: output tiles of ``BLOCK_M`` positions x ``BLOCK_N`` channels, the
+epilogue applied to the fp32 accumulator before the single NCHW store.
+
+    implicit  an implicit GEMM: rows are output positions (image, oh, ow), columns output
+              channels, K the filter taps in the order (c, kh, kw); each step of K gathers a
+              ``[BLOCK_M, BLOCK_K]`` tile of input patches with pointer loads (taps in the
+              padding read zeros) and loads a ``[BLOCK_N, BLOCK_K]`` tile of the weight, whose
+              OIHW storage is already ``[C_out, K]`` with a unit stride along K; ``tl.dot``
+              accumulates in fp32. Programs take tiles in grouped order (GROUP_M row blocks take
+              turns on each column block, so a block of filters stays in L2 meanwhile).
+    vendor    the epilogue alone, on the output of PyTorch's convolution (cuDNN): the same tile
+              loop and epilogue with the accumulator loaded instead of computed
+
+Why (c, kh, kw): the weight is then read as stored, K-major, the layout Hopper's tensor cores
+(wgmma) need for 32-bit operands, with no copy; and on an NCHW input the contiguous direction
+is the output's ow (along M) whatever the K order, while kw innermost makes neighbouring taps
+neighbouring addresses (x[c, ih, iw + kw * dil]), so one step's gathers touch few cache lines.
+Channel-innermost (kh, kw, c) suits NHWC inputs, whose channels are contiguous; on NCHW it would
+stride every tap by H x W.
+
+``DOT_PRECISION`` is ``tl.dot``'s input precision, chosen by the wrapper from the operands' dtype
+and the caller's convolution policy (``launch.py``). ``INDEX_64``: the wrapper's flag for inputs
+or outputs of 2^31 elements or more, where the row offsets are computed in 64 bits.
+"""
+
+from __future__ import annotations
+
+from kernelwright.design.families.conv.epilogue import ConvEpilogue
+from kernelwright.design.kernel.common import Code, signature
+from kernelwright.design.kernel.emitter import KernelArgs
+
+GEOMETRY = ["KH", "KW", "STRIDE_H", "STRIDE_W", "PAD_H", "PAD_W", "DIL_H", "DIL_W"]
+CONSTS = ["BLOCK_M", "BLOCK_N", "BLOCK_K", "GROUP_M", "INDEX_64"]
+
+
+def implicit_gemm_kernel(epi: ConvEpilogue, name: str) -> tuple[str, KernelArgs]:
+    """The implicit-GEMM kernel; its source and its arguments, in order."""
+    spec = epi.spec
+    args = KernelArgs()
+    x = args.pointer("x_in")  # the wrapper's names for the operands as the kernel takes them
+    w = args.pointer("w_in")
+    for s in ("M", "N", "K", "C_in", "H", "W", "OH", "OW"):
+        args.scalar(s, s)
+    xm = epi.graph.meta(spec.x)
+    for s, seen in zip(("sx_n", "sx_c", "sx_h", "sx_w"), xm.strides, strict=True):
+        args.scalar(s, s, seen)
+    body = Code()
+    body.indent()
+    _tile_head(body)
+    body.add(
+        "# ---- the rows' output positions (image, oh, ow); rows past M read row 0 (their",
+        "# results are not stored), so the gathers below need no row mask",
+        "safe_m = tl.where(offs_m < M, offs_m, 0)",
+        "img = safe_m // (OH * OW)",
+        "pix = safe_m % (OH * OW)",
+        "ih0 = pix // OW * STRIDE_H - PAD_H  # the patch's top-left corner in the input",
+        "iw0 = pix % OW * STRIDE_W - PAD_W",
+        f"x_base = {x} + img * sx_n  # [BLOCK_M] each row's image",
+        "safe_n = tl.where(offs_n < N, offs_n, 0)",
+        f"w_base = {w} + safe_n[:, None] * K  # [BLOCK_N, 1]: the weight is [C_out, K], K-major",
+        "offs_k = tl.arange(0, BLOCK_K)",
+        "acc = tl.zeros([BLOCK_M, BLOCK_N], dtype=tl.float32)",
+        "for k in range(0, K, BLOCK_K):",
+        "    kk = k + offs_k",
+        "    k_mask = kk < K  # the last block of K is partial: its tail reads zeros",
+        "    # the taps (c, kh, kw) of this block of K (KH, KW constexpr: divisions by constants)",
+        "    kc = kk // (KH * KW)",
+        "    kr = kk % (KH * KW)",
+        "    ih = ih0[:, None] + (kr // KW * DIL_H)[None, :]  # [BLOCK_M, BLOCK_K]",
+        "    iw = iw0[:, None] + (kr % KW * DIL_W)[None, :]",
+        "    # taps in the padding (outside the input) read zeros",
+        "    inside = (ih >= 0) & (ih < H) & (iw >= 0) & (iw < W) & k_mask[None, :]",
+        "    patch = x_base[:, None] + kc[None, :] * sx_c + ih * sx_h + iw * sx_w",
+        "    patch = tl.load(patch, mask=inside, other=0.0)",
+        "    filt = tl.load(w_base + kk[None, :], mask=k_mask[None, :], other=0.0)",
+        "    # filt.T is a view: the [BLOCK_K, BLOCK_N] operand stays K-major in shared memory",
+        "    acc = tl.dot(patch, filt.T, acc, input_precision=DOT_PRECISION)",
+    )
+    epi.write(args, body)
+    consts = [*CONSTS, *GEOMETRY, "DOT_PRECISION"]
+    return "\n".join(signature(name, args, consts) + body.lines), args
+
+
+def vendor_epilogue_kernel(epi: ConvEpilogue, name: str) -> tuple[str, KernelArgs]:
+    """The epilogue on a vendor convolution's contiguous NCHW output ``conv_out``; its source and
+    its arguments, in order."""
+    args = KernelArgs()
+    y = args.pointer("conv_out")
+    for s in ("M", "N", "OH", "OW"):
+        args.scalar(s, s)
+    body = Code()
+    body.indent()
+    _tile_head(body)
+    body.add(
+        "# ---- the convolution's output tile, as the accumulator (positions along M are",
+        "# contiguous within an image and a channel)",
+        "img = offs_m // (OH * OW)",
+        "pix = offs_m % (OH * OW)",
+        "inside = (offs_m < M)[:, None] & (offs_n < N)[None, :]",
+        f"acc = tl.load({y} + (img[:, None] * N + offs_n[None, :]) * (OH * OW) + pix[:, None],",
+        "              mask=inside, other=0.0).to(tl.float32)",
+    )
+    epi.write(args, body)
+    return "\n".join(
+        signature(name, args, ["BLOCK_M", "BLOCK_N", "GROUP_M", "INDEX_64"]) + body.lines
+    ), args
+
+
+def _tile_head(code: Code) -> None:
+    code.add(
+        "pid = tl.program_id(0)",
+        "n_m = tl.cdiv(M, BLOCK_M)",
+        "n_n = tl.cdiv(N, BLOCK_N)",
+        "# grouped order: GROUP_M row blocks take turns on each column block, which stays in L2",
+        "in_group = GROUP_M * n_n",
+        "first_m = pid // in_group * GROUP_M",
+        "group_m = tl.minimum(n_m - first_m, GROUP_M)",
+        "pid_m = first_m + pid % in_group % group_m",
+        "pid_n = pid % in_group // group_m",
+        "offs_m = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)",
+        "offs_n = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)",
+        "if INDEX_64:  # 2^31 elements or more: row offsets (and all derived from them) in 64 bits",
+        "    offs_m = offs_m.to(tl.int64)",
+    )

@@ -1,0 +1,200 @@
+"""The wrapper of a convolution group: sizes from the input and the weight, the math the policy
+allows, the tiles, the launch.
+
+    implicit  one implicit-GEMM kernel (the convolution and its epilogue, one store)
+    vendor    PyTorch's convolution (cuDNN), then one kernel for the epilogue
+
+The math is chosen at run time from the operands and the caller's convolution policy, never
+lowered silently: bf16 and fp16 operands multiply on tensor cores with fp32 accumulation; fp32
+operands keep fp32 accuracy with 3xTF32 (``FP32_MATH`` 0) or IEEE fp32 (``FP32_MATH`` 1), unless
+the caller allowed TF32 for convolutions (``torch.backends.cudnn.allow_tf32``, as the tf32 policy
+does).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from kernelwright.design.families.conv.epilogue import ConvEpilogue
+from kernelwright.design.families.conv.kernels import implicit_gemm_kernel, vendor_epilogue_kernel
+from kernelwright.design.families.conv.spec import SMEM_BYTES, ConvSpec, conv_spec
+from kernelwright.design.families.gemm.precision import FP32_MATH, FP32_NOTES
+from kernelwright.design.fusion import Group
+from kernelwright.design.graph import OpGraph
+from kernelwright.design.kernel.common import (
+    Code,
+    DesignError,
+    RenderedKernel,
+    allocate,
+    launch,
+    wrap_words,
+    wrapper_params,
+)
+from kernelwright.design.kernel.emitter import safe_name
+
+VARIANTS = ("implicit", "vendor")
+DEFAULTS = {
+    "BLOCK_M": 128,
+    "BLOCK_N": 128,
+    "BLOCK_K": 32,
+    "GROUP_M": 8,
+    "STAGES": 3,
+    "WARPS": 8,
+    "FP32_MATH": 0,
+}
+INDEX_32 = 2**31  # elements from which offsets need 64 bits
+
+
+def math_note(fp32_math: str) -> str:
+    """The math of every policy, for a file whose fp32 operands take ``fp32_math``."""
+    return (
+        f"math: fp32 operands {FP32_NOTES[fp32_math]}, or TF32 where the caller allowed it "
+        "for convolutions (torch.backends.cudnn.allow_tf32); bf16/fp16 operands on tensor "
+        "cores; fp32 accumulation throughout"
+    )
+
+
+def render_conv(
+    graph: OpGraph, group: Group, name: str, variant: str, params: Mapping[str, Any]
+) -> RenderedKernel:
+    """Render a convolution group as ``implicit`` or ``vendor``."""
+    if variant not in VARIANTS:
+        raise DesignError(f"the convolution templates render {', '.join(VARIANTS)}, not {variant}")
+    spec = conv_spec(graph, group)
+    p = {**DEFAULTS, **{k: int(v) for k, v in params.items() if k in DEFAULTS}}
+    if p["FP32_MATH"] not in FP32_MATH:
+        raise DesignError(f"FP32_MATH {p['FP32_MATH']}: 0 (tf32x3) or 1 (ieee)")
+    fp32_math = FP32_MATH[p["FP32_MATH"]]
+    vendor = variant == "vendor"
+    if vendor and not spec.epilogue:
+        raise DesignError("a vendor convolution without an epilogue: nothing for a kernel to do")
+    epi = ConvEpilogue(graph, group, spec)
+    code = Code()
+    wparams = wrapper_params(graph, group)
+    code.add(f"def {name}({', '.join(wparams)}):")
+    code.indent()
+    note = math_note(fp32_math) if not vendor else "math: PyTorch's convolution (cuDNN)"
+    first, *rest = wrap_words(_describe(graph, spec, variant), 84)
+    code.add(f'"""{first}', *rest, "", *wrap_words(note, 88), '"""')
+    _sizes(graph, group, spec, fp32_math, vendor, code)
+    code.add(
+        "# tiles: BLOCK_M output positions x BLOCK_N channels"
+        + ("" if vendor else ", BLOCK_K filter taps a step"),
+        f"BLOCK_M = max(16, min({p['BLOCK_M']}, triton.next_power_of_2(M)))",
+        f"BLOCK_N = max(16, min({p['BLOCK_N']}, triton.next_power_of_2(N)))",
+    )
+    outs = [safe_name(o) for o in group.outputs]
+    big = " or ".join(
+        f"{o}.numel() >= {INDEX_32}" for o in ["x_in" if not vendor else "conv_out", *outs]
+    )
+    code.add(f"INDEX_64 = {big}")
+    consts: dict[str, Any] = {
+        "BLOCK_M": "BLOCK_M",
+        "BLOCK_N": "BLOCK_N",
+        "GROUP_M": p["GROUP_M"],
+        "INDEX_64": "INDEX_64",
+    }
+    grid = "(triton.cdiv(M, BLOCK_M) * triton.cdiv(N, BLOCK_N),)"
+    if vendor:
+        text, args = vendor_epilogue_kernel(epi, f"{name}_kernel")
+        launch(f"{name}_kernel", grid, args, {**consts, "num_warps": p["WARPS"]}, code)
+    else:
+        out_bytes = f"{outs[0]}.element_size()"
+        if len(outs) > 1:
+            out_bytes = f"max({', '.join(f'{o}.element_size()' for o in outs)})"
+        code.add(
+            f"BLOCK_K = max(16, min({p['BLOCK_K']}, triton.next_power_of_2(K)))",
+            f"# pipeline stages: up to {p['STAGES']}, as many as fit in shared memory (an H200"
+            " block's 227 KB,",
+            "# less 1 KB for barriers) with these tiles and the operands' and output's dtypes",
+            f"STAGES = _conv_stages({p['STAGES']}, BLOCK_M, BLOCK_N, BLOCK_K, x_in, "
+            f"{out_bytes}, {SMEM_BYTES})",
+        )
+        text, args = implicit_gemm_kernel(epi, f"{name}_kernel")
+        geometry = {
+            "KH": "KH",
+            "KW": "KW",
+            "STRIDE_H": spec.stride[0],
+            "STRIDE_W": spec.stride[1],
+            "PAD_H": spec.padding[0],
+            "PAD_W": spec.padding[1],
+            "DIL_H": spec.dilation[0],
+            "DIL_W": spec.dilation[1],
+        }
+        run = {"num_warps": p["WARPS"], "num_stages": "STAGES"}
+        launch(
+            f"{name}_kernel",
+            grid,
+            args,
+            {**consts, "BLOCK_K": "BLOCK_K", **geometry, "DOT_PRECISION": "DOT_PRECISION", **run},
+            code,
+        )
+    code.add(f"return {', '.join(outs)}" + ("," if len(outs) == 1 else ""))
+    return RenderedKernel(
+        (text,),
+        code.text(),
+        name,
+        tuple(wparams),
+        tuple(group.outputs),
+        tuple(sorted(epi.helpers)),
+        notes=(note,),
+    )
+
+
+def _describe(graph: OpGraph, spec: ConvSpec, variant: str) -> str:
+    ops = ", ".join(dict.fromkeys(graph.node(n).op for n in spec.epilogue))
+    s, pd, d = spec.stride, spec.padding, spec.dilation
+    what = (
+        f"2-D convolution of {safe_name(spec.x)} by {safe_name(spec.w)} (stride {s[0]}x{s[1]}, "
+        f"padding {pd[0]}x{pd[1]}, dilation {d[0]}x{d[1]})"
+    )
+    if ops:
+        what += f" with its epilogue ({ops}) on the fp32 accumulator"
+    how = {
+        "implicit": "an implicit GEMM on tensor cores (input patches gathered a block of taps "
+        "at a time), tiles in grouped order, one NCHW store",
+        "vendor": "PyTorch's convolution, then one kernel for the epilogue",
+    }
+    return f"{what}: {how[variant]}."
+
+
+def _sizes(
+    graph: OpGraph, group: Group, spec: ConvSpec, fp32_math: str, vendor: bool, code: Code
+) -> None:
+    """The operands and the GEMM's sizes from the runtime tensors; tl.dot's input precision;
+    the domain's sizes; the outputs."""
+    assert group.layout is not None
+    s, pd, d = spec.stride, spec.padding, spec.dilation
+    x, w = safe_name(spec.x), safe_name(spec.w)
+    code.add(
+        f"x_in, w_in = {x}, {w}  # N x C_in x H x W (any strides), C_out x C_in x KH x KW",
+        "n_img, C_in, H, W = x_in.shape",
+        "C_out, _, KH, KW = w_in.shape",
+        f"OH = (H + {2 * pd[0]} - {d[0]} * (KH - 1) - 1) // {s[0]} + 1",
+        f"OW = (W + {2 * pd[1]} - {d[1]} * (KW - 1) - 1) // {s[1]} + 1",
+        "# the implicit GEMM: M output positions x N channels over K filter taps",
+        "M, N, K = n_img * OH * OW, C_out, C_in * KH * KW",
+    )
+    if vendor:
+        code.add(
+            "conv_out = torch.ops.aten.convolution.default(",
+            f"    x_in, w_in, None, [{s[0]}, {s[1]}], [{pd[0]}, {pd[1]}], [{d[0]}, {d[1]}],"
+            " False, [0, 0], 1",
+            ").contiguous()",
+        )
+    else:
+        code.add(
+            "x_in, w_in = _dot_operands(x_in, w_in)",
+            "# the weight as [C_out, K], K-major: OIHW storage already is (no copy then)",
+            "w_in = w_in.contiguous()",
+            "sx_n, sx_c, sx_h, sx_w = x_in.stride()",
+            "# tl.dot's input precision, from the operands' dtype and the caller's conv policy",
+            f'DOT_PRECISION = _conv_dot_precision(x_in, "{fp32_math}")',
+        )
+    sizes = {spec.axes[0]: "n_img", spec.axes[1]: "C_out", spec.axes[2]: "OH", spec.axes[3]: "OW"}
+    for dim in range(len(group.layout.hint)):
+        if dim not in sizes:
+            raise DesignError(f"domain dimension {dim} is none of the convolution's output's")
+        code.add(f"dim{dim} = {sizes[dim]}")
+    allocate(graph, group, group.layout, code, "x_in")

@@ -1,0 +1,126 @@
+"""What a convolution group computes: one 2-D convolution (NCHW input, OIHW weight, one group)
+and the element-wise epilogue applied to it, seen as a matrix product (an implicit GEMM).
+
+    notation   N images of C_in x H x W; C_out filters of C_in x KH x KW; output N x C_out x
+               OH x OW, OH = (H + 2 pad_h - dil_h (KH - 1) - 1) // stride_h + 1 (OW alike)
+    product    out[m, n] = sum_k patch[m, k] * weight[n, k], with
+                 M = N * OH * OW   rows: (image, oh, ow), ow fastest
+                 N = C_out         columns: output channels
+                 K = C_in * KH * KW, in the order (c, kh, kw): the OIHW weight flattened is
+                                   [C_out, K] with a unit stride along K, as stored
+    axes       which domain dimension is the output's image, channel, row and column (None:
+               a size-1 dimension, not in the domain)
+    epilogue   the group's other nodes (the conv's bias, lowered to an add, then scales,
+               activations...), computed on the fp32 accumulator before the single store
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from kernelwright.design.aten import classify, conv2d_args
+from kernelwright.design.fusion import Group
+from kernelwright.design.graph import Node, OpGraph, Ref
+from kernelwright.design.kernel.common import DesignError
+from kernelwright.skills.conditions import GemmShape
+
+# The shared memory a block may ask for: an H200's (and H100's) 232448 bytes, less 1 KB for the
+# pipeline's barriers (as the GEMM family)
+SMEM_BYTES = 232448 - 1024
+
+
+@dataclass(frozen=True, slots=True)
+class ConvSpec:
+    """One convolution group's product (see the module docstring).
+
+    Attributes:
+        node: the ``convolution`` node (its bias is None: lowering moved it to the epilogue).
+        x, w: its input's and weight's value names.
+        stride, padding, dilation: (along H, along W).
+        axes: the domain dimension of the output's (image, channel, row, column) dimensions.
+        epilogue: the group's other nodes, in order.
+    """
+
+    node: Node
+    x: str
+    w: str
+    stride: tuple[int, int]
+    padding: tuple[int, int]
+    dilation: tuple[int, int]
+    axes: tuple[int | None, int | None, int | None, int | None]
+    epilogue: tuple[str, ...]
+
+    @property
+    def row_axes(self) -> tuple[int, ...]:
+        """The domain dimensions of the GEMM's rows (image, oh, ow), outermost first."""
+        return tuple(a for a in (self.axes[0], self.axes[2], self.axes[3]) if a is not None)
+
+
+def conv_spec(graph: OpGraph, group: Group) -> ConvSpec:
+    """The convolution of ``group`` and where its dimensions lie in the group's domain.
+
+    Raises:
+        DesignError: the group holds no single bias-free 2-D convolution.
+    """
+    assert group.layout is not None
+    convs = [graph.node(n) for n in group.nodes if classify(graph.node(n)) == "conv"]
+    if len(convs) != 1:
+        raise DesignError(f"a convolution group holds one 2-D convolution, not {len(convs)}")
+    node = convs[0]
+    found = conv2d_args(node)
+    x, w, bias = node.args[0], node.args[1], node.args[2]
+    if found is None or not isinstance(x, Ref) or not isinstance(w, Ref):
+        raise DesignError("a convolution of non-tensor operands")
+    if bias is not None:
+        raise DesignError("a convolution with its bias (lowering adds it in the epilogue)")
+    if graph.meta(x.name).rank != 4 or graph.meta(w.name).rank != 4:
+        raise DesignError("the implicit-GEMM template takes NCHW inputs and OIHW weights")
+    ax = group.layout.axes[node.name]
+    if ax[1] is None or all(a is None for a in (ax[0], ax[2], ax[3])):
+        raise DesignError("one output channel or one output position: no product to tile")
+    stride, padding, dilation = found
+    epilogue = tuple(n for n in group.nodes if n != node.name)
+    return ConvSpec(
+        node, x.name, w.name, stride, padding, dilation, (ax[0], ax[1], ax[2], ax[3]), epilogue
+    )
+
+
+def conv_shape(graph: OpGraph, spec: ConvSpec) -> GemmShape:
+    """The implicit GEMM's sizes at capture (the skills' conditions read them as a product's):
+    M = N * OH * OW, N = C_out, K = C_in * KH * KW; the weight is K-major as stored."""
+    xm, wm, om = graph.meta(spec.x), graph.meta(spec.w), spec.node.out
+    bias = own_bias(graph, spec)
+    ops = tuple(
+        graph.node(x).op for x in spec.epilogue if graph.node(x).kind == "call" and x != bias
+    )
+    return GemmShape(
+        om.hint[0] * om.hint[2] * om.hint[3],
+        wm.hint[0],
+        wm.hint[1] * wm.hint[2] * wm.hint[3],
+        lhs_k_contiguous=xm.strides[-1] == 1,
+        rhs_k_contiguous=wm.strides[-1] == 1 and wm.strides[1] == wm.hint[2] * wm.hint[3],
+        epilogue=tuple(o for o in ops if o not in ("view", "unsqueeze", "permute", "expand")),
+    )
+
+
+def own_bias(graph: OpGraph, spec: ConvSpec) -> str | None:
+    """The epilogue's add of the convolution's own bias (lowering's ``conv + bias.view(C, 1,
+    1)``), which PyTorch's convolution would do itself; None when there is none. It is no
+    epilogue of its own: the vendor path is not worth a kernel for it alone."""
+    for name in spec.epilogue:
+        node = graph.node(name)
+        if node.target != "aten.add.Tensor" or node.args[0] != Ref(spec.node.name):
+            continue
+        other = node.args[1]
+        if not isinstance(other, Ref) or not graph.has_node(other.name):
+            continue
+        view = graph.node(other.name)
+        src = view.args[0] if view.args else None
+        if (
+            view.target == "aten.view.default"
+            and isinstance(src, Ref)
+            and graph.meta(src.name).rank == 1
+            and view.out.hint[1:] == (1, 1)
+        ):
+            return name
+    return None

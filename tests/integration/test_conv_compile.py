@@ -1,0 +1,59 @@
+"""The implicit-GEMM convolution kernels compile for sm_90 at KernelBench level-2 sizes: Hopper
+tensor cores (wgmma) with the math the policy asks for (3xTF32 under fp32, TF32 under tf32),
+within an SM's shared memory, without spilling. Runs in a child without the interpreter."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from compile_child import run_compile_script
+
+ROOT = Path(__file__).resolve().parents[2]
+TASKS = [
+    "level2/1_Conv2D_ReLU_BiasAdd",  # 3x3, 64 -> 128 channels, 128 x 128 images
+    "level2/54_Conv2d_Multiply_LeakyReLU_GELU",  # 3x3, 64 -> 64, a per-channel scale
+]
+SMEM = 227 * 1024  # an H200 SM's shared memory a block may take
+WGMMA = r"wgmma\.mma_async[\w.]*?\.f32\.(\w+)\.\w+"
+
+
+@pytest.mark.slow
+def test_implicit_gemm_compiles_for_hopper_without_spills() -> None:
+    pytest.importorskip("triton")
+    paths = [str(ROOT / "kernelbench" / f"{t}.py") for t in TASKS]
+    script = f"""
+        import json, re
+        from kernelwright.design.plan import plan_task
+        from kernelwright.design.compile_check import compile_check
+        from kernelwright.evaluate.precision import apply_policy
+        from kernelwright.records import Precision
+        from kernelwright.task import load_task
+        rows = []
+        for path in {paths!r}:
+            plan = plan_task(load_task(path, "full"), "cuda", "full", isolate=False)
+            design = plan.designs[0]
+            for policy in ("fp32", "tf32"):
+                apply_policy(Precision(policy))
+                for r in compile_check(plan.render(design), path, "full", keep_ptx=True):
+                    mma = sorted(set(re.findall({WGMMA!r}, r.ptx)))
+                    rows.append([path, policy, design.skills, r.kernel, r.ok, r.registers,
+                                 r.spill_bytes, r.shared_bytes, mma, len(re.findall(
+                                 r"wgmma\\.mma_async", r.ptx)), r.error[:300]])
+        print(json.dumps(rows))
+        """
+    rows = run_compile_script(script, timeout=900)
+    assert {(Path(p).stem, policy) for p, policy, *_ in rows} == {
+        (Path(t).name, policy) for t in TASKS for policy in ("fp32", "tf32")
+    }
+    for path, policy, skills, kernel, ok, _regs, spill, shared, mma, _n_mma, error in rows:
+        assert "conv-implicit-gemm" in skills, (path, skills)
+        assert ok, (path, policy, kernel, error)
+        assert spill in (0, None), (path, policy, kernel, spill)
+        assert shared <= SMEM, (path, policy, kernel, shared)
+        assert mma == ["tf32"], (path, policy, kernel, mma)
+    # 3xTF32 is three tensor-core products a step where TF32 is one
+    count = {(Path(p).stem, policy): n for p, policy, *_, n, _ in rows}
+    for t in TASKS:
+        name = Path(t).name
+        assert count[(name, "fp32")] == 3 * count[(name, "tf32")] > 0, count

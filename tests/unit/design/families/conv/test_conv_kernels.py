@@ -1,0 +1,123 @@
+"""2-D convolutions and their epilogues as implicit GEMMs, run under the interpreter against
+PyTorch's conv2d in float64, at small odd shapes (partial tiles along M, N and K; several K
+blocks), with input variants of other sizes: strides, padding, dilation, 3x3 and 1x1 filters,
+with and without the conv's bias, fp32 and tf32 policies; and the vendor path for convolutions
+too narrow for tensor-core tiles."""
+
+from __future__ import annotations
+
+import pytest
+
+# 16 x 16 tiles over K blocks of 16 taps: several tiles and K blocks at small sizes
+SMALL = {"BLOCK_M": 16, "BLOCK_N": 16, "BLOCK_K": 16, "GROUP_M": 2}
+
+CONV = """
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d({cin}, {cout}, {k}, stride={stride}, padding={padding},
+                              dilation={dilation}, bias={bias})
+        self.bias = nn.Parameter(torch.randn({cout}, 1, 1))
+    def forward(self, x):
+        return {body}
+def get_inputs():
+    return [torch.randn(2, {cin}, {h}, {w})]
+def get_input_variants():
+    return [[torch.randn(1, {cin}, {h2}, {w2})]]
+def get_init_inputs():
+    return []
+"""
+
+CASES = {
+    # name: (C_in, C_out, kernel, stride, padding, dilation, bias, H, W, variant H, W)
+    "3x3": (8, 33, 3, 1, 0, 1, True, 11, 10, 7, 9),
+    "3x3-stride2-pad1": (8, 33, 3, 2, 1, 1, False, 13, 10, 6, 5),
+    "3x3-dilation2-pad1": (8, 33, 3, 1, 1, 2, True, 9, 12, 6, 7),
+    "1x1": (65, 34, 1, 1, 0, 1, False, 5, 7, 3, 2),
+    "1x1-stride2": (65, 34, 1, 2, 0, 1, True, 6, 7, 3, 3),
+    "3x5-mixed": (7, 40, (3, 5), (2, 1), (1, 2), (1, 2), True, 9, 11, 5, 8),
+}
+
+
+def conv_task(case: str, body: str = "torch.relu(self.conv(x)) + self.bias") -> str:
+    cin, cout, k, stride, padding, dilation, bias, h, w, h2, w2 = CASES[case]
+    return CONV.format(
+        cin=cin,
+        cout=cout,
+        k=k,
+        stride=stride,
+        padding=padding,
+        dilation=dilation,
+        bias=bias,
+        h=h,
+        w=w,
+        h2=h2,
+        w2=w2,
+        body=body,
+    )
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_implicit_gemm_with_relu_and_bias_matches_float64(check_launches, case: str) -> None:
+    """One kernel: the convolution, its own bias, the ReLU and the added bias, one store."""
+    runs = check_launches(
+        conv_task(case),
+        skills=("conv-implicit-gemm",),
+        params=SMALL,
+        reference="float64",
+        policy="fp32",
+    )
+    assert [launched for _, launched in runs] == [["conv_0_kernel", "conv_0_kernel"]]
+
+
+@pytest.mark.parametrize("policy", ["fp32", "tf32"])
+def test_the_math_follows_the_policy(check, policy: str) -> None:
+    """3xTF32 under fp32 and TF32 under tf32, chosen per call from PyTorch's conv flag; the
+    interpreter computes either in fp32, so both match the float64 reference."""
+    (src,) = check(
+        conv_task("3x3-stride2-pad1", "F.gelu(self.conv(x) * 2.0)"),
+        skills=("conv-implicit-gemm",),
+        params=SMALL,
+        reference="float64",
+        policy=policy,
+    )
+    assert 'DOT_PRECISION = _conv_dot_precision(x_in, "tf32x3")' in src
+    assert "torch.backends.cudnn.allow_tf32" in src
+    assert "input_precision=DOT_PRECISION" in src and "torch.ops.aten.convolution" not in src
+
+
+def test_ieee_fp32_math_on_request(check) -> None:
+    (src,) = check(
+        conv_task("1x1"),
+        skills=("conv-implicit-gemm",),
+        params={**SMALL, "FP32_MATH": 1},
+        reference="float64",
+    )
+    assert '_conv_dot_precision(x_in, "ieee")' in src
+
+
+def test_bf16_operands(check) -> None:
+    check(
+        conv_task("3x3"), skills=("conv-implicit-gemm",), params=SMALL, dtype="bfloat16", tol=3e-2
+    )
+
+
+def test_a_narrow_convolution_keeps_the_vendor_conv_and_fuses_its_epilogue(check) -> None:
+    """K = 3 x 3 x 3 = 27 taps: no implicit GEMM; PyTorch's convolution, then one kernel for
+    the bias, the ReLU and the added bias."""
+    body = CONV.format(
+        cin=3,
+        cout=20,
+        k=3,
+        stride=1,
+        padding=1,
+        dilation=1,
+        bias=True,
+        h=9,
+        w=10,
+        h2=5,
+        w2=4,
+        body="torch.relu(self.conv(x)) + self.bias",
+    )
+    (src,) = check(body, skills=("conv-vendor",), params={"BLOCK_M": 32, "BLOCK_N": 16})
+    assert "torch.ops.aten.convolution.default(" in src and "tl.dot" not in src

@@ -1,0 +1,86 @@
+"""Which convolutions become ``conv`` groups, what joins them, and which skill each gets (no
+kernels run: capture, fusion and the skills' verdicts only)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from design_checks import designs_for, write_task
+
+from kernelwright.design.structures import group_options
+from kernelwright.skills.library import SkillLibrary
+
+TASK = """
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.{conv}
+        self.scale = nn.Parameter(torch.randn({cout}, 1, 1))
+    def forward(self, x):
+        return {body}
+def get_inputs():
+    return [torch.randn({shape})]
+def get_init_inputs():
+    return []
+"""
+EPILOGUE = "F.leaky_relu(self.conv(x) * self.scale, 0.1)"
+
+
+def plan(tmp_path: Path, conv: str, cout: int, shape: str, body: str = EPILOGUE):
+    path = write_task(tmp_path, TASK.format(conv=conv, cout=cout, shape=shape, body=body))
+    part, designs = designs_for(path)
+    library = SkillLibrary.builtin()
+    return part, designs, [group_options(part, g, library) for g in part.fused]
+
+
+def test_a_wide_convolution_and_its_epilogue_are_one_implicit_gemm(tmp_path: Path) -> None:
+    """8 x 48 x 48 output positions: 144 tiles of 128 fill an H200's 132 SMs."""
+    part, designs, (options,) = plan(tmp_path, "Conv2d(16, 48, 3, padding=1)", 48, "8, 16, 48, 48")
+    (group,) = part.fused
+    assert group.kind == "conv" and len(part.groups) == 1
+    ops = [part.graph.node(n).target for n in group.nodes]
+    # the conv's own bias was lowered into the epilogue: an add before the scale
+    assert ops.count("aten.convolution.default") == 1 and "aten.add.Tensor" in ops
+    assert "aten.leaky_relu.default" in ops and "aten.mul.Tensor" in ops
+    assert [o.choice.skill for o in options.options] == ["conv-implicit-gemm", "conv-vendor"]
+    assert list(designs[0].skills) == ["conv-implicit-gemm"]
+    g = options.facts.gemm
+    assert g is not None and (g.m, g.n, g.k) == (8 * 48 * 48, 48, 16 * 9)
+
+
+def test_too_few_tiles_rank_the_vendor_conv_first(tmp_path: Path) -> None:
+    """2 x 12 x 12 output positions: 3 tiles of 128 would leave most SMs idle."""
+    _, designs, (options,) = plan(tmp_path, "Conv2d(16, 48, 3, padding=1)", 48, "2, 16, 12, 12")
+    assert [o.choice.skill for o in options.options] == ["conv-vendor", "conv-implicit-gemm"]
+    assert options.options[1].cost > 10 * options.options[0].cost
+
+
+def test_a_narrow_convolution_keeps_the_vendor_conv(tmp_path: Path) -> None:
+    """K = 3 x 3 x 3 taps: no tensor-core tiles; cuDNN's conv and our epilogue kernel."""
+    _, designs, (options,) = plan(tmp_path, "Conv2d(3, 48, 3)", 48, "2, 3, 12, 12")
+    assert [o.choice.skill for o in options.options] == ["conv-vendor"]
+    (why,) = [r for s, r in options.skipped if s == "conv-implicit-gemm"]
+    assert any("K = C_in*KH*KW = 27" in line for line in why)
+    assert list(designs[0].skills) == ["conv-vendor"]
+
+
+def test_a_narrow_convolution_alone_is_left_to_pytorch(tmp_path: Path) -> None:
+    _, designs, (options,) = plan(tmp_path, "Conv2d(3, 8, 3)", 8, "2, 3, 12, 12", "self.conv(x)")
+    assert options.options == [] and designs == []
+
+
+@pytest.mark.parametrize(
+    ("conv", "shape"),
+    [("Conv2d(16, 48, 3, groups=2)", "2, 16, 12, 12"), ("Conv1d(16, 48, 3)", "2, 16, 12")],
+    ids=["grouped", "1-d"],
+)
+def test_other_convolutions_stay_framework_calls_with_a_fused_epilogue(
+    tmp_path: Path, conv: str, shape: str
+) -> None:
+    cout = 48
+    body = "F.leaky_relu(self.conv(x) * 2.0, 0.1)"
+    part, _, _ = plan(tmp_path, conv, cout, shape, body)
+    kinds = [g.kind for g in part.groups]
+    assert kinds == ["framework", "pointwise"]
+    assert "convolution" in part.graph.node(part.groups[0].nodes[0]).target
