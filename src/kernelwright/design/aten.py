@@ -16,6 +16,8 @@
     select       topk (sorted, along one dimension)              the selection template
     matmul       mm, bmm (addmm is lowered to mm + add)          the GEMM templates, with the
                                                                  element-wise ops after it
+    attention    scaled_dot_product_attention (kept whole by     the flash-attention template
+                 capture)
     const        scalar_tensor, full of one element              inlined as a literal
     framework    everything else (mm, conv, sort...)             left to PyTorch, labelled
 
@@ -64,6 +66,9 @@ CONSTS = frozenset({"aten.scalar_tensor.default", "aten.full.default"})
 SELECTS = frozenset({"aten.topk.default"})
 # Matrix products: (M, K) @ (K, N) and batched (B, M, K) @ (B, K, N), operands of any strides
 MATMULS = frozenset({"aten.mm.default", "aten.bmm.default"})
+# softmax(Q K^T * scale [+ mask]) V over [batch, heads, seq, dim] operands; capture keeps it one
+# node (``capture.KEPT_WHOLE``)
+ATTENTIONS = frozenset({"aten.scaled_dot_product_attention.default"})
 # table[index] along the first dimension; an embedding's forward is the same lookup (its
 # padding_idx and scale_grad_by_freq act on the gradient only)
 LOOKUPS = frozenset({"aten.index.Tensor", "aten.embedding.default"})
@@ -241,6 +246,8 @@ def classify(node: Node) -> str:
         return "select"
     if t in MATMULS:
         return "matmul"
+    if t in ATTENTIONS:
+        return "attention"
     if t in CONSTS and node.meta and node.out.rank == 0:
         return "const"
     if t == "aten.gather.default":

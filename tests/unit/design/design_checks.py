@@ -6,7 +6,8 @@ it in compiled mode; so the checks run in one long-lived child started with TRIT
 The child reads one JSON request per line and answers one JSON line:
 
     {"body": "...task body...", "skills": [...], "params": {...}, "inputs": "python expr" | null,
-     "dtype": "bfloat16" | null, "tol": 1e-4, "expect": 1, "policy": "fp32" | "tf32" | null}
+     "dtype": "bfloat16" | null, "tol": 1e-4, "expect": 1, "policy": "fp32" | "tf32" | null,
+     "float64_reference": false}
     -> {"sources": [...], "checked": [...skills per design...],
         "launched": [...kernel names launched per design...]} or {"error": "..."}
 """
@@ -163,9 +164,12 @@ def compare(
     dtype: Any,
     tol: float,
     launched: list[str] | None = None,
+    float64_reference: bool = False,
 ) -> None:
     """Run the emitted ModelNew and the reference on the task's inputs and variants
-    (``launched``: collects the name of every kernel launched, in order)."""
+    (``launched``: collects the name of every kernel launched, in order;
+    ``float64_reference``: the reference runs on the inputs in float64, its results are
+    compared after conversion to the candidate's dtype)."""
     import torch
 
     from kernelwright.task.module import import_task_module
@@ -193,10 +197,16 @@ def compare(
         if dtype is not None:
             ref, new = ref.to(dtype), new.to(dtype)
         with torch.no_grad():
-            want = ref(*[x.clone() if isinstance(x, torch.Tensor) else x for x in xs])
+            ref_xs = [x.clone() if isinstance(x, torch.Tensor) else x for x in xs]
+            if float64_reference:
+                ref = ref.double()
+                ref_xs = [x.double() if _is_float(x) else x for x in ref_xs]
+            want = ref(*ref_xs)
             got = new(*[x.clone() if isinstance(x, torch.Tensor) else x for x in xs])
         want = list(want) if isinstance(want, tuple | list) else [want]
         got = list(got) if isinstance(got, tuple | list) else [got]
+        if float64_reference:
+            want = [w.to(g.dtype) for w, g in zip(want, got, strict=False)]
         assert len(want) == len(got), f"set {k}: {len(got)} outputs, expected {len(want)}"
         for i, (w, g) in enumerate(zip(want, got, strict=True)):
             assert g.shape == w.shape, (
@@ -209,6 +219,12 @@ def compare(
                 assert ok, f"set {k} output {i}: max abs error {err:.3g}"
             else:
                 assert torch.equal(g, w), f"set {k} output {i}: integer results differ"
+
+
+def _is_float(x: Any) -> bool:
+    import torch
+
+    return isinstance(x, torch.Tensor) and x.is_floating_point()
 
 
 def check(request: dict[str, Any]) -> dict[str, Any]:
@@ -242,7 +258,15 @@ def check(request: dict[str, Any]) -> dict[str, Any]:
             )
             launched: list[str] = []
             try:
-                compare(path, src, inputs, dtype, float(request.get("tol", 1e-4)), launched)
+                compare(
+                    path,
+                    src,
+                    inputs,
+                    dtype,
+                    float(request.get("tol", 1e-4)),
+                    launched,
+                    bool(request.get("float64_reference")),
+                )
             except AssertionError as exc:
                 return {"error": f"design {d.skills}: {exc}", "source": src}
             sources.append(src)

@@ -10,6 +10,8 @@ parameters and tunable space (its skill files and heuristics), and how it render
     topk         select       sorted lanes, k rounds                            topk-rounds
     gemm         gemm         tiled (persistent, grouped; TMA or pointer        gemm-*
                               loads), split-K; epilogue on the accumulator
+    attention    attention    flash (online softmax over key blocks; causal,   attention-flash*
+                              masks, grouped-query heads)
 
 Each family's folder holds its templates, ``skills/*.toml``, ``conditions.py``, ``defaults.py``
 and the ``measurements.csv`` its defaults follow. Its tests are ``tests/unit/design/families/
@@ -18,6 +20,7 @@ and the ``measurements.csv`` its defaults follow. Its tests are ``tests/unit/des
 
 from __future__ import annotations
 
+from kernelwright.design.families.attention import AttentionFamily
 from kernelwright.design.families.base import Family
 from kernelwright.design.families.gemm import GemmFamily
 from kernelwright.design.families.pointwise import PointwiseFamily
@@ -36,6 +39,7 @@ FAMILIES: dict[str, Family] = {
         PoolFamily(),
         TopKFamily(),
         GemmFamily(),
+        AttentionFamily(),
     )
 }
 
