@@ -18,6 +18,8 @@
                                                                  element-wise ops after it
     conv         convolution: 2-D, groups 1, not transposed      the implicit-GEMM templates, with
                  (its bias is lowered to an add)                 the element-wise ops after it
+    attention    scaled_dot_product_attention (kept whole by     the flash-attention template
+                 capture)
     const        scalar_tensor, full of one element              inlined as a literal
     framework    everything else (other convs, sort...)          left to PyTorch, labelled
 
@@ -68,6 +70,9 @@ SELECTS = frozenset({"aten.topk.default"})
 MATMULS = frozenset({"aten.mm.default", "aten.bmm.default"})
 # Convolutions; only 2-D ones of one group, not transposed, are the ``conv`` kind (conv2d_args)
 CONVS = frozenset({"aten.convolution.default"})
+# softmax(Q K^T * scale [+ mask]) V over [batch, heads, seq, dim] operands; capture keeps it one
+# node (``capture.KEPT_WHOLE``)
+ATTENTIONS = frozenset({"aten.scaled_dot_product_attention.default"})
 # table[index] along the first dimension; an embedding's forward is the same lookup (its
 # padding_idx and scale_grad_by_freq act on the gradient only)
 LOOKUPS = frozenset({"aten.index.Tensor", "aten.embedding.default"})
@@ -247,6 +252,8 @@ def classify(node: Node) -> str:
         return "matmul"
     if t in CONVS and conv2d_args(node) is not None:
         return "conv"
+    if t in ATTENTIONS:
+        return "attention"
     if t in CONSTS and node.meta and node.out.rank == 0:
         return "const"
     if t == "aten.gather.default":

@@ -123,10 +123,26 @@ def _export(model: Any, inputs: list[Any], path: str) -> Any:
     for shapes in (dynamic, None):
         try:
             ep = torch.export.export(model, tuple(inputs), dynamic_shapes=shapes)
-            return ep.run_decompositions()
+            return ep.run_decompositions(_decompositions())
         except Exception as exc:  # try static shapes before giving up
             errors.append(f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}")
     raise TaskError(f"{path}: torch.export could not trace Model ({errors[-1]})")
+
+
+def _decompositions() -> Any:
+    """Core ATen's decompositions, less those of operators a kernel family takes whole:
+    scaled-dot-product attention stays one node (the attention family's flash kernel) instead
+    of a product, a softmax and a product that materialise the scores."""
+    import torch
+
+    table = torch.export.default_decompositions()
+    for op in KEPT_WHOLE:
+        table.pop(getattr(torch.ops.aten, op).default, None)
+    return table
+
+
+# Operators kept whole by the decompositions (see _decompositions)
+KEPT_WHOLE = ("scaled_dot_product_attention",)
 
 
 # -- FX -> OpGraph ------------------------------------------------------------------------------

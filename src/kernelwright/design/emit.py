@@ -321,7 +321,7 @@ def _node_line(graph: OpGraph, n: Node, device: str | None, partition: Partition
     kwargs = [f"{k}={_arg(v, device)}" for k, v in n.kwargs]
     call = f"torch.ops.{n.target}({', '.join(args + kwargs)})"
     comment = ""
-    left = ("framework", "select", "matmul")
+    left = ("framework", "select", "matmul", "attention")
     if classify(n) in left or (n.target in CONSTS and classify(n) != "const"):
         group = partition.group_of(n.name)
         why = group.note if group is not None and group.note else f"no template for {n.target}"

@@ -8,6 +8,7 @@
                 row reductions such as a softmax) and its epilogue on the k selected positions
                 (renormalisation, index casts)
     pool        one pooling window op
+    attention   one scaled-dot-product attention (its operands loaded by the flash template)
     gemm        one matrix product (mm, bmm) with its element-wise epilogue (bias, scale,
                 residual, clamp, activations); its operands are loaded by the GEMM template, so
                 whatever computes them stays in its own kernel
@@ -158,9 +159,9 @@ def fuse(graph: OpGraph) -> Partition:
             kind = "framework"
         if kind == "cat" and _fuse_cat(graph, drafts, owner, n):
             continue
-        if kind in ("framework", "pool", "cat"):
+        if kind in ("framework", "pool", "cat", "attention"):
             owner[n.name] = len(drafts)
-            draft_kind = "pool" if kind == "pool" else "framework"
+            draft_kind = kind if kind in ("pool", "attention") else "framework"
             drafts.append(_Draft(draft_kind, [n.name], order[n.name], note=refusal or _why(n)))
             continue
         if kind != "pointwise":
@@ -298,7 +299,7 @@ def _why(n: Node) -> str:
     kind = classify(n)
     if kind == "framework":
         return f"no template for {n.target}"
-    if kind == "pool":
+    if kind in ("pool", "attention"):
         return ""
     if kind == "select":
         return "a top-k along a strided dimension (the template selects along the innermost one)"

@@ -49,6 +49,41 @@ class GemmShape:
 
 
 @dataclass(frozen=True, slots=True)
+class AttentionShape:
+    """A scaled-dot-product attention's shape and options at the design's size.
+
+    Attributes:
+        batch, heads: the query's ``(batch, heads)`` (``kv_heads`` for the key and value).
+        m, n: query and key positions (sequence lengths).
+        d, dv: the query/key and the value head dims.
+        kv_heads: key/value heads; fewer than ``heads`` under grouped-query attention.
+        causal: ``is_causal`` (query i sees keys 0..i).
+        mask: ``""`` (none), ``"bool"`` (True: attend) or ``"additive"`` (added to the scores);
+            ``"other: ..."`` for one the template cannot read.
+        dropout: ``dropout_p`` (0 in inference).
+        operands: why the operands' shapes do not fit ``(B, H, M, D)``, ``(B, Hk, N, D)``,
+            ``(B, Hk, N, Dv)`` with ``Hk`` dividing ``H``; empty when they do.
+    """
+
+    batch: int
+    heads: int
+    m: int
+    n: int
+    d: int
+    dv: int
+    kv_heads: int
+    causal: bool = False
+    mask: str = ""
+    dropout: float = 0.0
+    operands: str = ""
+
+    @property
+    def flops(self) -> int:
+        """Multiply-adds of Q K^T and P V times two (every block, causal or not)."""
+        return 2 * self.batch * self.heads * self.m * self.n * (self.d + self.dv)
+
+
+@dataclass(frozen=True, slots=True)
 class GroupFacts:
     """What the skills' conditions may look at, for one fusion group at one size.
 
@@ -80,6 +115,7 @@ class GroupFacts:
         full_outputs: the group writes a value along the reduced dimensions (a softmax, a
             norm); False when it writes only per-row results (a loss's terms, a maximum).
         gemm: a GEMM group's product (None for other kinds).
+        attention: an attention group's shape and options (None for other kinds).
     """
 
     kind: str
@@ -105,6 +141,7 @@ class GroupFacts:
     stats_then_write: bool = False
     full_outputs: bool = True
     gemm: GemmShape | None = None
+    attention: AttentionShape | None = None
 
     @property
     def numel(self) -> int:

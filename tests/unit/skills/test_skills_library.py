@@ -26,7 +26,7 @@ def facts(**kw: object) -> GroupFacts:
 
 def test_builtin_skills_load_and_cover_every_group_kind() -> None:
     lib = SkillLibrary.builtin()
-    kinds = {"pointwise", "reduction", "scan", "select", "pool", "gemm", "conv"}
+    kinds = {"pointwise", "reduction", "scan", "select", "pool", "gemm", "conv", "attention"}
     assert {s.applies_to for s in lib} == kinds
     for s in lib:
         assert s.intent and s.expected_gain > 0

@@ -13,6 +13,8 @@ parameters and tunable space (its skill files and heuristics), and how it render
     conv         conv         implicit GEMM (2-D, groups 1; patch gathers,      conv-*
                               grouped order; the GEMM epilogue), or the
                               vendor conv + an epilogue kernel
+    attention    attention    flash (online softmax over key blocks; causal,   attention-flash*
+                              masks, grouped-query heads)
 
 Each family's folder holds its templates, ``skills/*.toml``, ``conditions.py``, ``defaults.py``
 and the ``measurements.csv`` its defaults follow. Its tests are ``tests/unit/design/families/
@@ -21,6 +23,7 @@ and the ``measurements.csv`` its defaults follow. Its tests are ``tests/unit/des
 
 from __future__ import annotations
 
+from kernelwright.design.families.attention import AttentionFamily
 from kernelwright.design.families.base import Family
 from kernelwright.design.families.conv import ConvFamily
 from kernelwright.design.families.gemm import GemmFamily
@@ -41,6 +44,7 @@ FAMILIES: dict[str, Family] = {
         TopKFamily(),
         GemmFamily(),
         ConvFamily(),
+        AttentionFamily(),
     )
 }
 

@@ -1,0 +1,157 @@
+"""The flash-attention kernel: one program per ``BLOCK_M`` queries of one (batch, head), a loop
+over ``BLOCK_N`` keys with an online softmax, so the ``M x N`` scores never reach memory.
+
+    per key block    s = q k^T * scale (tl.dot, fp32 accumulation), masked to -inf where a key
+                     is past N, above the diagonal (causal) or masked out; m_new = max(m, rowmax
+                     s); p = exp(s - m_new); l = l * exp(m - m_new) + rowsum p;
+                     acc = acc * exp(m - m_new) + p v (tl.dot)
+    at the end       out = acc / l (0 for a row with every key masked, as torch's math kernel)
+
+Scores are kept in the log2 domain (the scale folded with log2(e), ``exp2``). Causal programs
+stop at the diagonal (key blocks wholly above it are never loaded) and run the longest rows
+first. Head dims are padded to a power of two: the padding reads zeros, which add nothing to
+``q . k`` and are not stored. Operands of any strides; grouped-query heads read key/value head
+``h // KV_GROUP``. ``DOT_PRECISION`` is tl.dot's input precision, chosen by the wrapper from
+the operands' dtype and the caller's matmul policy, exactly as for a GEMM.
+"""
+
+from __future__ import annotations
+
+from kernelwright.design.kernel.common import Code, signature
+from kernelwright.design.kernel.emitter import KernelArgs
+
+CONSTS = [
+    "BLOCK_M",
+    "BLOCK_N",
+    "BLOCK_D",
+    "BLOCK_DV",
+    "HEAD_D",
+    "HEAD_DV",
+    "CAUSAL",
+    "MASK",
+    "DOT_PRECISION",
+]
+# MASK: what the mask operand is
+MASK_NONE, MASK_BOOL, MASK_ADD = 0, 1, 2
+LOG2E = 1.4426950408889634
+# each operand's strides, by dimension: batch, head, query (m) or key (n) position, head dim (d)
+STRIDES = {"q": "bhmd", "k": "bhnd", "v": "bhnd", "mask": "bhmn", "out": "bhmd"}
+
+
+def flash_kernel(name: str, has_mask: bool) -> tuple[str, KernelArgs]:
+    """The kernel's source and its arguments, in order (``has_mask``: it reads a mask)."""
+    args = KernelArgs()
+    for t in ("q", "k", "v", *(("mask",) if has_mask else ()), "out"):
+        args.pointer(t)
+    for s in ("M", "N", "n_heads", "kv_group", "qk_scale"):
+        args.scalar(s, s)
+    for t, dims in STRIDES.items():
+        if t != "mask" or has_mask:
+            for d in dims:
+                args.scalar(f"stride_{t}{d}", f"stride_{t}{d}")
+    code = Code()
+    code.indent()
+    _program(code)
+    _loop(code, has_mask)
+    _store(code)
+    return "\n".join(signature(name, args, CONSTS) + code.lines), args
+
+
+def _program(code: Code) -> None:
+    code.add(
+        "# ---- this program's queries: one block of BLOCK_M rows of one (batch, head)",
+        "n_m = tl.cdiv(M, BLOCK_M)",
+        "pid = tl.program_id(0)",
+        "pid_bh = pid // n_m  # the query blocks of one head are neighbours: its K, V stay in L2",
+        "pid_m = pid % n_m",
+        "if CAUSAL:  # the longest rows (most key blocks) first, the short ones fill the tail",
+        "    pid_m = n_m - 1 - pid_m",
+        "off_b = (pid_bh // n_heads).to(tl.int64)",
+        "off_h = pid_bh % n_heads",
+        "off_kh = (off_h // kv_group).to(tl.int64)  # grouped-query heads share a K/V head",
+        "off_h = off_h.to(tl.int64)",
+        "offs_m = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)",
+        "offs_n = tl.arange(0, BLOCK_N)",
+        "offs_d = tl.arange(0, BLOCK_D)",
+        "offs_dv = tl.arange(0, BLOCK_DV)",
+        "m_mask = offs_m < M  # the last query block is partial",
+        "# head dims padded to a power of two: the padding reads zeros (nothing added to q . k)",
+        "d_mask = offs_d < HEAD_D",
+        "dv_mask = offs_dv < HEAD_DV",
+        "q_tile = q_ptr + off_b * stride_qb + off_h * stride_qh",
+        "q_tile += offs_m[:, None] * stride_qm + offs_d[None, :] * stride_qd",
+        "q = tl.load(q_tile, mask=m_mask[:, None] & d_mask[None, :], other=0.0)",
+        "k_tile = k_ptr + off_b * stride_kb + off_kh * stride_kh",
+        "# [BLOCK_N, BLOCK_D] keys and [BLOCK_N, BLOCK_DV] values a step",
+        "k_tile += offs_n[:, None] * stride_kn + offs_d[None, :] * stride_kd",
+        "v_tile = v_ptr + off_b * stride_vb + off_kh * stride_vh",
+        "v_tile += offs_n[:, None] * stride_vn + offs_dv[None, :] * stride_vd",
+        "# ---- online softmax state, fp32: running max and sum per row, unnormalised output",
+        'm_i = tl.full([BLOCK_M], float("-inf"), tl.float32)',
+        "l_i = tl.zeros([BLOCK_M], tl.float32)",
+        "acc = tl.zeros([BLOCK_M, BLOCK_DV], tl.float32)",
+        "# causal: key blocks wholly above the diagonal (past the last query) are skipped",
+        "hi = N",
+        "if CAUSAL:",
+        "    hi = tl.minimum(N, (pid_m + 1) * BLOCK_M)",
+    )
+
+
+def _loop(code: Code, has_mask: bool) -> None:
+    if has_mask:
+        code.add(
+            "mask_tile = mask_ptr + off_b * stride_maskb + off_h * stride_maskh",
+            "mask_tile += offs_m[:, None] * stride_maskm + offs_n[None, :] * stride_maskn",
+        )
+    code.add(
+        "for start_n in range(0, hi, BLOCK_N):",
+    )
+    code.indent()
+    code.add(
+        "cols = start_n + offs_n",
+        "n_mask = cols < N  # the last key block is partial",
+        "k = tl.load(k_tile + start_n * stride_kn, mask=n_mask[:, None] & d_mask[None, :], "
+        "other=0.0)",
+        "# scores in the log2 domain (qk_scale = scale * log2(e)): exp2 of them is exp",
+        "s = tl.dot(q, tl.trans(k), input_precision=DOT_PRECISION) * qk_scale",
+        "valid = n_mask[None, :]",
+        "if CAUSAL:  # query i sees keys 0..i",
+        "    valid = valid & (cols[None, :] <= offs_m[:, None])",
+    )
+    if has_mask:
+        code.add(
+            "in_range = m_mask[:, None] & n_mask[None, :]",
+            f"if MASK == {MASK_BOOL}:  # True: attend",
+            "    keep = tl.load(mask_tile + start_n * stride_maskn, mask=in_range, other=0)",
+            "    valid = valid & (keep != 0)",
+            f"if MASK == {MASK_ADD}:  # added to the scaled scores (-inf: masked out)",
+            "    bias = tl.load(mask_tile + start_n * stride_maskn, mask=in_range, other=0.0)",
+            f"    s += bias.to(tl.float32) * {LOG2E}",
+        )
+    code.add(
+        's = tl.where(valid, s, float("-inf"))',
+        "m_new = tl.maximum(m_i, tl.max(s, 1))",
+        "# a row with every key so far masked keeps a max of -inf: shift it by 0 (exp2(-inf) = 0)",
+        'm_shift = tl.where(m_new == float("-inf"), 0.0, m_new)',
+        "p = tl.math.exp2(s - m_shift[:, None])",
+        "alpha = tl.math.exp2(m_i - m_shift)  # rescales what was summed under the old max",
+        "l_i = l_i * alpha + tl.sum(p, 1)",
+        "v = tl.load(v_tile + start_n * stride_vn, mask=n_mask[:, None] & dv_mask[None, :], "
+        "other=0.0)",
+        "acc = tl.dot(p.to(v.dtype), v, acc * alpha[:, None], input_precision=DOT_PRECISION)",
+        "m_i = m_new",
+    )
+    code.dedent()
+
+
+def _store(code: Code) -> None:
+    code.add(
+        "# ---- normalise and store once; a row with every key masked outputs 0 (torch's math",
+        "# kernel), not 0 / 0",
+        "l_safe = tl.where(l_i == 0.0, 1.0, l_i)",
+        "out = acc / l_safe[:, None]",
+        "o_tile = out_ptr + off_b * stride_outb + off_h * stride_outh",
+        "o_tile += offs_m[:, None] * stride_outm + offs_dv[None, :] * stride_outd",
+        "o_mask = m_mask[:, None] & dv_mask[None, :]",
+        "tl.store(o_tile, out.to(out_ptr.dtype.element_ty), mask=o_mask)",
+    )

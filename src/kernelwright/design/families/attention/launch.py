@@ -1,0 +1,162 @@
+"""The wrapper of an attention group: sizes and strides from the operands, the math the policy
+allows (the GEMM family's rule), the blocks, the pipeline depth that fits, the launch.
+
+The math is chosen at run time, never lowered silently: bf16 and fp16 operands multiply on
+tensor cores with fp32 accumulation; fp32 operands keep fp32 accuracy with 3xTF32 (``FP32_MATH``
+0) or IEEE fp32 (1), unless the caller allowed TF32 for matrix products (the tf32 policy).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from kernelwright.design.families.attention.kernels import (
+    MASK_ADD,
+    MASK_BOOL,
+    MASK_NONE,
+    STRIDES,
+    flash_kernel,
+)
+from kernelwright.design.families.attention.spec import AttentionSpec, attention_spec
+from kernelwright.design.families.gemm.precision import FP32_MATH, math_note
+from kernelwright.design.families.gemm.spec import SMEM_BYTES
+from kernelwright.design.fusion import Group
+from kernelwright.design.graph import OpGraph
+from kernelwright.design.kernel.common import (
+    Code,
+    DesignError,
+    RenderedKernel,
+    launch,
+    wrap_words,
+)
+from kernelwright.design.kernel.emitter import safe_name
+
+VARIANTS = ("flash",)
+DEFAULTS = {"BLOCK_M": 128, "BLOCK_N": 64, "STAGES": 3, "WARPS": 8, "FP32_MATH": 0}
+LOG2E = 1.4426950408889634
+
+ATTN_STAGES = '''def _attn_stages(stages, block_m, block_n, block_d, block_dv, item, smem):
+    """The pipeline's depth: at most stages, within smem bytes of shared memory. The query
+    block stays resident (block_m x block_d); each stage holds a block of keys and one of
+    values (block_n x (block_d + block_dv)); one more value block is kept for the layout
+    the second product needs. item: bytes of an operand value. At least one stage."""
+    room = smem - (block_m * block_d + block_n * block_dv) * item
+    return max(1, min(stages, room // (block_n * (block_d + block_dv) * item)))'''
+
+
+def render_attention(
+    graph: OpGraph, group: Group, name: str, variant: str, params: Mapping[str, Any]
+) -> RenderedKernel:
+    """Render an attention group as one flash-attention kernel and its wrapper."""
+    if variant not in VARIANTS:
+        raise DesignError(f"the attention template renders {', '.join(VARIANTS)}, not {variant}")
+    spec = attention_spec(graph, group)
+    p = {**DEFAULTS, **{k: int(v) for k, v in params.items() if k in DEFAULTS}}
+    if p["FP32_MATH"] not in FP32_MATH:
+        raise DesignError(f"FP32_MATH {p['FP32_MATH']}: 0 (tf32x3) or 1 (ieee)")
+    fp32_math = FP32_MATH[p["FP32_MATH"]]
+    kname = f"{name}_kernel"
+    kernel, args = flash_kernel(kname, spec.mask is not None)
+    names = [safe_name(x) for x in (spec.q, spec.k, spec.v)]
+    mask = safe_name(spec.mask) if spec.mask is not None else None
+    params_in = [safe_name(x) for x in group.inputs]
+    out = safe_name(group.outputs[0])
+    code = Code()
+    code.add(f"def {name}({', '.join(params_in)}):")
+    code.indent()
+    note = math_note(fp32_math)
+    first, *rest = wrap_words(_describe(spec), 84)
+    code.add(f'"""{first}', *rest, "", *wrap_words(note, 88), '"""')
+    code.add(f"q, k, v = {', '.join(names)}  # (B, H, M, D), (B, Hk, N, D), (B, Hk, N, Dv)")
+    if mask is not None:
+        code.add(f"mask = {mask}  # broadcasts to (B, H, M, N)")
+    code.add(
+        "B, H, M, D = q.shape",
+        "Hk, N, DV = k.shape[1], k.shape[2], v.shape[3]",
+        "if k.shape[0] != B or k.shape[3] != D or tuple(v.shape[:3]) != (B, Hk, N) or H % Hk:",
+        '    raise RuntimeError(f"attention over {tuple(q.shape)}, {tuple(k.shape)}, "',
+        '                       f"{tuple(v.shape)}")',
+        f"{out} = torch.empty((B, H, M, DV), device=q.device, dtype=q.dtype)",
+        "q, k = _dot_operands(q, k)",
+        "v, _ = _dot_operands(v, v)",
+        "# tl.dot's input precision, from the operands' dtype and the caller's matmul policy",
+        f'DOT_PRECISION = _dot_precision(q, "{fp32_math}")',
+    )
+    scale = repr(spec.scale) if spec.scale is not None else "D ** -0.5"
+    code.add(
+        f"qk_scale = {scale} * {LOG2E}  # the softmax runs in the log2 domain (exp2)",
+        "kv_group = H // Hk  # query heads per key/value head (grouped-query attention)",
+        "n_heads = H",
+    )
+    if mask is not None:
+        code.add(
+            "# the mask broadcast to (B, H, M, N): its broadcast dimensions get a zero stride",
+            "mask = mask.expand(B, H, M, N)",
+            f"MASK = {MASK_BOOL} if mask.dtype == torch.bool else {MASK_ADD}",
+        )
+    else:
+        code.add(f"MASK = {MASK_NONE}")
+    for t, dims in STRIDES.items():
+        if t == "mask" and mask is None:
+            continue
+        tensor = out if t == "out" else t
+        code.add(
+            f"stride_{t}{dims[0]}, stride_{t}{dims[1]}, stride_{t}{dims[2]}, "
+            f"stride_{t}{dims[3]} = {tensor}.stride()"
+        )
+    code.add(
+        "# blocks: BLOCK_M queries (at least 16, tl.dot's minimum: one query decodes in 16",
+        "# rows), BLOCK_N keys a step, head dims padded to a power of two",
+        f"BLOCK_M = max(16, min({p['BLOCK_M']}, triton.next_power_of_2(M)))",
+        f"BLOCK_N = max(16, min({p['BLOCK_N']}, triton.next_power_of_2(N)))",
+        "BLOCK_D = max(16, triton.next_power_of_2(D))",
+        "BLOCK_DV = max(16, triton.next_power_of_2(DV))",
+        f"# pipeline stages: up to {p['STAGES']}, as many as fit in an H200 block's 227 KB less",
+        "# 1 KB for barriers with these blocks and the operands' dtype",
+        f"STAGES = _attn_stages({p['STAGES']}, BLOCK_M, BLOCK_N, BLOCK_D, BLOCK_DV, "
+        f"q.element_size(), {SMEM_BYTES})",
+        "grid = (triton.cdiv(M, BLOCK_M) * B * H,)",
+    )
+    consts = {
+        "BLOCK_M": "BLOCK_M",
+        "BLOCK_N": "BLOCK_N",
+        "BLOCK_D": "BLOCK_D",
+        "BLOCK_DV": "BLOCK_DV",
+        "HEAD_D": "D",
+        "HEAD_DV": "DV",
+        "CAUSAL": str(spec.causal),
+        "MASK": "MASK",
+        "DOT_PRECISION": "DOT_PRECISION",
+        "num_warps": p["WARPS"],
+        "num_stages": "STAGES",
+    }
+    pointers = {"q": "q", "k": "k", "v": "v", "mask": "mask", "out": out}
+    args.pointers = [(kp, pointers[w]) for kp, w in args.pointers]
+    launch(kname, "grid", args, consts, code)
+    code.add(f"return ({out},)")
+    return RenderedKernel(
+        (kernel,),
+        code.text(),
+        name,
+        tuple(params_in),
+        (group.outputs[0],),
+        notes=(note,),
+    )
+
+
+def _describe(spec: AttentionSpec) -> str:
+    what = "Scaled-dot-product attention"
+    opts = []
+    if spec.causal:
+        opts.append("causal")
+    if spec.mask is not None:
+        opts.append("masked")
+    if spec.gqa:
+        opts.append("grouped-query heads")
+    if opts:
+        what += f" ({', '.join(opts)})"
+    return (
+        f"{what}: flash, BLOCK_M queries of one (batch, head) a program, an online softmax "
+        "over blocks of keys in fp32; the scores never reach memory."
+    )

@@ -1,0 +1,129 @@
+"""The flash-attention kernel under the interpreter against torch's SDPA in float64, at small odd
+shapes (partial query and key blocks, head dims padded to a power of two) with input variants
+of other shapes run by the same file: causal and not, a custom scale, one query (decode), keys
+longer than the queries, grouped-query heads, boolean and additive masks (with a row masked
+out), strided operands, the wide template, fp32 and tf32 policies, bf16."""
+
+from __future__ import annotations
+
+import pytest
+from design_checks import forward_task
+
+# 16 x 16 blocks: several query blocks and key steps at these sizes (a quarter of the
+# interpreter's work of the defaults' 64-row clamp would be no cheaper: its cost is per block)
+SMALL = {"BLOCK_M": 16, "BLOCK_N": 16}
+
+
+def sdpa_task(call: str, inputs: str, variants: str = "[]", params: str = "q, k, v") -> str:
+    return forward_task(f"return F.scaled_dot_product_attention({call})", inputs, variants, params)
+
+
+def qkv(
+    b: int, h: int, m: int, n: int, d: int, hk: int | None = None, dv: int | None = None
+) -> str:
+    hk, dv = hk or h, dv or d
+    return (
+        f"torch.randn({b}, {h}, {m}, {d}), torch.randn({b}, {hk}, {n}, {d}), "
+        f"torch.randn({b}, {hk}, {n}, {dv})"
+    )
+
+
+CASES = {
+    # name: (call, inputs, variants)
+    "plain": (
+        "q, k, v",
+        qkv(1, 2, 37, 37, 48),
+        f"[[{qkv(2, 1, 1, 23, 48)}], [{qkv(1, 2, 19, 45, 80, dv=24)}]]",  # decode, N != M, dims
+    ),
+    "causal-scaled": (
+        "q, k, v, is_causal=True, scale=0.3",
+        qkv(1, 2, 37, 37, 80),
+        f"[[{qkv(1, 2, 1, 29, 80)}], [{qkv(1, 1, 45, 21, 48)}]]",  # decode; more queries than keys
+    ),
+    "grouped-query": (
+        "q, k, v, enable_gqa=True",
+        qkv(1, 4, 21, 33, 48, hk=2),
+        f"[[{qkv(1, 6, 1, 17, 48, hk=2)}]]",
+    ),
+    "strided": (  # q, k, v stored (B, seq, H, D): the forward's transposes are strides
+        "q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2), is_causal=True",
+        "torch.randn(1, 37, 2, 48), torch.randn(1, 37, 2, 48), torch.randn(1, 37, 2, 48)",
+        "[]",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_flash_attention_matches_sdpa_in_float64(check_launches, case: str) -> None:
+    call, inputs, variants = CASES[case]
+    runs = check_launches(
+        sdpa_task(call, inputs, variants),
+        skills=("attention-flash",),
+        params=SMALL,
+        reference="float64",
+        tol=2e-5,
+    )
+    assert runs and all(set(launched) == {"attn_0_kernel"} for _, launched in runs)
+
+
+BOOL_MASK = "torch.rand(37, 29) > 0.3"
+# the third row masked out entirely: torch's SDPA outputs 0 there
+MASKED_ROW = "(torch.rand(1, 1, 37, 29) > 0.3).index_fill(2, torch.tensor([2]), False)"
+
+
+@pytest.mark.parametrize(
+    ("mask", "variant"),
+    [
+        (BOOL_MASK, MASKED_ROW),
+        (
+            "torch.randn(1, 2, 37, 29)",
+            "torch.randn(1, 1, 1, 29).masked_fill(torch.rand(29) > 0.7, -float('inf'))",
+        ),
+    ],
+    ids=["bool", "additive"],
+)
+def test_masks_broadcast_to_every_head_and_query(check, mask: str, variant: str) -> None:
+    inputs = f"{qkv(1, 2, 37, 29, 48)}, {mask}"
+    check(
+        sdpa_task(
+            "q, k, v, attn_mask=m", inputs, f"[[{qkv(1, 2, 37, 29, 48)}, {variant}]]", "q, k, v, m"
+        ),
+        skills=("attention-flash",),
+        params=SMALL,
+        reference="float64",
+        tol=2e-5,
+    )
+
+
+def test_head_dims_past_128_take_the_wide_template(check) -> None:
+    check(
+        sdpa_task("q, k, v, is_causal=True", qkv(1, 1, 21, 21, 144)),
+        skills=("attention-flash-wide",),
+        params=SMALL,
+        reference="float64",
+        tol=2e-5,
+    )
+
+
+@pytest.mark.parametrize(("policy", "tol"), [("fp32", 2e-5), ("tf32", 2e-2)])
+def test_math_follows_the_precision_policy(check, policy: str, tol: float) -> None:
+    sources = check(
+        sdpa_task("q, k, v", qkv(1, 1, 21, 21, 48)),
+        skills=("attention-flash",),
+        params={**SMALL, "FP32_MATH": 1},
+        policy=policy,
+        reference="float64",
+        tol=tol,
+    )
+    assert '_dot_precision(q, "ieee")' in sources[0]
+
+
+def test_bf16_operands_accumulate_in_fp32(check) -> None:
+    check(
+        sdpa_task("q, k, v, is_causal=True", qkv(1, 2, 37, 37, 48)),
+        skills=("attention-flash",),
+        params=SMALL,
+        dtype="bfloat16",
+        reference="float64",
+        tol=2e-2,
+    )

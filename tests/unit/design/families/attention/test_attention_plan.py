@@ -1,0 +1,60 @@
+"""The attention family without running a kernel: capture keeps SDPA one node, fusion gives it
+an attention group, the skills' conditions choose the template by head dim and refuse what it
+cannot do (with the reason), and a refused node runs in PyTorch."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from design_checks import forward_task, write_task
+
+from kernelwright.design.capture import capture_path
+from kernelwright.design.fusion import fuse
+from kernelwright.design.lower import lower
+from kernelwright.design.structures import group_options
+from kernelwright.skills.library import SkillLibrary
+
+pytest.importorskip("torch")
+
+
+def options(tmp: Path, call: str, inputs: str, params: str = "q, k, v"):  # type: ignore[no-untyped-def]
+    body = forward_task(f"return F.scaled_dot_product_attention({call})", inputs, "[]", params)
+    part = fuse(lower(capture_path(write_task(tmp, body), "small")))
+    (group,) = [g for g in part.groups if g.kind == "attention"]
+    return group_options(part, group, SkillLibrary.builtin())
+
+
+QKV = "torch.randn(1, 2, 9, {d}), torch.randn(1, 2, 9, {d}), torch.randn(1, 2, 9, {d})"
+
+
+@pytest.mark.parametrize(
+    ("d", "skill"),
+    [(48, "attention-flash"), (128, "attention-flash"), (192, "attention-flash-wide")],
+)
+def test_the_head_dim_chooses_the_template(tmp_path: Path, d: int, skill: str) -> None:
+    go = options(tmp_path, "q, k, v, is_causal=True", QKV.format(d=d))
+    assert [o.choice.skill for o in go.options] == [skill]
+    assert go.facts.attention is not None and go.facts.attention.causal
+
+
+@pytest.mark.parametrize(
+    ("call", "inputs", "params", "reason"),
+    [
+        ("q, k, v", QKV.format(d=320), "q, k, v", "head dim 320 > 256"),
+        ("q, k, v, dropout_p=0.1", QKV.format(d=16), "q, k, v", "dropout_p = 0.1"),
+        (
+            "q, k, v",
+            "torch.randn(2, 9, 16), torch.randn(2, 9, 16), torch.randn(2, 9, 16)",
+            "q, k, v",
+            "operands of rank 3",
+        ),
+    ],
+    ids=["head-dim", "dropout", "rank-3"],
+)
+def test_what_the_template_cannot_do_is_refused_with_the_reason(
+    tmp_path: Path, call: str, inputs: str, params: str, reason: str
+) -> None:
+    go = options(tmp_path, call, inputs, params)
+    assert go.options == []
+    assert any(reason in " ".join(why) for _, why in go.skipped), go.skipped
