@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # The harness's checks on a CUDA machine, in one command, results written as they come:
+#   0. the sm_90 compile checks of emitted kernels (tests marked sm90), in --out/sm90.log
 #   1. the GPU tests (adversarial suite included), every outcome in --out/pytest.log
 #   2. the harness's own cost: `kernelwright eval` of the softmax example twice (the second
 #      finds the baselines cached), verdicts in --out/softmax-{1,2}.json
@@ -28,6 +29,10 @@ start=$SECONDS
 summary() {  # status, candidate ms and wall seconds of a verdict file
   python -c 'import json,sys; d=json.load(open(sys.argv[1])); c=(d.get("timing") or {}).get("candidate") or {}; print(d["status"], c.get("median_ms"), round(d.get("duration_s") or 0, 1), str(d["message"])[:160])' "$1" 2>&1 | tail -1
 }
+
+timeout -s INT 150 python -m pytest tests/integration -m sm90 -p no:cacheprovider -q \
+  > "$out/sm90.log" 2>&1
+echo "sm_90 compile checks: exit $? (log: $out/sm90.log)"; tail -1 "$out/sm90.log"
 
 # SIGINT at the limit: pytest then still prints every failure collected so far
 timeout -s INT "$tests_limit" python -m pytest tests/gpu -p no:cacheprovider -v --tb=short \

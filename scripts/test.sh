@@ -9,4 +9,10 @@ bash scripts/setup.sh
 . .venv/bin/activate
 ruff check src tests
 mypy
-python -m pytest -q -p no:cacheprovider -n auto --dist worksteal --timeout=900 "$@"
+# The sm_90 compile checks (marker sm90) are left out unless a -m option chooses otherwise:
+# they prepare GPU work and run with `bash scripts/test.sh -m sm90` (and in scripts/gpu_check.sh)
+marks=(-m "not sm90")
+for arg in "$@"; do
+  case "$arg" in -m|-m*) marks=() ;; esac
+done
+python -m pytest -q -p no:cacheprovider -n auto --dist worksteal --timeout=900 "${marks[@]}" "$@"

@@ -19,6 +19,7 @@ WGMMA = r"wgmma\.mma_async[\w.]*?\.f32\.(\w+)\.\w+"
 
 
 @pytest.mark.slow
+@pytest.mark.sm90
 def test_flash_attention_compiles_for_hopper_without_spills(tmp_path: Path) -> None:
     pytest.importorskip("triton")
     sdpa = ROOT / "benchmarks" / "level1" / "37_sdpa.py"

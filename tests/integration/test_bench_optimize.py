@@ -37,6 +37,7 @@ def test_bench_optimize_writes_results_and_best_kernels(tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.sm90
 def test_emitted_kernels_compile_for_sm90_without_a_gpu(tmp_path: Path) -> None:
     pytest.importorskip("triton")
     script = textwrap.dedent(

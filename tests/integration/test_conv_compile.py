@@ -19,6 +19,7 @@ WGMMA = r"wgmma\.mma_async[\w.]*?\.f32\.(\w+)\.\w+"
 
 
 @pytest.mark.slow
+@pytest.mark.sm90
 def test_implicit_gemm_compiles_for_hopper_without_spills() -> None:
     pytest.importorskip("triton")
     paths = [str(ROOT / "kernelbench" / f"{t}.py") for t in TASKS]

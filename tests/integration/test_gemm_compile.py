@@ -27,6 +27,7 @@ WGMMA = r"wgmma\.mma_async[\w.]*?\.f32\.(\w+)\.\w+"
 
 
 @pytest.mark.slow
+@pytest.mark.sm90
 def test_gemm_kernels_compile_for_hopper_without_spills(tmp_path: Path) -> None:
     pytest.importorskip("triton")
     paths = [str(ROOT / "benchmarks" / f"{t}.py") for t in TASKS]
@@ -73,6 +74,7 @@ OVERSIZED = [
 
 
 @pytest.mark.slow
+@pytest.mark.sm90
 def test_variants_take_only_the_stages_that_fit_in_shared_memory(tmp_path: Path) -> None:
     pytest.importorskip("triton")
     cases = []

@@ -22,6 +22,7 @@ WGMMA = r"wgmma\.mma_async[\w.]*?\.f32\.(\w+)\.\w+"
 
 
 @pytest.mark.slow
+@pytest.mark.sm90
 def test_tf32_products_take_k_major_tiles_to_wgmma() -> None:
     pytest.importorskip("triton")
     paths = [str(ROOT / "benchmarks" / f"{t}.py") for t in TASKS]

@@ -24,6 +24,7 @@ TASKS = [
 
 
 @pytest.mark.slow
+@pytest.mark.sm90
 def test_pool_and_scan_kernels_compile_without_spills() -> None:
     pytest.importorskip("triton")
     paths = [str(ROOT / "benchmarks" / "level1" / f"{t}.py") for t in TASKS]

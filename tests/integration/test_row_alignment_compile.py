@@ -21,6 +21,7 @@ TASK = ROOT / "benchmarks" / "level1" / "28_cross_entropy_smoothed.py"
 
 
 @pytest.mark.slow
+@pytest.mark.sm90
 def test_cross_entropy_rows_of_1000_floats_load_as_vectors() -> None:
     pytest.importorskip("triton")
     script = f"""
