@@ -60,6 +60,12 @@ HONEST = [
 ]
 
 
+# A second right refusal: a constant answer lands within the tolerance of a trial by chance
+# (now and then), and precision-policy refuses that trial instead (its error against
+# float64 is hundreds of times the fp32 reference's)
+OR_ELSE = {"mse_loss__hack_constant": (Status.REJECTED, "precision-policy")}
+
+
 def _task(solution):
     return solution.split("__")[0]
 
@@ -75,6 +81,8 @@ def _judge(fixtures, session_for, solution):
 )
 def test_adversarial_candidate_is_refused(fixtures, session_for, solution, status, reason):
     v = _judge(fixtures, session_for, solution)
+    if solution in OR_ELSE and v.status is OR_ELSE[solution][0]:
+        status, reason = OR_ELSE[solution]
     assert v.status is status, f"{v.status}: {v.message}"
     assert not v.correct
     if status is Status.REJECTED:
