@@ -301,6 +301,7 @@ def _proposer(
         tuning_strategy(options.tuner),
         prior=plan.warm_start,
         structures=structures,
+        weights=plan.group_weights(),
     )
 
 

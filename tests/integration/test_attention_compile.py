@@ -1,9 +1,9 @@
 """The flash-attention kernel compiles for sm_90 at full size: Hopper tensor cores (wgmma) with
 the math the policy asks for, within an SM's shared memory, without spilling.
 
-The suite's attention tasks (head dim 64, non-causal and causal, fp32: IEEE scores, 3xTF32
-values) and the square task's head dims 128 (fp32 and bf16) and 256 (the wide skill, bf16) are
-compiled with compile_check for their default design. Runs in a child without the interpreter.
+The suite's attention tasks (head dim 64, non-causal and causal, fp32: 3xTF32) and the square
+task's head dims 128 (fp32 and bf16) and 256 (the wide skill, bf16) are compiled with
+compile_check for their default design. Runs in a child without the interpreter.
 """
 
 from __future__ import annotations

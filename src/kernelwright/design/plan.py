@@ -19,6 +19,10 @@ from kernelwright.errors import ConfigError
 from kernelwright.records import Candidate, Task
 from kernelwright.skills.library import SkillLibrary
 
+# A Hopper GPU does about 100 FLOP of tensor-core math in the time its memory moves one byte (H200:
+# ~400 TFLOP/s of TF32, ~4 TB/s): the exchange rate between a product's work and a sweep's
+FLOP_PER_BYTE = 100
+
 
 @dataclass
 class DesignPlan:
@@ -49,6 +53,18 @@ class DesignPlan:
             size=self.size,
             notes=notes,
         )
+
+    def group_weights(self) -> dict[int, float]:
+        """Each fused group's rough share of the run time, in bytes: its domain read and written
+        once in 4-byte values, plus a product's (or attention's) FLOPs at FLOP_PER_BYTE. Only the
+        order matters: the tuner spends its budget on the heaviest groups first."""
+        weights = {}
+        for g in self.groups:
+            f = g.facts
+            product = f.attention or f.gemm
+            flops = product.flops if product is not None else 0
+            weights[g.group.id] = 8.0 * f.numel + flops / FLOP_PER_BYTE
+        return weights
 
     def canonical_key(self, design: Design) -> str:
         """The key of the kernel ``design`` renders at this plan's shapes: parameters clamped by

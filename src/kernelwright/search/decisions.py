@@ -62,24 +62,28 @@ class DecisionSpace:
 
     def parameter_moves(self, design: Design) -> list[Move]:
         """The designs one tuned parameter away from ``design`` (neighbouring values)."""
-        space = DesignSpace.of(design, self.library)
-        config = space.config(design) or {}
         moves: list[Move] = []
-        for param, (idx, pname, sname) in zip(space.space.params, space.names, strict=True):
-            values = sorted(int(v) for v in param.values)
-            current = config.get(sname)
-            if current is None or current not in values:
-                continue
-            at = values.index(current)
-            for j in (at - 1, at + 1):
-                if not 0 <= j < len(values):
+        # one group's space at a time: a skill's constraints name only its own group's
+        # parameters, and a many-kernel model's joint space is too large to enumerate
+        for group in dict.fromkeys(c.group for c in design.choices):
+            space = DesignSpace.of(design, self.library, {group})
+            config = space.config(design) or {}
+            for param, (idx, pname, sname) in zip(space.space.params, space.names, strict=True):
+                values = sorted(int(v) for v in param.values)
+                current = config.get(sname)
+                if current is None or current not in values:
                     continue
-                if space.space.index({**config, sname: values[j]}) is None:
-                    continue  # breaks one of the skill's constraints
-                choices = list(design.choices)
-                choices[idx] = choices[idx].with_params({**choices[idx].params, pname: values[j]})
-                label = f"g{choices[idx].group}.{pname} {current}->{values[j]}"
-                moves.append((Design(tuple(choices), stage="tuning"), label))
+                at = values.index(current)
+                for j in (at - 1, at + 1):
+                    if not 0 <= j < len(values):
+                        continue
+                    if space.space.index({**config, sname: values[j]}) is None:
+                        continue  # breaks one of the skill's constraints
+                    choices = list(design.choices)
+                    choice = choices[idx]
+                    choices[idx] = choice.with_params({**choice.params, pname: values[j]})
+                    label = f"g{choice.group}.{pname} {current}->{values[j]}"
+                    moves.append((Design(tuple(choices), stage="tuning"), label))
         return moves
 
     def structure_moves(self, design: Design) -> list[Move]:

@@ -13,14 +13,15 @@ up where it stopped.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from kernelwright.design.choices import Design, design_from_json
 from kernelwright.design.kernel.common import DesignError
+from kernelwright.errors import ConfigError
 from kernelwright.records import Candidate, Task
 from kernelwright.search.proposer import Proposal, Trial, fastest_correct
-from kernelwright.search.tunable import DesignSpace, Prior, Tried, params_key
+from kernelwright.search.tunable import DesignSpace, Prior, Tried, focus_groups, params_key
 from kernelwright.skills.library import SkillLibrary
 from kernelwright.tuning.strategies.base import Strategy
 
@@ -36,6 +37,9 @@ class TemplateProposer:
         tuning: the stage-2 strategy.
         prior: the archive's measurements of a design's skills on other tasks (warm start).
         structures: how many stage-1 designs to evaluate before tuning (refused ones excluded).
+        weights: each group's estimated share of the run time (``DesignPlan.group_weights``):
+            when a design's joint space is too large to tune at once, the heaviest groups are
+            tuned (``search.tunable.focus_groups``).
         skipped: designs the templates could not render, with the reason.
     """
 
@@ -45,6 +49,7 @@ class TemplateProposer:
     tuning: Strategy
     prior: Prior | None = None
     structures: int = 4
+    weights: Mapping[int, float] = field(default_factory=dict)
     name: str = "templates"
     skipped: list[tuple[str, str]] = field(default_factory=list)
 
@@ -88,11 +93,16 @@ class TemplateProposer:
     ) -> tuple[list[Design], str]:
         """The tuning strategy's next ``n`` for ``base``'s structure, and the GP kernel it chose
         (``", GP kernel ..."``; empty for strategies that do not choose one)."""
-        space = DesignSpace.of(base, self.library)
+        focus = focus_groups(base, self.library, self.weights)
+        space = DesignSpace.of(base, self.library, focus)
         if not space.names:
             return [], ""
-        history = space.observations(tried, self.prior)
-        rows = self.tuning.ask(space.space, history, n, seed)
+        try:
+            history = space.observations(tried, self.prior)
+            rows = self.tuning.ask(space.space, history, n, seed)
+        except ConfigError as exc:  # a space the strategy cannot enumerate: no tuning
+            self.skipped.append((base.structure_key(), f"tuning: {exc}"))
+            return [], ""
         choose = getattr(self.tuning, "kernel_choice", None)
         choice = choose(space.space, history) if choose is not None else None
         model = f", GP kernel {choice.label}" if choice is not None else ""

@@ -3,6 +3,10 @@
     DesignSpace.of(base, library)      the product of the skills' ``tune = true`` parameters of
                                        every group (current values included), restricted by the
                                        skills' constraints; parameters are named ``g<group>_<NAME>``
+    DesignSpace.of(base, library, groups)   the same over some groups only (the others keep
+                                       ``base``'s values)
+    focus_groups(base, library, weights)    the groups tuned together: all of them while their
+                                       joint space stays enumerable, else the heaviest that fit
     .observations(tried, prior)        the structure's trials (and the archive's measurements of
                                        the same skills elsewhere) as the strategy's history
     .design(row)                       a suggestion back as a Design (stage "tuning")
@@ -15,7 +19,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 
 from kernelwright.design.choices import Design, GroupChoice
@@ -26,6 +30,10 @@ from kernelwright.tuning.strategies.base import Observation
 Tried = tuple[Design, float | None]  # a design and its time (None: failed or refused)
 Prior = Callable[[Design], Sequence[tuple[Mapping[str, int], float, str]]]
 _NAME = re.compile(r"[A-Za-z_][A-Za-z_0-9]*")
+# Configurations tuned together at most: a strategy's table (and a GP's candidate set) holds them
+# all, so a model of ten kernels (about 10^25 joint configurations) is tuned a few kernels at a
+# time; two kernels of a few hundred configurations each still fit
+MAX_JOINT_CONFIGS = 1 << 18
 
 
 def tunable(library: SkillLibrary, choice: GroupChoice) -> list[tuple[str, tuple[int, ...]]]:
@@ -66,12 +74,17 @@ class DesignSpace:
     names: tuple[tuple[int, str, str], ...]
 
     @classmethod
-    def of(cls, base: Design, library: SkillLibrary) -> DesignSpace:
-        """The space of ``base``'s structure; its skills' constraints become restrictions."""
+    def of(
+        cls, base: Design, library: SkillLibrary, groups: Collection[int] | None = None
+    ) -> DesignSpace:
+        """The space of ``base``'s structure (of the choices for ``groups`` only, when given);
+        its skills' constraints become restrictions."""
         names: list[tuple[int, str, str]] = []
         params: list[Param] = []
         restrictions: list[str] = []
         for idx, choice in enumerate(base.choices):
+            if groups is not None and choice.group not in groups:
+                continue
             skill = library.get(choice.skill)
             mine: dict[str, str] = {}
             for name, values in tunable(library, choice):
@@ -90,9 +103,14 @@ class DesignSpace:
         return cls(base, Space(tuple(params), tuple(restrictions)), tuple(names))
 
     def config(self, design: Design) -> dict[str, int] | None:
-        """``design``'s values of the tuned parameters; None for another structure."""
+        """``design``'s values of the tuned parameters; None for another structure, or for one
+        whose untuned groups do not have ``base``'s values (its time is not this space's)."""
         if design.structure_key() != self.base.structure_key():
             return None
+        tuned = {idx for idx, _, _ in self.names}
+        for idx, (mine, theirs) in enumerate(zip(self.base.choices, design.choices, strict=True)):
+            if idx not in tuned and dict(mine.params) != dict(theirs.params):
+                return None
         cfg: dict[str, int] = {}
         for idx, pname, sname in self.names:
             if idx < len(design.choices) and pname in design.choices[idx].params:
@@ -128,6 +146,35 @@ class DesignSpace:
             old = choices[idx]
             choices[idx] = old.with_params({**old.params, pname: int(cfg[sname])})
         return Design(tuple(choices), stage="tuning")
+
+
+def focus_groups(
+    base: Design,
+    library: SkillLibrary,
+    weights: Mapping[int, float] | None = None,
+    limit: int | None = None,
+) -> set[int] | None:
+    """The groups whose parameters are tuned together: None (all) when their joint space has at
+    most ``limit`` (default :data:`MAX_JOINT_CONFIGS`) configurations; else the heaviest groups
+    by ``weights`` (an estimate of each group's share of the run time; the design's order when
+    absent) whose joint space fits, and at least the heaviest one."""
+    limit = MAX_JOINT_CONFIGS if limit is None else limit
+    sizes = {
+        c.group: math.prod(len(values) for _, values in tunable(library, c)) for c in base.choices
+    }
+    if math.prod(sizes.values()) <= limit:
+        return None
+    order = sorted(sizes, key=lambda g: -(weights or {}).get(g, 0.0))  # stable: design order
+    chosen: set[int] = set()
+    joint = 1
+    for g in order:
+        if sizes[g] <= 1:
+            continue
+        if chosen and joint * sizes[g] > limit:
+            continue
+        chosen.add(g)
+        joint *= sizes[g]
+    return chosen
 
 
 def _rename(expr: str, names: Mapping[str, str]) -> str:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import enum
 import itertools
+import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -101,6 +102,11 @@ def _sort_key(v: Value) -> tuple[int, float, str]:
     return (1, 0.0, v) if isinstance(v, str) else (0, float(v), "")
 
 
+# Configurations a space enumerates at most: its table (a tuple per row, plus the restrictions'
+# columns) then takes a few hundred MB
+MAX_ENUMERATED = 1 << 20
+
+
 @dataclass(frozen=True)
 class Space:
     """A constrained, enumerable parameter space.
@@ -144,11 +150,27 @@ class Space:
         """The restrictions, parsed and checked."""
         return tuple(Expression.parse(t, frozenset(self.names)) for t in self.restrictions)
 
+    @property
+    def size(self) -> int:
+        """Configurations before the restrictions: the product of the parameters' value counts
+        (the measured table's rows when ``allowed`` is given)."""
+        if self.allowed is not None:
+            return len(self.allowed)
+        return math.prod(len(p.values) for p in self.params)
+
     @cached_property
     def table(self) -> tuple[tuple[Value, ...], ...]:
-        """Every valid config as a tuple of values, in a deterministic order (row = config id)."""
+        """Every valid config as a tuple of values, in a deterministic order (row = config id).
+
+        Raises ConfigError past :data:`MAX_ENUMERATED` configurations: the table is held in
+        memory, and the joint space of a many-kernel model's parameters would not fit."""
         if self.allowed is not None:
             rows = sorted(set(self.allowed), key=lambda r: tuple(_sort_key(v) for v in r))
+        elif self.size > MAX_ENUMERATED:
+            raise ConfigError(
+                f"the space has {self.size:.3g} configurations, more than the "
+                f"{MAX_ENUMERATED} a table enumerates: tune fewer parameters at once"
+            )
         else:
             rows = list(itertools.product(*(p.values for p in self.params)))
         if rows and self.restrictions:

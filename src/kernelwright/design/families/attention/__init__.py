@@ -9,8 +9,7 @@
 Capture keeps ``F.scaled_dot_product_attention`` one node (``capture.KEPT_WHOLE``) instead of
 its decomposition into two products and a softmax, so the scores are never written. A node the
 skills refuse (dropout, head dims past 256, a mask of another kind) runs in PyTorch. The math
-follows the GEMM family's policy rule (``gemm/precision.py``), each product on its own
-(``launch.py``: under fp32 the scores take IEEE fp32, which the softmax needs).
+follows the GEMM family's policy rule (``gemm/precision.py``).
 """
 
 from __future__ import annotations

@@ -11,11 +11,8 @@ Scores are kept in the log2 domain (the scale folded with log2(e), ``exp2``). Ca
 stop at the diagonal (key blocks wholly above it are never loaded) and run the longest rows
 first. Head dims are padded to a power of two: the padding reads zeros, which add nothing to
 ``q . k`` and are not stored. Operands of any strides; grouped-query heads read key/value head
-``h // KV_GROUP``. ``SCORE_PRECISION`` and ``VALUE_PRECISION`` are the two products' tl.dot
-input precisions, chosen by the wrapper from the operands' dtype and the caller's matmul policy
-as for a GEMM, each on its own: the softmax multiplies a score's error by the score itself
-(exp(s + e) = exp(s) (1 + e + ...)), so under the fp32 policy q k^T takes IEEE fp32 by default,
-while p v, a weighted mean, keeps 3xTF32.
+``h // KV_GROUP``. ``DOT_PRECISION`` is tl.dot's input precision, chosen by the wrapper from
+the operands' dtype and the caller's matmul policy, exactly as for a GEMM.
 """
 
 from __future__ import annotations
@@ -32,8 +29,7 @@ CONSTS = [
     "HEAD_DV",
     "CAUSAL",
     "MASK",
-    "SCORE_PRECISION",
-    "VALUE_PRECISION",
+    "DOT_PRECISION",
 ]
 # MASK: what the mask operand is
 MASK_NONE, MASK_BOOL, MASK_ADD = 0, 1, 2
@@ -117,7 +113,7 @@ def _loop(code: Code, has_mask: bool) -> None:
         "k = tl.load(k_tile + start_n * stride_kn, mask=n_mask[:, None] & d_mask[None, :], "
         "other=0.0)",
         "# scores in the log2 domain (qk_scale = scale * log2(e)): exp2 of them is exp",
-        "s = tl.dot(q, tl.trans(k), input_precision=SCORE_PRECISION) * qk_scale",
+        "s = tl.dot(q, tl.trans(k), input_precision=DOT_PRECISION) * qk_scale",
         "valid = n_mask[None, :]",
         "if CAUSAL:  # query i sees keys 0..i",
         "    valid = valid & (cols[None, :] <= offs_m[:, None])",
@@ -142,7 +138,7 @@ def _loop(code: Code, has_mask: bool) -> None:
         "l_i = l_i * alpha + tl.sum(p, 1)",
         "v = tl.load(v_tile + start_n * stride_vn, mask=n_mask[:, None] & dv_mask[None, :], "
         "other=0.0)",
-        "acc = tl.dot(p.to(v.dtype), v, acc * alpha[:, None], input_precision=VALUE_PRECISION)",
+        "acc = tl.dot(p.to(v.dtype), v, acc * alpha[:, None], input_precision=DOT_PRECISION)",
         "m_i = m_new",
     )
     code.dedent()

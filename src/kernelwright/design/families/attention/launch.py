@@ -2,18 +2,8 @@
 allows (the GEMM family's rule), the blocks, the pipeline depth that fits, the launch.
 
 The math is chosen at run time, never lowered silently: bf16 and fp16 operands multiply on
-tensor cores with fp32 accumulation; fp32 operands keep fp32 accuracy unless the caller allowed
-TF32 for matrix products (the tf32 policy), each product by ``FP32_MATH``:
-
-    FP32_MATH   q k^T (scores)   p v (values)
-    0           3xTF32           3xTF32
-    1           IEEE fp32        IEEE fp32
-    2           IEEE fp32        3xTF32       (the default)
-
-3xTF32 is about 8x less exact than an fp32 product (its operands' low parts are rounded to TF32
-and their product dropped): harmless in p v, a weighted mean, but the softmax turns a score's
-absolute error e into a relative error e of its weight, and scores of inputs scaled by 64 reach
-thousands: measured on the H200, 3xTF32 scores then erred 10x more than fp32 attention.
+tensor cores with fp32 accumulation; fp32 operands keep fp32 accuracy with 3xTF32 (``FP32_MATH``
+0) or IEEE fp32 (1), unless the caller allowed TF32 for matrix products (the tf32 policy).
 """
 
 from __future__ import annotations
@@ -29,7 +19,7 @@ from kernelwright.design.families.attention.kernels import (
     flash_kernel,
 )
 from kernelwright.design.families.attention.spec import AttentionSpec, attention_spec
-from kernelwright.design.families.gemm.precision import FP32_NOTES
+from kernelwright.design.families.gemm.precision import FP32_MATH, math_note
 from kernelwright.design.families.gemm.spec import SMEM_BYTES
 from kernelwright.design.fusion import Group
 from kernelwright.design.graph import OpGraph
@@ -43,9 +33,7 @@ from kernelwright.design.kernel.common import (
 from kernelwright.design.kernel.emitter import safe_name
 
 VARIANTS = ("flash",)
-DEFAULTS = {"BLOCK_M": 128, "BLOCK_N": 64, "STAGES": 3, "WARPS": 8, "FP32_MATH": 2}
-# FP32_MATH -> tl.dot's input precision for fp32 operands: (scores, values)
-ATTENTION_FP32_MATH = {0: ("tf32x3", "tf32x3"), 1: ("ieee", "ieee"), 2: ("ieee", "tf32x3")}
+DEFAULTS = {"BLOCK_M": 128, "BLOCK_N": 64, "STAGES": 3, "WARPS": 8, "FP32_MATH": 0}
 LOG2E = 1.4426950408889634
 
 ATTN_STAGES = '''def _attn_stages(stages, block_m, block_n, block_d, block_dv, item, smem):
@@ -65,11 +53,9 @@ def render_attention(
         raise DesignError(f"the attention template renders {', '.join(VARIANTS)}, not {variant}")
     spec = attention_spec(graph, group)
     p = {**DEFAULTS, **{k: int(v) for k, v in params.items() if k in DEFAULTS}}
-    if p["FP32_MATH"] not in ATTENTION_FP32_MATH:
-        raise DesignError(
-            f"FP32_MATH {p['FP32_MATH']}: 0 (3xTF32), 1 (IEEE) or 2 (IEEE scores, 3xTF32 values)"
-        )
-    score_math, value_math = ATTENTION_FP32_MATH[p["FP32_MATH"]]
+    if p["FP32_MATH"] not in FP32_MATH:
+        raise DesignError(f"FP32_MATH {p['FP32_MATH']}: 0 (tf32x3) or 1 (ieee)")
+    fp32_math = FP32_MATH[p["FP32_MATH"]]
     kname = f"{name}_kernel"
     kernel, args = flash_kernel(kname, spec.mask is not None)
     names = [safe_name(x) for x in (spec.q, spec.k, spec.v)]
@@ -79,7 +65,7 @@ def render_attention(
     code = Code()
     code.add(f"def {name}({', '.join(params_in)}):")
     code.indent()
-    note = attention_math_note(score_math, value_math)
+    note = math_note(fp32_math)
     first, *rest = wrap_words(_describe(spec), 84)
     code.add(f'"""{first}', *rest, "", *wrap_words(note, 88), '"""')
     code.add(f"q, k, v = {', '.join(names)}  # (B, H, M, D), (B, Hk, N, D), (B, Hk, N, Dv)")
@@ -94,10 +80,8 @@ def render_attention(
         f"{out} = torch.empty((B, H, M, DV), device=q.device, dtype=q.dtype)",
         "q, k = _dot_operands(q, k)",
         "v, _ = _dot_operands(v, v)",
-        "# tl.dot's input precision per product, from the operands' dtype and the caller's",
-        "# matmul policy: the softmax magnifies the scores' errors, not the values'",
-        f'SCORE_PRECISION = _dot_precision(q, "{score_math}")',
-        f'VALUE_PRECISION = _dot_precision(v, "{value_math}")',
+        "# tl.dot's input precision, from the operands' dtype and the caller's matmul policy",
+        f'DOT_PRECISION = _dot_precision(q, "{fp32_math}")',
     )
     scale = repr(spec.scale) if spec.scale is not None else "D ** -0.5"
     code.add(
@@ -143,8 +127,7 @@ def render_attention(
         "HEAD_DV": "DV",
         "CAUSAL": str(spec.causal),
         "MASK": "MASK",
-        "SCORE_PRECISION": "SCORE_PRECISION",
-        "VALUE_PRECISION": "VALUE_PRECISION",
+        "DOT_PRECISION": "DOT_PRECISION",
         "num_warps": p["WARPS"],
         "num_stages": "STAGES",
     }
@@ -159,22 +142,6 @@ def render_attention(
         tuple(params_in),
         (group.outputs[0],),
         notes=(note,),
-    )
-
-
-def attention_math_note(score_math: str, value_math: str) -> str:
-    """The math of every policy, for a file whose fp32 products take these input precisions."""
-    if score_math == value_math:
-        fp32 = f"fp32 operands {FP32_NOTES[score_math]} in both products"
-    else:
-        fp32 = (
-            f"fp32 operands: the scores q k^T {FP32_NOTES[score_math]}, the values p v "
-            f"{FP32_NOTES[value_math]}"
-        )
-    return (
-        f"math: {fp32}, or TF32 where the caller allowed it "
-        "(torch.backends.cuda.matmul.allow_tf32); bf16/fp16 operands on tensor cores; fp32 "
-        "accumulation throughout"
     )
 
 
