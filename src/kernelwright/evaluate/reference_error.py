@@ -24,11 +24,13 @@ from typing import Any
 from kernelwright.evaluate.runs import as_output_list, build_model
 from kernelwright.records import Precision
 
-# A float32 result that misses float64's by 0.1% of its largest magnitude has not been rounded
-# differently (a different summation order costs ~1e-6 of it even over 10^4 terms): the float64
-# run computed something else (random draws in the forward, a branch on the dtype), so its
-# difference says nothing about rounding and must not widen anything.
-MAX_RELATIVE_REF_ERROR = 1e-3
+# A float32 result that misses float64's by 1% of its largest magnitude has not been rounded
+# differently: the float64 run computed something else (random draws in the forward, a branch on
+# the dtype), so its difference says nothing about rounding and must not widen anything. Rounding
+# alone can come close to 0.1%, not 1%: a softmax turns a score's absolute error into a relative
+# error of its weight, and on inputs scaled by 64 (the harness's scaled trial) PyTorch's own fp32
+# attention missed float64 by 0.1% of the largest output on the H200 (0.31 of about 300).
+MAX_RELATIVE_REF_ERROR = 1e-2
 
 # Elements per step of the float64 difference: full-size outputs have 10^8 elements, and one
 # float64 temporary of that size is a gigabyte more on a device that already holds the task.

@@ -4,6 +4,9 @@ allows (the GEMM family's rule), the blocks, the pipeline depth that fits, the l
 The math is chosen at run time, never lowered silently: bf16 and fp16 operands multiply on
 tensor cores with fp32 accumulation; fp32 operands keep fp32 accuracy with 3xTF32 (``FP32_MATH``
 0) or IEEE fp32 (1), unless the caller allowed TF32 for matrix products (the tf32 policy).
+3xTF32 is the default: on the H200 at head dim 64 (scripts/bench_attention.py) it ran 2.6 ms
+against 11.8 ms for IEEE fp32, and on inputs scaled by 64, where the softmax magnifies the
+scores' rounding, it erred less than both IEEE fp32 and PyTorch's own fp32 attention.
 """
 
 from __future__ import annotations
