@@ -9,6 +9,7 @@ node's value to its replacement.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 
 from kernelwright.design.graph import Arg, Node, OpGraph, Ref, TensorMeta
 
@@ -44,6 +45,17 @@ def meta_reduced(
             shape.append(s)
             hint.append(h)
     return TensorMeta(tuple(shape), tuple(hint), contiguous_strides(hint), dtype or m.dtype)
+
+
+def meta_swapped(m: TensorMeta) -> TensorMeta:
+    """The metadata of ``m`` with its last two dimensions exchanged (a view: strides follow)."""
+    order = list(range(m.rank - 2)) + [m.rank - 1, m.rank - 2]
+    return TensorMeta(
+        tuple(m.shape[d] for d in order),
+        tuple(m.hint[d] for d in order),
+        tuple(m.strides[d] for d in order),
+        m.dtype,
+    )
 
 
 def meta_shape(shape: Sequence[str], hint: Sequence[int], dtype: str) -> TensorMeta:
@@ -107,14 +119,10 @@ class Builder:
 
     def keep(self, node: Node) -> None:
         """Copy ``node`` with remapped arguments."""
-        new = Node(
-            node.name,
-            node.kind,
-            node.target,
-            tuple(self.remap(a) for a in node.args),
-            tuple((k, self.remap(v)) for k, v in node.kwargs),
-            node.meta,
-            node.sym,
+        new = replace(
+            node,
+            args=tuple(self.remap(a) for a in node.args),
+            kwargs=tuple((k, self.remap(v)) for k, v in node.kwargs),
         )
         self.nodes.append(new)
         if node.meta:

@@ -99,6 +99,8 @@ class Node:
         args, kwargs: the call's arguments.
         meta: the tensor outputs' metadata (several for multi-output calls; empty for sym).
         sym: for sym nodes, the symbolic value (``"s27 + 1"``).
+        origin: what a rewrite built this node from, said in the rendered file (``""`` for a
+            captured node).
     """
 
     name: str
@@ -108,6 +110,7 @@ class Node:
     kwargs: tuple[tuple[str, Arg], ...] = ()
     meta: tuple[TensorMeta, ...] = ()
     sym: str = ""
+    origin: str = ""
 
     @property
     def out(self) -> TensorMeta:
@@ -219,6 +222,16 @@ class OpGraph:
         """Names referenced by the outputs."""
         return list(_refs(self.outputs))
 
+    def pruned(self) -> OpGraph:
+        """A copy without the nodes nothing reads (outputs count as readers)."""
+        live = set(self.output_names())
+        kept: list[Node] = []
+        for n in reversed(self.nodes):
+            if n.name in live:
+                kept.append(n)
+                live.update(n.refs())
+        return self.replace(tuple(reversed(kept)))
+
     @property
     def user_inputs(self) -> list[GraphInput]:
         """The forward's tensor arguments, in order."""
@@ -265,6 +278,7 @@ def graph_from_dict(data: Mapping[str, Any]) -> OpGraph:
                 tuple((k, _arg(v)) for k, v in d["kwargs"]),
                 tuple(m for m in (_meta(x) for x in d["meta"]) if m is not None),
                 d.get("sym", ""),
+                d.get("origin", ""),
             )
             for d in data["nodes"]
         ),
@@ -312,6 +326,7 @@ def _node_dict(n: Node) -> dict[str, Any]:
         "kwargs": [[k, _arg_dict(v)] for k, v in n.kwargs],
         "meta": [_meta_dict(m) for m in n.meta],
         "sym": n.sym,
+        **({"origin": n.origin} if n.origin else {}),
     }
 
 

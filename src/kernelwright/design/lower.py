@@ -28,6 +28,7 @@ in PyTorch: whatever fusion cannot cover stays executable as framework calls.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Sequence
 
 from kernelwright.design.aten import classify, conv2d_args, lookup_fusible
@@ -37,8 +38,9 @@ from kernelwright.design.builder import (
     contiguous_strides,
     meta_like,
     meta_reduced,
+    meta_swapped,
 )
-from kernelwright.design.graph import Arg, Node, OpGraph, Ref, TensorMeta
+from kernelwright.design.graph import Arg, Node, OpGraph, Ref
 
 Rule = Callable[[Builder, Node, dict[str, list[Node]]], dict[int, Arg] | None]
 
@@ -78,18 +80,7 @@ def lower(graph: OpGraph) -> OpGraph:
                 continue
         b.keep(n)
     outputs = tuple(b.remap(a) for a in graph.outputs)
-    return _clone_lookups(_prune(graph.replace(tuple(b.nodes), outputs)))
-
-
-def _prune(graph: OpGraph) -> OpGraph:
-    """Drop nodes nothing reads (outputs count as readers)."""
-    live = set(graph.output_names())
-    kept: list[Node] = []
-    for n in reversed(graph.nodes):
-        if n.name in live:
-            kept.append(n)
-            live.update(n.refs())
-    return graph.replace(tuple(reversed(kept)))
+    return _clone_lookups(graph.replace(tuple(b.nodes), outputs).pruned())
 
 
 def _used_outputs(node: Node, getitems: dict[str, list[Node]]) -> set[int]:
@@ -397,25 +388,14 @@ def _matvec(b: Builder, n: Node, _: dict[str, list[Node]]) -> dict[int, Arg] | N
     rank = lm.rank
     swap = tuple(range(rank - 2)) + (rank - 1, rank - 2)  # the last two dims exchanged
     if rm.shape[-1] == "1":
-        column = b.emit(f"{n.name}_vec", "aten.permute.default", (rhs, swap), _swapped(rm))
+        column = b.emit(f"{n.name}_vec", "aten.permute.default", (rhs, swap), meta_swapped(rm))
         terms = b.binary(f"{n.name}_terms", "mul", lhs, column)
         return {0: b.reduce(n.name, "sum", terms, [rank - 1])}
     if lm.shape[-2] == "1":
-        row = b.emit(f"{n.name}_vec", "aten.permute.default", (lhs, swap), _swapped(lm))
+        row = b.emit(f"{n.name}_vec", "aten.permute.default", (lhs, swap), meta_swapped(lm))
         terms = b.binary(f"{n.name}_terms", "mul", row, rhs)
         return {0: b.reduce(n.name, "sum", terms, [rank - 2])}
     return None
-
-
-def _swapped(m: TensorMeta) -> TensorMeta:
-    """The metadata of ``m`` with its last two dimensions exchanged (a view: strides follow)."""
-    order = list(range(m.rank - 2)) + [m.rank - 1, m.rank - 2]
-    return TensorMeta(
-        tuple(m.shape[d] for d in order),
-        tuple(m.hint[d] for d in order),
-        tuple(m.strides[d] for d in order),
-        m.dtype,
-    )
 
 
 def _reduce_all(op: str) -> Rule:
@@ -521,7 +501,7 @@ def _clone_lookups(graph: OpGraph) -> OpGraph:
             rename[c] = fresh
             nodes.append(_renamed(by_name[c], rename, fresh))
         nodes.append(_renamed(n, rename, n.name))
-    return _prune(graph.replace(tuple(nodes)))
+    return graph.replace(tuple(nodes)).pruned()
 
 
 def _chain_ancestors(by_name: dict[str, Node], chain: set[str], n: Node) -> set[str]:
@@ -547,7 +527,7 @@ def _renamed(n: Node, rename: dict[str, str], name: str) -> Node:
         return a
 
     kwargs = tuple((k, arg(v)) for k, v in n.kwargs)
-    return Node(name, n.kind, n.target, tuple(arg(a) for a in n.args), kwargs, n.meta, n.sym)
+    return dataclasses.replace(n, name=name, args=tuple(arg(a) for a in n.args), kwargs=kwargs)
 
 
 __all__ = ["Builder", "broadcast_meta", "contiguous_strides", "lower", "meta_like", "meta_reduced"]
