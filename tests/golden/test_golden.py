@@ -21,6 +21,7 @@ from kernelwright.design.choices import Design
 from kernelwright.design.emit import emit
 from kernelwright.design.fusion import fuse
 from kernelwright.design.lower import lower
+from kernelwright.design.recognise_attention import recognise_attention
 from kernelwright.design.structures import group_options, rank_designs
 from kernelwright.skills.library import SkillLibrary
 
@@ -63,13 +64,14 @@ CASES = {
     "gemm_split_k": ("gemm", ("gemm-split-k", "gemm-tma-loads"), {"SPLIT_PROGRAMS": 264}),
     "conv_relu_bias": ("conv", ("conv-implicit-gemm",), {"STAGES": 3, "WARPS": 8}),
     "causal_attention": ("attention", ("attention-flash",), {"BLOCK_M": 128, "BLOCK_N": 64}),
+    "written_attention": ("attention", ("attention-flash",), {"BLOCK_M": 64, "BLOCK_N": 32}),
 }
 
 
 def render(case: str) -> str:
     _, skills, params = CASES[case]
     task = HERE / "tasks" / f"{case.removesuffix('_looped')}.py"
-    part = fuse(lower(capture_path(task, "full")))
+    part = fuse(lower(recognise_attention(capture_path(task, "full"))))
     library = SkillLibrary.builtin()
     designs = rank_designs([group_options(part, g, library) for g in part.fused], 30)
     design = next(d for d in designs if all(s in d.skills for s in skills))

@@ -71,8 +71,9 @@ MATMULS = frozenset({"aten.mm.default", "aten.bmm.default"})
 # Convolutions; only 2-D ones of one group, not transposed, are the ``conv`` kind (conv2d_args)
 CONVS = frozenset({"aten.convolution.default"})
 # softmax(Q K^T * scale [+ mask]) V over [batch, heads, seq, dim] operands; capture keeps it one
-# node (``capture.KEPT_WHOLE``)
-ATTENTIONS = frozenset({"aten.scaled_dot_product_attention.default"})
+# node (``capture.KEPT_WHOLE``), and recognise_attention builds it from its written-out form
+SDPA = "aten.scaled_dot_product_attention.default"
+ATTENTIONS = frozenset({SDPA})
 # table[index] along the first dimension; an embedding's forward is the same lookup (its
 # padding_idx and scale_grad_by_freq act on the gradient only)
 LOOKUPS = frozenset({"aten.index.Tensor", "aten.embedding.default"})

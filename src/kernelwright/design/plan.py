@@ -14,6 +14,7 @@ from kernelwright.design.emit import emit
 from kernelwright.design.fusion import Partition, fuse
 from kernelwright.design.kernel.common import DesignError
 from kernelwright.design.lower import lower
+from kernelwright.design.recognise_attention import recognise_attention
 from kernelwright.design.structures import GroupOptions, group_options, rank_designs
 from kernelwright.errors import ConfigError
 from kernelwright.records import Candidate, Task
@@ -125,7 +126,7 @@ def plan_task(
     """Capture, lower and fuse ``task``; check the skills; rank the designs."""
     graph = capture(task, size, isolated=isolate)
     try:
-        partition = fuse(lower(graph))
+        partition = fuse(lower(recognise_attention(graph)))
     except Exception as exc:  # an unsupported graph shape: say so instead of a traceback
         raise DesignError(
             f"{task.path}: kernelwright could not lower and fuse this graph "

@@ -96,6 +96,39 @@ def get_init_inputs():
 """
 
 
+def attention_task(
+    forward: str, inputs: str, init: str = "", variants: str = "[]", params: str = "q, k, v"
+) -> str:
+    """A task whose ``__init__`` runs the statements ``init`` (buffers, parameters) and whose
+    forward(``params``) runs the statements ``forward`` on ``inputs`` (``math`` imported)."""
+    init_lines = "\n".join(f"        {line}" for line in init.splitlines()) or "        pass"
+    forward_lines = "\n".join(f"        {line}" for line in forward.splitlines())
+    return f"""
+import math
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+{init_lines}
+
+    def forward(self, {params}):
+{forward_lines}
+
+
+def get_inputs():
+    return [{inputs}]
+
+
+def get_input_variants():
+    return {variants}
+
+
+def get_init_inputs():
+    return []
+"""
+
+
 def scan_task(expr: str, extra_arg: str, inputs: str, variant: str = "") -> str:
     """A task returning ``expr`` of ``x`` (and ``extra_arg``, e.g. ``", mask"``) on ``inputs``,
     with ``variant`` (an input list's items) as a second input set when given."""
@@ -125,15 +158,17 @@ def load_design(tmp: Path, body: str, skill: str, params: dict[str, int]) -> tup
 
 
 def designs_for(path: Path) -> tuple[Any, list[Any]]:
-    """(partition, ranked designs) of a task at its small size, captured in this process."""
+    """(partition, ranked designs) of a task at its small size, captured in this process and
+    rewritten, lowered and fused as ``plan_task`` does."""
     from kernelwright.design.capture import capture_path
     from kernelwright.design.fusion import fuse
     from kernelwright.design.lower import lower
+    from kernelwright.design.recognise_attention import recognise_attention
     from kernelwright.design.structures import group_options, rank_designs
     from kernelwright.skills.library import SkillLibrary
 
     library = SkillLibrary.builtin()
-    part = fuse(lower(capture_path(path, "small")))
+    part = fuse(lower(recognise_attention(capture_path(path, "small"))))
     groups = [group_options(part, g, library) for g in part.fused]
     return part, rank_designs(groups, 20)
 

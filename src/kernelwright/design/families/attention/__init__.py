@@ -7,7 +7,9 @@
     conditions.py, defaults.py   the skills' conditions and default parameters
 
 Capture keeps ``F.scaled_dot_product_attention`` one node (``capture.KEPT_WHOLE``) instead of
-its decomposition into two products and a softmax, so the scores are never written. A node the
+its decomposition into two products and a softmax, so the scores are never written; attention
+written out as those products and a softmax is rewritten into the same node before fusion
+(``design/recognise_attention.py``), which the rendered file's header says. A node the
 skills refuse (dropout, head dims past 256, a mask of another kind) runs in PyTorch. The math
 follows the GEMM family's policy rule (``gemm/precision.py``).
 """

@@ -144,7 +144,7 @@ def render_attention(
         name,
         tuple(params_in),
         (group.outputs[0],),
-        notes=(note,),
+        notes=(spec.node.origin, note) if spec.node.origin else (note,),
     )
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from kernelwright.design.aten import SDPA
 from kernelwright.design.fusion import Group
 from kernelwright.design.graph import Arg, Node, OpGraph, Ref
 from kernelwright.design.kernel.common import DesignError
@@ -56,7 +57,7 @@ def attention_spec(graph: OpGraph, group: Group) -> AttentionSpec:
         DesignError: the group holds no attention node, or its operands are not tensors.
     """
     node = graph.node(group.nodes[0])
-    if node.target != "aten.scaled_dot_product_attention.default":
+    if node.target != SDPA:
         raise DesignError(
             f"an attention group holds {node.target}, not scaled_dot_product_attention"
         )

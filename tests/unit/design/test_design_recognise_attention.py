@@ -1,0 +1,220 @@
+"""Written-out attention (q @ k^T, a scale, a mask, softmax, @ v) becomes one
+scaled_dot_product_attention node, read by the attention family as a captured one; look-alikes
+and shapes SDPA cannot express leave the graph as it is. No kernel runs here (see
+families/attention/test_attention_written_out.py for the numbers)."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pytest
+from design_checks import attention_task, write_task
+
+from kernelwright.design.capture import capture_path
+from kernelwright.design.families.attention.spec import AttentionSpec, attention_spec
+from kernelwright.design.fusion import Partition, fuse
+from kernelwright.design.graph import OpGraph, Ref, graph_from_dict
+from kernelwright.design.lower import lower
+from kernelwright.design.recognise_attention import recognise_attention
+
+pytest.importorskip("torch")
+
+ROOT = Path(__file__).resolve().parents[3]
+# batch 2, 3 heads, 13 queries and keys, head dim 20 (q, k, v inputs)
+QKV = "torch.randn(2, 3, 13, 20), torch.randn(2, 3, 13, 20), torch.randn(2, 3, 13, 20)"
+CAUSAL_FLOAT = "self.register_buffer('bias', torch.tril(torch.ones(24, 24)).view(1, 1, 24, 24))"
+CAUSAL_BOOL = "self.register_buffer('keep', torch.ones(24, 24, dtype=torch.bool).tril())"
+ADDITIVE = "self.register_buffer('bias', torch.randn(13, 13))"
+PRODUCTS = ("aten.bmm.default", "aten._softmax.default")
+
+
+def captured(tmp: Path, forward: str, init: str = "", inputs: str = QKV) -> OpGraph:
+    return capture_path(write_task(tmp, attention_task(forward, inputs, init)), "small")
+
+
+def the_attention(graph: OpGraph) -> tuple[Partition, AttentionSpec]:
+    """The partition of the rewritten graph and its one attention group's spec."""
+    rewritten = recognise_attention(graph)
+    assert not any(n.target in PRODUCTS for n in rewritten.nodes), "products or softmax left"
+    part = fuse(lower(rewritten))
+    (group,) = [g for g in part.groups if g.kind == "attention"]
+    return part, attention_spec(part.graph, group)
+
+
+def test_mingpt_attention_becomes_one_attention_node(tmp_path: Path) -> None:
+    forward = (
+        "T = q.size(-2)\n"
+        "att = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(k.size(-1)))\n"
+        "att = att.masked_fill(self.bias[:, :, :T, :T] == 0, float('-inf'))\n"
+        "att = self.attn_dropout(F.softmax(att, dim=-1))\n"
+        "return att @ v"
+    )
+    init = f"{CAUSAL_FLOAT}\nself.attn_dropout = nn.Dropout(0.1)"  # eval mode: a copy
+    graph = captured(tmp_path, forward, init)
+    rewritten = recognise_attention(graph)
+    assert graph_from_dict(rewritten.to_dict()) == rewritten  # the origin travels too
+    part, spec = the_attention(graph)
+    assert (spec.q, spec.k, spec.v) == ("q", "k", "v")
+    assert spec.scale == pytest.approx(1 / math.sqrt(20), rel=1e-15)
+    assert not spec.causal and spec.dropout == 0.0 and not spec.gqa
+    # masked_fill(bias == 0, -inf): SDPA attends where the negated condition holds
+    assert spec.mask is not None
+    negation = part.graph.node(spec.mask)
+    assert negation.target == "aten.logical_not.default"
+    assert part.graph.node(negation.args[0].name).target == "aten.eq.Scalar"  # type: ignore[union-attr]
+    origin = "recognised from written-out attention (scale 0.223607, boolean mask)"
+    assert spec.node.origin == origin
+
+
+@pytest.mark.parametrize(
+    ("forward", "init", "scale", "mask"),
+    [
+        (
+            "return F.softmax(q @ k.transpose(-2, -1) / math.sqrt(20), dim=-1) @ v",
+            "",
+            1 / math.sqrt(20),
+            None,
+        ),
+        ("return torch.softmax(torch.matmul(q, k.transpose(-2, -1)), -1) @ v", "", 1.0, None),
+        (
+            "return F.softmax(q @ k.transpose(-2, -1) * 0.5 + self.bias, -1) @ v",
+            ADDITIVE,
+            0.5,
+            "b_bias",
+        ),
+        (
+            "T = q.size(-2)\n"
+            "att = torch.where(self.keep[:T, :T], q @ k.transpose(-2, -1), float('-inf'))\n"
+            "return F.softmax(att * 0.25, dim=-1) @ v",
+            CAUSAL_BOOL,
+            0.25,
+            "slice_2",
+        ),
+    ],
+    ids=["divide-by-sqrt-d", "no-scale-no-mask", "additive-mask", "causal-tril-then-scale"],
+)
+def test_variants_keep_their_scale_and_mask(
+    tmp_path: Path, forward: str, init: str, scale: float, mask: str | None
+) -> None:
+    _, spec = the_attention(captured(tmp_path, forward, init))
+    assert (spec.q, spec.k, spec.v) == ("q", "k", "v")
+    assert spec.scale == pytest.approx(scale, rel=1e-15)  # exactly 1.0 when none was written
+    assert spec.mask == mask  # a bool mask marking where to attend is SDPA's mask itself
+
+
+# heads flattened into the products' batch, the key transposed after flattening
+FLATTENED = (
+    "T, D = q.shape[-2:]\n"
+    "s = q.reshape(-1, T, D) @ k.reshape(-1, T, D).transpose(1, 2)\n"
+    "p = F.softmax(s.view(q.shape[:-1] + (T,)), -1)\n"
+    "return (p.reshape(-1, T, T) @ v.reshape(-1, T, D)).view(q.shape)"
+)
+
+
+def test_heads_flattened_into_the_batch_are_read_back(tmp_path: Path) -> None:
+    forward = "q, k, v = x.split(20, dim=-1)\n" + FLATTENED  # one (B, H, T) for q, k and v
+    graph = capture_path(
+        write_task(tmp_path, attention_task(forward, "torch.randn(2, 3, 13, 60)", params="x")),
+        "small",
+    )
+    part, spec = the_attention(graph)
+    assert [part.graph.node(x).target for x in (spec.q, spec.k, spec.v)] == ["getitem"] * 3
+    assert spec.scale == 1.0
+
+
+def test_keys_and_values_of_one_head_become_grouped_query_heads(tmp_path: Path) -> None:
+    forward = "kv, vv = k[:, :1], v[:, :1]\nreturn F.softmax(q @ kv.transpose(-2, -1), -1) @ vv"
+    _, spec = the_attention(captured(tmp_path, forward))
+    assert spec.gqa and spec.q == "q"
+
+
+def test_keys_given_transposed_are_transposed_back(tmp_path: Path) -> None:
+    inputs = "torch.randn(2, 3, 13, 20), torch.randn(2, 3, 20, 11), torch.randn(2, 3, 11, 20)"
+    forward = "return F.softmax(q @ kt * 0.3, -1) @ v"
+    graph = capture_path(
+        write_task(tmp_path, attention_task(forward, inputs, params="q, kt, v")), "small"
+    )
+    part, spec = the_attention(graph)
+    key = part.graph.node(spec.k)
+    assert key.target == "aten.permute.default" and key.args == (Ref("kt"), (0, 1, 3, 2))
+    assert part.graph.meta(spec.k).hint == (2, 3, 11, 20)
+
+
+SOFTMAX_OF_SCORES = "att = q @ k.transpose(-2, -1) * 0.2\n"
+
+
+@pytest.mark.parametrize(
+    ("forward", "init", "inputs"),
+    [
+        (SOFTMAX_OF_SCORES + "return F.relu(att) @ v", "", QKV),
+        (SOFTMAX_OF_SCORES + "return F.softmax(att, dim=-2) @ v", "", QKV),
+        (
+            SOFTMAX_OF_SCORES + "return F.dropout(F.softmax(att, -1), 0.1, training=True) @ v",
+            "",
+            QKV,
+        ),
+        (SOFTMAX_OF_SCORES + "return (F.softmax(att, -1) @ v) * att.amax()", "", QKV),
+        (SOFTMAX_OF_SCORES + "p = F.softmax(att, -1)\nreturn p @ v, p", "", QKV),
+        (
+            "return F.softmax(q @ k.transpose(-2, -1) * self.scale, -1) @ v",
+            "self.scale = nn.Parameter(torch.tensor(0.2))",
+            QKV,
+        ),
+        ("return F.softmax(q @ k.transpose(-2, -1) * -0.2, -1) @ v", "", QKV),
+        (
+            "att = (q @ k.transpose(-2, -1)).masked_fill(self.bias[:, :, :13, :13] == 0, -1e9)\n"
+            "return F.softmax(att, -1) @ v",
+            CAUSAL_FLOAT,
+            QKV,
+        ),
+        ("return F.softmax((q @ k.transpose(-2, -1) + self.bias) * 0.2, -1) @ v", ADDITIVE, QKV),
+        (
+            # the keys and values hold (3, 2) leading dims, the queries (2, 3): both flatten to 6
+            # batches, but SDPA would pair other heads (or fail to broadcast)
+            FLATTENED,
+            "",
+            "torch.randn(2, 3, 13, 20), torch.randn(3, 2, 13, 20), torch.randn(3, 2, 13, 20)",
+        ),
+        (
+            "return torch.bmm(F.softmax(torch.bmm(q, k.transpose(1, 2)), -1), v)",
+            "",
+            "torch.randn(3, 13, 20), torch.randn(3, 13, 20), torch.randn(3, 13, 20)",
+        ),
+    ],
+    ids=[
+        "relu-for-softmax",
+        "softmax-over-queries",
+        "dropout-in-training",
+        "scores-read-twice",
+        "weights-returned",
+        "parameter-scale",
+        "negative-scale",
+        "fill-not-minus-inf",
+        "scale-after-additive-mask",
+        "other-batch-dims",
+        "no-heads",
+    ],
+)
+def test_look_alikes_leave_the_graph_unchanged(
+    tmp_path: Path, forward: str, init: str, inputs: str
+) -> None:
+    graph = captured(tmp_path, forward, init, inputs)
+    assert sum(n.target == "aten.bmm.default" for n in graph.nodes) == 2  # the two products
+    assert recognise_attention(graph) is graph
+
+
+def test_kernelbench_relu_self_attention_is_left_alone() -> None:
+    task = ROOT / "kernelbench" / "level3" / "50_ReLUSelfAttention.py"
+    graph = capture_path(task, "full")
+    assert recognise_attention(graph) is graph
+
+
+def test_kernelbench_mingpt_block_plans_one_attention_group() -> None:
+    task = ROOT / "kernelbench" / "level3" / "44_MiniGPTBlock.py"
+    part = fuse(lower(recognise_attention(capture_path(task, "full"))))
+    kinds = [g.kind for g in part.groups]
+    assert kinds.count("attention") == 1 and "reduction" in kinds  # the layer norms stay
+    (group,) = [g for g in part.groups if g.kind == "attention"]
+    spec = attention_spec(part.graph, group)
+    assert spec.scale == pytest.approx(1 / math.sqrt(96)) and spec.mask is not None
