@@ -124,6 +124,14 @@ def plan_markdown(plan: Any) -> list[str]:
         dom = "x".join(str(h) for h in g.layout.hint) if g.layout else "-"
         red = ", ".join(str(d) for d in g.layout.reduce) if g.layout and g.layout.reduce else "-"
         lines.append(f"| g{g.id} | {g.kind} | {dom} | {red} | {ops} |")
+    rewritten = [
+        f"- g{g.id}: {graph.node(n).op}, {graph.node(n).origin}"
+        for g in plan.partition.groups
+        for n in g.nodes
+        if graph.node(n).origin
+    ]
+    if rewritten:  # ops the task does not call by name
+        lines += ["", "Rewritten before fusion:", *rewritten]
     framework = plan.framework_groups()
     if framework:
         lines += ["", "Left to PyTorch:"]
