@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -145,7 +146,17 @@ def test_ctrl_c_writes_what_is_done_and_the_command_says_how_to_resume(
         return correct(0.5)
 
     real = optimize.optimize_task
-    monkeypatch.setattr(optimize, "optimize_task", lambda *a, **k: real(*a, **k, evaluate_fn=judge))
+
+    def with_judge(evaluate_fn):
+        # the judge is a stand-in, and so the graph is captured in this process: the child
+        # capture is what the tests above run end to end
+        def run(task, options, *args, **kwargs):
+            options = dataclasses.replace(options, isolate_capture=False)
+            return real(task, options, *args, **kwargs, evaluate_fn=evaluate_fn)
+
+        return run
+
+    monkeypatch.setattr(optimize, "optimize_task", with_judge(judge))
     out = tmp_path / "out"
     args = ["optimize", str(task), "--device", "cpu", "--budget-candidates", "4", "--trials", "1"]
     args += ["--out", str(out), "--archive", str(tmp_path / "a.sqlite")]
@@ -158,9 +169,7 @@ def test_ctrl_c_writes_what_is_done_and_the_command_says_how_to_resume(
 
     judged.clear()
     monkeypatch.setattr(
-        optimize,
-        "optimize_task",
-        lambda *a, **k: real(*a, **k, evaluate_fn=lambda *x, **y: judged.append(1) or correct(1)),
+        optimize, "optimize_task", with_judge(lambda *x, **y: judged.append(1) or correct(1))
     )
     again = CliRunner().invoke(app, args)
     assert again.exit_code == 0, again.output
