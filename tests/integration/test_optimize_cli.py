@@ -39,7 +39,6 @@ def get_init_inputs():
 
 
 @pytest.mark.interpreter
-@pytest.mark.slow
 def test_optimize_writes_best_report_candidates_and_resumes(tmp_path: Path) -> None:
     task = tmp_path / "softmax.py"
     task.write_text(TASK)
@@ -126,7 +125,6 @@ def test_skills_list_and_show() -> None:
     assert unknown.exit_code == 2 and "unknown skill" in unknown.output
 
 
-@pytest.mark.slow
 def test_ctrl_c_writes_what_is_done_and_the_command_says_how_to_resume(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -177,6 +175,8 @@ def test_ctrl_c_writes_what_is_done_and_the_command_says_how_to_resume(
 
 
 @pytest.mark.interpreter
+# slow: tests/unit/search/test_optimize_search.py checks the tree, its note, the report and its
+# picture with a synthetic judge; the first test here runs the harness through this command
 @pytest.mark.slow
 def test_optimize_search_mcts_reports_its_tree(tmp_path: Path) -> None:
     task = tmp_path / "softmax.py"

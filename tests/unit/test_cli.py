@@ -138,7 +138,6 @@ def test_reading_a_missing_archive_is_refused(tmp_path):
     assert not (tmp_path / "typo.sqlite").exists()
 
 
-@pytest.mark.slow
 def test_a_task_py_is_named_after_its_folder_in_the_verdict_and_the_archive(fixtures, tmp_path):
     folder = tmp_path / "softmax"
     folder.mkdir()
