@@ -1,17 +1,20 @@
 #!/usr/bin/env bash
 # The test command (README, CI): set up .venv, lint, type-check, run the tests on the CPU with one
 # pytest worker per core. GPU tests are skipped without a GPU; on a GPU machine run
-# `python -m pytest tests/gpu`. Extra arguments go to pytest, e.g. `-m "not slow"` for a quick
-# pass or `tests/unit/bench` for one folder.
+# `python -m pytest tests/gpu`. Extra arguments go to pytest, e.g. `tests/unit/bench` for one
+# folder or `-m slow` for the end-to-end tests left out by default (below).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 . .venv/bin/activate
 ruff check src tests
 mypy
-# The sm_90 compile checks (marker sm90) are left out unless a -m option chooses otherwise:
-# they prepare GPU work and run with `bash scripts/test.sh -m sm90` (and in scripts/gpu_check.sh)
-marks=(-m "not sm90")
+# Two markers are left out unless a -m option chooses otherwise:
+#   sm90  the sm_90 compile checks: they prepare GPU work and run with
+#         `bash scripts/test.sh -m sm90` (and in scripts/gpu_check.sh)
+#   slow  end-to-end tests whose property a cheaper test also checks (each names it): they
+#         run with `bash scripts/test.sh -m slow`
+marks=(-m "not sm90 and not slow")
 for arg in "$@"; do
   case "$arg" in -m|-m*) marks=() ;; esac
 done

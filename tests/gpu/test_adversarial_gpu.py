@@ -132,7 +132,6 @@ def _params(cases: list[Case]) -> list[Any]:
 
 
 @pytest.mark.gpu
-@pytest.mark.slow
 @pytest.mark.parametrize("case", _params(ATTACKS))
 def test_gpu_attack_is_refused_for_the_right_reason(case: Case) -> None:
     v = _verdict(case)
@@ -160,7 +159,6 @@ def test_gpu_attack_is_refused_for_the_right_reason(case: Case) -> None:
 
 
 @pytest.mark.gpu
-@pytest.mark.slow
 @pytest.mark.parametrize("case", _params(HONESTS))
 def test_gpu_honest_solution_is_accepted(case: Case) -> None:
     v = _verdict(case)

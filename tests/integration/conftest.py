@@ -1,8 +1,10 @@
 """Shared by the integration tests: one evaluation session per task, reused across tests.
 
 Starting a judge (the reference, the baselines) costs seconds; tests that judge many candidates
-of one task share a session, which lives until a test asks for another task (tests are
-parametrized in task order) or the test run ends.
+of one task share a session, which lives until a test asks for another task or the test run
+ends. Tests are parametrized in task order, and the tests of a module that use the session run
+grouped by task (``pytest_collection_modifyitems``), so each task's session starts once per
+module, not once per test function.
 """
 
 from __future__ import annotations
@@ -14,6 +16,32 @@ import pytest
 
 from kernelwright.evaluate import EvalOptions
 from kernelwright.evaluate.harness import EvalSession
+
+
+def _session_task(item: pytest.Item) -> str | None:
+    """The task a test judges through ``session_for`` (its ``solution`` is ``<task>__<name>``)."""
+    if "session_for" not in getattr(item, "fixturenames", ()):
+        return None
+    callspec = getattr(item, "callspec", None)
+    solution = callspec.params.get("solution") if callspec is not None else None
+    return solution.split("__")[0] if isinstance(solution, str) else None
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    # Within each module, the tests that name a task move next to the other tests of that task
+    # (first appearance first, collection order within a task); every other test keeps its place.
+    slots: dict[object, list[int]] = {}
+    for i, item in enumerate(items):
+        if _session_task(item) is not None:
+            slots.setdefault(item.module, []).append(i)
+    for positions in slots.values():
+        tests = [items[i] for i in positions]
+        first: dict[str | None, int] = {}
+        for n, item in enumerate(tests):
+            first.setdefault(_session_task(item), n)
+        tests.sort(key=lambda item: first[_session_task(item)])  # stable: keeps the order within
+        for i, item in zip(positions, tests, strict=True):
+            items[i] = item
 
 
 @pytest.fixture(scope="session")

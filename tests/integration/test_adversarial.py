@@ -35,7 +35,7 @@ from kernelwright.evaluate.executor import SubprocessExecutor
 from kernelwright.evaluate.harness import EvalSession
 from kernelwright.records import Candidate, Status
 
-pytestmark = [pytest.mark.interpreter, pytest.mark.slow]
+pytestmark = pytest.mark.interpreter
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 ADVERSARIAL = FIXTURES / "adversarial"

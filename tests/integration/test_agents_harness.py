@@ -57,6 +57,9 @@ def no_llm_environment(monkeypatch):
 
 
 @pytest.mark.interpreter
+# slow: test_optimize_constraints.py runs the scripted LLM through the harness (a refused
+# proposal, its repair, the verified best), test_agents_loop.py the feedback of a mismatch and
+# the retries, tests/unit/agents/test_agent_context.py the guard's refusal in the prompt
 @pytest.mark.slow
 def test_propose_evaluate_feedback_repair_verified_best(tmp_path):
     task = load_task(AGENTS / "vector_add.py")

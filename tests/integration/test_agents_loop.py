@@ -21,7 +21,13 @@ from agent_doubles import (
     correct,
     wrong,
 )
-from kernelwright.agents import LLMSettings, RetryPolicy, make_llm_proposer
+from kernelwright.agents import (
+    LibrarySkills,
+    LLMSettings,
+    RetryPolicy,
+    StaticSkills,
+    make_llm_proposer,
+)
 from kernelwright.archive import Archive
 from kernelwright.evaluate.options import EvalOptions
 from kernelwright.search import Budget, run_search
@@ -53,7 +59,14 @@ def no_llm_environment(monkeypatch):
     monkeypatch.setenv("NO_PROXY", "127.0.0.1,localhost")
 
 
-def run(server, spec, budget, archive, environ=None):
+@pytest.fixture(scope="module")
+def skills():
+    """The skill library's hints for the task, found once: every test here plans the same task,
+    and finding them captures its graph in a child process."""
+    return StaticSkills(tuple(LibrarySkills().hints(load_task(AGENTS / "vector_add.py"))))
+
+
+def run(server, spec, budget, archive, skills, environ=None):
     task = load_task(AGENTS / "vector_add.py")
     proposer = make_llm_proposer(
         spec=spec,
@@ -65,6 +78,7 @@ def run(server, spec, budget, archive, environ=None):
         archive=archive,
         run_id="http",
         settings=SETTINGS,
+        skills=skills,
         environ=environ or {},
     )
     judge = ScriptedJudge([("x - y", wrong(5.65))], default=correct(1.0))
@@ -80,7 +94,7 @@ def run(server, spec, budget, archive, environ=None):
     return proposer, result
 
 
-def test_openai_loop_repairs_through_provider_errors():
+def test_openai_loop_repairs_through_provider_errors(skills):
     script = [
         Fail(429),
         Reply(REPLIES["plan"]),  # planner
@@ -93,7 +107,9 @@ def test_openai_loop_repairs_through_provider_errors():
     ]
     secret = "sk-loop-secret"
     with ScriptedLLMServer(script) as server, Archive(":memory:") as archive:
-        proposer, result = run(server, "openai:served", 2, archive, {"OPENAI_API_KEY": secret})
+        proposer, result = run(
+            server, "openai:served", 2, archive, skills, {"OPENAI_API_KEY": secret}
+        )
         messages = archive.messages("http")
     assert result.stopped == "budget" and proposer.stop_reason is None
     wrong_trial, fixed = result.trials
@@ -108,10 +124,10 @@ def test_openai_loop_repairs_through_provider_errors():
     assert proposer.ledger.calls == 3 and proposer.ledger.input_tokens == 360
 
 
-def test_openai_loop_stops_cleanly_when_the_provider_keeps_failing():
+def test_openai_loop_stops_cleanly_when_the_provider_keeps_failing(skills):
     script = [Reply(REPLIES["plan"]), Reply(REPLIES["coder_wrong"]), *[Fail(503)] * 5]
     with ScriptedLLMServer(script) as server, Archive(":memory:") as archive:
-        proposer, result = run(server, "openai:served", 5, archive)
+        proposer, result = run(server, "openai:served", 5, archive, skills)
         stop = archive.messages("http")[-1]
     assert len(result.trials) == 1 and result.stopped == proposer.stop_reason
     assert "HTTP 503" in proposer.stop_reason and "after 3 attempt" in proposer.stop_reason
@@ -119,7 +135,7 @@ def test_openai_loop_stops_cleanly_when_the_provider_keeps_failing():
     assert len(server.requests) == 5
 
 
-def test_anthropic_loop_with_feedback_turn():
+def test_anthropic_loop_with_feedback_turn(skills):
     script = [
         Reply(REPLIES["plan"]),
         Fail(529),
@@ -128,7 +144,9 @@ def test_anthropic_loop_with_feedback_turn():
     ]
     secret = "sk-ant-loop"
     with ScriptedLLMServer(script, api="anthropic") as server, Archive(":memory:") as archive:
-        _, result = run(server, "anthropic:claude-test", 1, archive, {"ANTHROPIC_API_KEY": secret})
+        _, result = run(
+            server, "anthropic:claude-test", 1, archive, skills, {"ANTHROPIC_API_KEY": secret}
+        )
         buffer = io.StringIO()
         archive.export_jsonl(buffer, trajectories=True)
     assert result.best is not None and result.stopped == "budget"

@@ -138,6 +138,8 @@ def test_resume_evaluates_nothing_again(run, monkeypatch):
     assert again["summary"] == doc["summary"]
 
 
+# slow: tests/unit/bench/test_bench_workers.py checks two workers against one (results, order,
+# timed_on, the archive) with a scripted step
 @pytest.mark.slow
 def test_two_workers_reach_the_verdicts_of_one(run, tmp_path, monkeypatch):
     out, _, doc = run

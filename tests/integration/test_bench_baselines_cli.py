@@ -7,11 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
 ROOT = Path(__file__).parents[2]
-
-pytestmark = pytest.mark.slow
 
 BROKEN = """
 import os

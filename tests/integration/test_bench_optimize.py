@@ -16,6 +16,9 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.mark.interpreter
+# slow: tests/unit/bench/test_bench_cli.py (--optimize drives the optimizer) and
+# test_bench_runner.py (the optimize step's results) check the bench side, and
+# test_optimize_cli.py runs optimize through the harness
 @pytest.mark.slow
 def test_bench_optimize_writes_results_and_best_kernels(tmp_path: Path) -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith("TRITON_")}
@@ -36,7 +39,6 @@ def test_bench_optimize_writes_results_and_best_kernels(tmp_path: Path) -> None:
     assert len((out / "journal.jsonl").read_text().splitlines()) == 1
 
 
-@pytest.mark.slow
 @pytest.mark.sm90
 def test_emitted_kernels_compile_for_sm90_without_a_gpu(tmp_path: Path) -> None:
     pytest.importorskip("triton")

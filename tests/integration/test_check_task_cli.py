@@ -13,8 +13,6 @@ from kernelwright.cli import app
 
 BENCH = Path(__file__).parents[1] / "fixtures" / "bench"
 
-pytestmark = pytest.mark.slow
-
 NEAR_ZERO = (
     (BENCH / "tasks" / "scale_bias.py")
     .read_text()

@@ -17,7 +17,6 @@ ROOT = Path(__file__).resolve().parents[2]
 TASK = ROOT / "benchmarks" / "level1" / "16_mean_columns.py"
 
 
-@pytest.mark.slow
 @pytest.mark.sm90
 def test_column_split_with_a_row_sized_block_still_compiles() -> None:
     pytest.importorskip("triton")

@@ -18,7 +18,6 @@ SMEM = 227 * 1024  # an H200 SM's shared memory a block may take
 WGMMA = r"wgmma\.mma_async[\w.]*?\.f32\.(\w+)\.\w+"
 
 
-@pytest.mark.slow
 @pytest.mark.sm90
 def test_implicit_gemm_compiles_for_hopper_without_spills() -> None:
     pytest.importorskip("triton")

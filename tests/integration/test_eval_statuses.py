@@ -1,11 +1,14 @@
 """`kernelwright eval`'s verdicts on solutions that fail in every way, through the real harness
-(two child processes, Triton's interpreter on the CPU)."""
+(two child processes, Triton's interpreter on the CPU).
+
+``evaluate`` is a session of one candidate: the statuses are judged in one shared session (each
+candidate still runs in a process of its own), and the tests after them call ``evaluate``."""
 
 import pytest
 
 from kernelwright.errors import EvalError, TaskError
 from kernelwright.evaluate import EvalOptions, evaluate
-from kernelwright.records import Status
+from kernelwright.records import Candidate, Status
 
 pytestmark = pytest.mark.interpreter
 
@@ -26,9 +29,10 @@ CASES = [
 
 
 @pytest.mark.parametrize(("solution", "status", "message"), CASES, ids=[c[0] for c in CASES])
-def test_status(fixtures, solution, status, message):
+def test_status(fixtures, session_for, solution, status, message):
     task = solution.split("__")[0]
-    v = evaluate(fixtures / "tasks" / f"{task}.py", fixtures / "solutions" / f"{solution}.py", OPTS)
+    session = session_for(fixtures / "tasks" / f"{task}.py", OPTS)
+    v = session.evaluate(Candidate((fixtures / "solutions" / f"{solution}.py").read_text()))
     assert v.status is status, v.message
     assert message in v.message
     assert v.correct is (status is Status.CORRECT)

@@ -26,7 +26,6 @@ SMEM = 227 * 1024  # an H200 SM's shared memory a block may take
 WGMMA = r"wgmma\.mma_async[\w.]*?\.f32\.(\w+)\.\w+"
 
 
-@pytest.mark.slow
 @pytest.mark.sm90
 def test_gemm_kernels_compile_for_hopper_without_spills(tmp_path: Path) -> None:
     pytest.importorskip("triton")
@@ -73,7 +72,6 @@ OVERSIZED = [
 ]
 
 
-@pytest.mark.slow
 @pytest.mark.sm90
 def test_variants_take_only_the_stages_that_fit_in_shared_memory(tmp_path: Path) -> None:
     pytest.importorskip("triton")

@@ -21,7 +21,6 @@ TASKS = ["level1/31_gemm_square", "level1/34_gemm_transposed_a"]
 WGMMA = r"wgmma\.mma_async[\w.]*?\.f32\.(\w+)\.\w+"
 
 
-@pytest.mark.slow
 @pytest.mark.sm90
 def test_tf32_products_take_k_major_tiles_to_wgmma() -> None:
     pytest.importorskip("triton")

@@ -18,7 +18,6 @@ ROOT = Path(__file__).resolve().parents[2]
 TASKS = ["10_group_norm", "11_instance_norm"]
 
 
-@pytest.mark.slow
 @pytest.mark.sm90
 @pytest.mark.parametrize(
     ("skill", "suffix"), [("row-relay", "_relay_kernel"), ("row-team", "_team_kernel")]

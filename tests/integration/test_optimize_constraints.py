@@ -33,7 +33,6 @@ def clauses(trial) -> list[str]:  # type: ignore[no-untyped-def]
 
 
 @pytest.mark.interpreter
-@pytest.mark.slow
 def test_templates_breaking_a_clause_are_refused_and_the_next_design_is_evaluated(tmp_path):
     task = tmp_path / "mse_loss.py"
     shutil.copy(MSE, task)
@@ -108,7 +107,6 @@ class ModelNew(nn.Module):
 
 
 @pytest.mark.interpreter
-@pytest.mark.slow
 def test_the_llm_proposer_is_refused_by_optimize_and_repairs(tmp_path, monkeypatch):
     pytest.importorskip("openai")
     from agent_doubles import Reply, ScriptedLLMServer

@@ -75,7 +75,6 @@ TASKS = {
 
 
 @pytest.mark.interpreter
-@pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(TASKS))
 def test_top_design_is_correct_in_the_harness(tmp_path: Path, name: str) -> None:
     path = tmp_path / f"{name}.py"

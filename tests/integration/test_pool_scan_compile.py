@@ -23,7 +23,6 @@ TASKS = [
 ]
 
 
-@pytest.mark.slow
 @pytest.mark.sm90
 def test_pool_and_scan_kernels_compile_without_spills() -> None:
     pytest.importorskip("triton")

@@ -20,7 +20,6 @@ ROOT = Path(__file__).resolve().parents[2]
 TASK = ROOT / "benchmarks" / "level1" / "28_cross_entropy_smoothed.py"
 
 
-@pytest.mark.slow
 @pytest.mark.sm90
 def test_cross_entropy_rows_of_1000_floats_load_as_vectors() -> None:
     pytest.importorskip("triton")

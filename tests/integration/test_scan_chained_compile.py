@@ -13,7 +13,6 @@ ROOT = Path(__file__).resolve().parents[2]
 TASK = ROOT / "benchmarks" / "level1" / "21_cumsum_masked_time.py"
 
 
-@pytest.mark.slow
 @pytest.mark.sm90
 def test_chained_scan_compiles_without_spills() -> None:
     pytest.importorskip("triton")

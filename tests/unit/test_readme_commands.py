@@ -28,7 +28,6 @@ def test_the_bundled_tuning_space_is_the_measured_table_with_its_license():
     assert "MIT License" in (ROOT / "data" / "tuning" / "LICENSE.benchmark_hub").read_text()
 
 
-@pytest.mark.slow
 def test_the_readme_replay_command_runs_as_written(monkeypatch):
     command = readme_command("kernelwright tune replay")
     monkeypatch.chdir(ROOT)

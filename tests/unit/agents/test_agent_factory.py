@@ -12,6 +12,7 @@ from kernelwright.agents import (
     LLMProposer,
     ReviewGate,
     ReviewRequest,
+    StaticSkills,
     make_llm_proposer,
 )
 from kernelwright.agents.skills import LibrarySkills, to_hint
@@ -55,6 +56,9 @@ def test_factory_with_files_seeds_and_an_injected_model(tmp_path, task, archive,
         run_id="r",
         seed_candidates=[seed],
         chat_model=model,
+        # the library's hints capture the task in a child process; test_agents_loop.py and
+        # test_optimize_constraints.py plan with them
+        skills=StaticSkills(),
     )
     assert isinstance(proposer, LLMProposer) and proposer.evaluate_fn is None
     assert proposer.constraints.llm_calls == 9
@@ -148,7 +152,6 @@ def test_constraints_example_in_the_docs_loads(tmp_path):
 
 
 def test_the_runs_precision_policy_reaches_every_prompt(task, archive, replies):
-    from kernelwright.agents import StaticSkills
     from kernelwright.records import Precision
 
     model = ScriptedChatModel([replies["plan"], replies["debugger_right"]])

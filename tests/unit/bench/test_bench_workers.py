@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 from doubles.steps import ScriptedStep
 
+from kernelwright.archive import Archive
 from kernelwright.bench import Journal, plan, run_bench
 from kernelwright.bench.pool import LocalPool, worker_devices
 from kernelwright.evaluate import EvalOptions
@@ -36,7 +37,12 @@ def test_two_workers_give_the_results_of_one_in_the_suites_order(mini, tmp_path)
     step = ScriptedStep(tmp_path / "calls", STATUSES, delays={"row_sum": 1.5})
     one = run_bench(mini, OPTS, step=step)
     journal = Journal(tmp_path / "journal.jsonl")
-    two = run_bench(mini, OPTS, step=step, journal=journal, pool=LocalPool(2))
+    with Archive(tmp_path / "archive.sqlite") as archive:
+        two = run_bench(
+            mini, OPTS, step=step, journal=journal, pool=LocalPool(2), archive=archive, run_id="two"
+        )
+        records = archive.history(run_id="two")
+    assert sorted(r.task_name for r in records) == ["row_sum", "scale_bias", "softmax_rows"]
     assert comparable(two) == comparable(one)
     assert [(r.task_id, r.status) for r in two.results] == [
         ("relu", "missing"),

@@ -1,12 +1,39 @@
 """The harness end to end with a FakeExecutor: statuses decided from the judge's report alone."""
 
+from pathlib import Path
+
 import pytest
 from doubles.executors import FakeExecutor, failure
 
 from kernelwright.evaluate import EvalOptions, evaluate
-from kernelwright.records import Status
+from kernelwright.evaluate.harness import EvalSession
+from kernelwright.records import Candidate, Status
 
 OPTS = EvalOptions(device="cpu", trials=1, baselines=False, timing=False, timeout_s=5.0)
+FIXTURES = Path(__file__).parents[2] / "fixtures"
+
+
+class Switch:
+    """An executor that hands each launch to the fake of the test running now."""
+
+    def __init__(self) -> None:
+        self.fake: FakeExecutor | None = None
+
+    def run(self, launch, files, drive):
+        assert self.fake is not None
+        return self.fake.run(launch, files, drive)
+
+    def close(self) -> None:
+        pass
+
+
+@pytest.fixture(scope="module")
+def session():
+    """One session (one judge, one reference) for the scripted reports: what differs between
+    them is the candidate's side, which never reaches the judge."""
+    switch = Switch()
+    with EvalSession(FIXTURES / "tasks" / "softmax_rows.py", OPTS, executor=switch) as session:
+        yield session, switch
 
 
 @pytest.mark.parametrize(
@@ -21,13 +48,10 @@ OPTS = EvalOptions(device="cpu", trials=1, baselines=False, timing=False, timeou
         (FakeExecutor(failure("rejected", "output 0 is a Foo")), Status.REJECTED, "Foo"),
     ],
 )
-def test_statuses_from_the_report(fixtures, fake, status, fragment):
-    v = evaluate(
-        fixtures / "tasks" / "softmax_rows.py",
-        fixtures / "solutions" / "softmax_rows__honest.py",
-        OPTS,
-        executor=fake,
-    )
+def test_statuses_from_the_report(session, fake, status, fragment):
+    judge, switch = session
+    switch.fake = fake
+    v = judge.evaluate(Candidate((FIXTURES / "solutions" / "softmax_rows__honest.py").read_text()))
     assert v.status is status
     assert fragment in v.message
     launch, files = fake.launches[0]

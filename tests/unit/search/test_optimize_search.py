@@ -42,8 +42,12 @@ def test_the_summary_holds_the_tree_and_the_report_the_pruning(
     ids = [n["id"] for n in tree]
     assert len(tree) == 5 and tree[0]["parent"] is None
     assert any(n["parent"] in ids for n in tree)  # something was derived from a candidate
+    first = {"mcts": "mcts: structure 1/", "evolution": "evolution: seed 1/"}[search]
+    assert first in tree[0]["note"]
     report = (tmp_path / "out" / "report.md").read_text()
     assert "equivalence pruning saved 0 evaluation(s)" in report and "## Search tree" in report
+    assert "![search tree](tree.png)" in report  # the tree drawn beside the report
+    assert (tmp_path / "out" / "tree.png").read_bytes().startswith(b"\x89PNG")
     # the archive gives the same tree back
     args = ["archive", "tree", result.run_id, "--archive", str(tmp_path / "a.sqlite")]
     exported = CliRunner().invoke(app, args)

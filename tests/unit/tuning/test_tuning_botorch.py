@@ -15,7 +15,6 @@ pytest.importorskip("botorch")
 pytest.importorskip("gpytorch")
 
 FAST_BO = {"max_iter": 5, "dense_until": 8, "refit_every": 4}
-pytestmark = pytest.mark.slow  # GPyTorch fits take seconds on 2 cores
 
 
 @pytest.fixture
