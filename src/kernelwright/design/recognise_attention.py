@@ -5,7 +5,10 @@
 
     s = q @ k^T               bmm of (B*H, M, D) and (B*H, D, N) regroupings of (B, H, ., .)
                               tensors (how torch.export spells matmul: views, expands, copies;
-                              k transposed before or after its heads are flattened)
+                              k transposed before or after its heads are flattened), or of
+                              (B*H, ., .) tensors themselves (nn.MultiheadAttention's math),
+                              attended as (1, B*H, ., .)
+    q = q * c  or  q / c      optional, before the product, c as below       -> scale c
     s = s * c  or  s / c      optional, c a positive finite literal          -> scale c (else 1)
     s = masked_fill(s, m, -inf)  or  where(m, -inf, s)                      -> attn_mask = ~m
         where(m, s, -inf)                                                    -> attn_mask = m
@@ -24,8 +27,7 @@ another op between the products (a ReLU in place of the softmax, a second mask, 
 than -inf, dropout in training mode), a scale that is no literal or not positive, a softmax over
 another dimension, an intermediate value read elsewhere (the scores, the softmax's output: it
 would still have to be computed), operands whose leading dimensions are not the output's (a
-product of reshapes that pairs other heads), and attention over tensors without (batch, heads)
-dimensions to read back (the attention template reads (batch, heads, seq, dim)).
+product of reshapes that pairs other heads).
 
 A row whose keys are all masked out: the written-out softmax gives NaN, SDPA gives 0 (the
 flash kernel, torch's math backend) or NaN (other torch backends). Nothing here treats such
@@ -130,6 +132,7 @@ class _Attention:
     gqa: bool
     out: Node
     steps: tuple[str, ...]
+    flat: bool = False  # (B*H, ., .) operands and result, attended as (1, B*H, ., .)
 
 
 def _match(
@@ -138,9 +141,11 @@ def _match(
     """The attention whose second product (``p @ v``) is ``product``, or None."""
     interior: list[str] = []  # values computed only on the way from q @ k^T to the output
     out = _reshaped_result(graph, users, outputs, product, interior)
-    if out is None:
-        return None
-    lead = out.out.shape[:2]
+    flat = out is None
+    if out is None:  # heads flattened throughout: the product is the result
+        interior = []
+        out = product
+    lead = out.out.shape[: out.out.rank - 2]
     softmax = _source(graph, product.args[0], interior)
     if softmax is None or not _last_dim_softmax(softmax, lead):
         return None
@@ -156,10 +161,18 @@ def _match(
     v = _operand(graph, product.args[1], lead)
     if q is None or k is None or v is None:
         return None
+    query, scale, steps = q[0], scores.scale, scores.steps
+    scaled_q = _producer(graph, query)
+    folded = _scaled(graph, scaled_q) if scaled_q is not None else None
+    alone = scaled_q is not None and len(users[scaled_q.name]) == 1 and scaled_q.name not in outputs
+    if folded is not None and isinstance(unscaled := folded[1], Ref) and alone:
+        # (c q) k^T = c (q k^T): the query's scale is the attention's
+        factor = folded[0]
+        query, scale, steps = unscaled, scale * factor, (f"query scaled {factor:.6g}", *steps)
     gqa = k[1] is not None and v[1] is not None  # both expanded from one key/value head
     key, value = (k[1], v[1]) if gqa else (k[0], v[0])
     assert key is not None and value is not None
-    return _Attention(q[0], *key, value, scores.mask, scores.scale, gqa, out, scores.steps)
+    return _Attention(query, *key, value, scores.mask, scale, gqa, out, steps, flat)
 
 
 def _producer(graph: OpGraph, a: Arg) -> Node | None:
@@ -215,16 +228,18 @@ def _reshaped_result(
 
 
 def _last_dim_softmax(node: Node, lead: Sequence[str]) -> bool:
-    """A softmax over the keys (the last dimension) of (B, H, M, N) scores, in their dtype."""
+    """A softmax over the keys (the last dimension) of (B, H, M, N) scores (``lead``: (B, H),
+    or (B*H,) for flattened heads), in their dtype."""
     if node.target != SOFTMAX or len(node.args) != 3:
         return False
     dim, half_to_float = node.args[1], node.args[2]
     m = node.out
+    rank = len(lead) + 2
     return (
-        m.rank == 4
-        and m.shape[:2] == tuple(lead)
+        m.rank == rank
+        and m.shape[: len(lead)] == tuple(lead)
         and isinstance(dim, int)
-        and dim % 4 == 3
+        and dim % rank == rank - 1
         and half_to_float is False
     )
 
@@ -267,7 +282,8 @@ def _scores(
     first = _source(graph, a, interior)
     if first is None or first.target != BMM or not isinstance(a, Ref):
         return None
-    if graph.meta(a.name).rank != 4 or graph.meta(a.name).shape[:2] != tuple(lead):
+    scores = graph.meta(a.name)
+    if scores.rank != len(lead) + 2 or scores.shape[: len(lead)] != tuple(lead):
         return None
     return _Scores(first, 1.0, None, (), (*interior, first.name))
 
@@ -350,14 +366,17 @@ def _minus_inf(graph: OpGraph, a: Arg) -> bool:
 
 def _operand(graph: OpGraph, a: Arg, lead: Sequence[str]) -> tuple[Ref, Ref | None] | None:
     """The (B, H, R, C) tensor a (B*H, R, C) bmm operand regroups, and the (B, 1, R, C) one it
-    was expanded from when it broadcasts one head to every head; None when there is none."""
+    was expanded from when it broadcasts one head to every head; None when there is none. With
+    flattened heads (``lead`` (B*H,)), the (B*H, R, C) operand itself."""
     full: Ref | None = None
     value = a
     while isinstance(value, Ref):
         meta = graph.meta(value.name)
         node = _producer(graph, value)
-        if meta.rank == 4 and meta.shape[:2] == tuple(lead):
+        if meta.rank == len(lead) + 2 and meta.shape[: len(lead)] == tuple(lead):
             full = value
+            if len(lead) == 1:
+                break  # flattened heads: nothing to regroup
             if node is not None and node.target == EXPAND and lead[1] != "1":
                 src = node.args[0]
                 one_head = (lead[0], "1", *meta.shape[2:])
@@ -416,28 +435,49 @@ def _swaps_last_two(node: Node) -> bool:
 
 
 def _attention_nodes(graph: OpGraph, a: _Attention, taken: set[str]) -> list[Node]:
-    """The nodes replacing ``a.out``: the key's transpose and the mask's negation where needed,
-    then the attention node under ``a.out``'s name, so its readers are left as they are."""
+    """The nodes replacing ``a.out``: the operands' views and the mask's negation where needed,
+    then the attention node under ``a.out``'s name (with flattened heads, its regrouping back),
+    so its readers are left as they are."""
     made: list[Node] = []
 
-    def add(base: str, target: str, args: tuple[Arg, ...], meta: TensorMeta) -> Ref:
+    def add(
+        base: str,
+        target: str,
+        args: tuple[Arg, ...],
+        meta: TensorMeta,
+        kwargs: tuple[tuple[str, Arg], ...] = (),
+        origin: str = "",
+    ) -> Ref:
         name, k = base, 1
         while name in taken:
             name, k = f"{base}_{k}", k + 1
         taken.add(name)
-        made.append(Node(name, "call", target, args, (), (meta,)))
+        made.append(Node(name, "call", target, args, kwargs, (meta,), origin=origin))
         return Ref(name)
 
-    key = a.k
+    def meta_of(x: Ref) -> TensorMeta:
+        mine = [n.out for n in made if n.name == x.name]
+        return mine[0] if mine else graph.meta(x.name)
+
+    def heads(role: str, x: Ref) -> Ref:
+        """(B*H, ., .) -> (1, B*H, ., .): a view."""
+        meta = meta_unsqueezed(meta_of(x))
+        return add(f"{a.out.name}_{role}", "aten.unsqueeze.default", (x, 0), meta)
+
+    query, key, value = a.q, a.k, a.v
+    if a.flat:
+        query, key, value = heads("query", query), heads("keys", key), heads("values", value)
     if a.k_transposed:
-        meta = meta_swapped(graph.meta(key.name))
+        meta = meta_swapped(meta_of(key))
         key = add(f"{a.out.name}_key", "aten.permute.default", (key, TRANSPOSE_LAST), meta)
-    args: tuple[Arg, ...] = (a.q, key, a.v)
+    args: tuple[Arg, ...] = (query, key, value)
     if a.mask is not None:
         mask = a.mask.value
         if a.mask.negate:  # SDPA attends where its boolean mask is True
             meta = meta_like(a.mask.meta)
             mask = add(f"{a.out.name}_attend", "aten.logical_not.default", (mask,), meta)
+        if a.flat and a.mask.meta.rank == 3:  # a mask per flattened head
+            mask = heads("mask", mask)
         args += (mask,)
     kwargs: tuple[tuple[str, Arg], ...] = (("scale", a.scale),)
     if a.gqa:
@@ -446,5 +486,14 @@ def _attention_nodes(graph: OpGraph, a: _Attention, taken: set[str]) -> list[Nod
         f" ({', '.join(a.steps)})" if a.steps else ""
     )
     meta = meta_like(a.out.out)
-    made.append(Node(a.out.name, "call", SDPA, args, kwargs, (meta,), origin=origin))
+    if not a.flat:
+        made.append(Node(a.out.name, "call", SDPA, args, kwargs, (meta,), origin=origin))
+        return made
+    out = add(f"{a.out.name}_heads", SDPA, args, meta_unsqueezed(meta), kwargs, origin)
+    made.append(Node(a.out.name, "call", "aten.squeeze.dims", (out, (0,)), (), (meta,)))
     return made
+
+
+def meta_unsqueezed(m: TensorMeta) -> TensorMeta:
+    """The metadata of ``m`` with a leading dimension of 1 (a view)."""
+    return TensorMeta(("1", *m.shape), (1, *m.hint), (m.numel or 1, *m.strides), m.dtype)

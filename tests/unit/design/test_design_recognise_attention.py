@@ -176,11 +176,6 @@ SOFTMAX_OF_SCORES = "att = q @ k.transpose(-2, -1) * 0.2\n"
             "",
             "torch.randn(2, 3, 13, 20), torch.randn(3, 2, 13, 20), torch.randn(3, 2, 13, 20)",
         ),
-        (
-            "return torch.bmm(F.softmax(torch.bmm(q, k.transpose(1, 2)), -1), v)",
-            "",
-            "torch.randn(3, 13, 20), torch.randn(3, 13, 20), torch.randn(3, 13, 20)",
-        ),
     ],
     ids=[
         "relu-for-softmax",
@@ -193,7 +188,6 @@ SOFTMAX_OF_SCORES = "att = q @ k.transpose(-2, -1) * 0.2\n"
         "fill-not-minus-inf",
         "scale-after-additive-mask",
         "other-batch-dims",
-        "no-heads",
     ],
 )
 def test_look_alikes_leave_the_graph_unchanged(
@@ -202,6 +196,37 @@ def test_look_alikes_leave_the_graph_unchanged(
     graph = captured(tmp_path, forward, init, inputs)
     assert sum(n.target == "aten.bmm.default" for n in graph.nodes) == 2  # the two products
     assert recognise_attention(graph) is graph
+
+
+def test_heads_flattened_throughout_are_attended_as_one_batch(tmp_path: Path) -> None:
+    """(B*H, L, D) operands (nn.MultiheadAttention's math), the query scaled before the product:
+    one (1, B*H, L, D) attention, the query's scale its own, the result regrouped back."""
+    forward = "return torch.bmm(F.softmax(torch.bmm(q * 0.5, k.transpose(1, 2)), -1), v)"
+    inputs = "torch.randn(3, 13, 20), torch.randn(3, 11, 20), torch.randn(3, 11, 12)"
+    graph = recognise_attention(captured(tmp_path, forward, "", inputs))
+    part, spec = the_attention(graph)
+    assert spec.scale == 0.5
+    for x, source in ((spec.q, "q"), (spec.v, "v")):
+        node = part.graph.node(x)
+        assert node.target == "aten.unsqueeze.default" and node.args == (Ref(source), 0)
+    assert part.graph.meta(spec.q).hint == (1, 3, 13, 20)
+    (out,) = graph.output_names()
+    assert graph.meta(out).hint == (3, 13, 12)
+    assert not any(n.target == "aten.mul.Tensor" for n in graph.nodes)  # the scale moved in
+
+
+def test_a_scaled_query_read_elsewhere_keeps_its_multiply(tmp_path: Path) -> None:
+    forward = "qs = q * 0.5\nreturn F.softmax(qs @ k.transpose(-2, -1), -1) @ v, qs.sum()"
+    part, spec = the_attention(captured(tmp_path, forward))
+    assert spec.scale == 1.0 and part.graph.node(spec.q).target == "aten.mul.Tensor"
+
+
+def test_kernelbench_vision_attention_plans_one_attention_group() -> None:
+    task = ROOT / "kernelbench" / "level3" / "31_VisionAttention.py"
+    part = fuse(lower(recognise_attention(capture_path(task, "full"))))
+    (group,) = [g for g in part.groups if g.kind == "attention"]
+    spec = attention_spec(part.graph, group)
+    assert spec.scale == pytest.approx(1 / math.sqrt(32)) and spec.mask is None
 
 
 def test_kernelbench_relu_self_attention_is_left_alone() -> None:

@@ -1,8 +1,10 @@
 """Attention written out (q @ k^T, a scale, a mask, softmax, @ v) runs as the flash kernel once
 recognised, and matches the task's own Model in float64 under the interpreter: MinGPT's causal
 masked_fill with its dropout, an additive mask, keys and values of one head, keys given
-transposed, heads flattened into the products' batch, at odd sizes with variants of other
-sizes. Which graphs are rewritten: tests/unit/design/test_design_recognise_attention.py."""
+transposed, heads flattened into the products' batch, heads flattened throughout with the
+query scaled first (``nn.MultiheadAttention``, whose module is one case), at odd sizes with
+variants of other sizes. Which graphs are rewritten:
+tests/unit/design/test_design_recognise_attention.py."""
 
 from __future__ import annotations
 
@@ -60,6 +62,21 @@ CASES = {
         "q, kt, v",
     ),
     "heads-flattened": (FLATTENED, "", "torch.randn(2, 3, 19, 60)", "[]", "x"),
+    # nn.MultiheadAttention's math: (B*H, L, D) operands throughout, the query scaled first
+    "flat-scaled-query": (
+        "return F.softmax((q * 0.25) @ k.transpose(1, 2), -1) @ v",
+        "",
+        "torch.randn(5, 23, 16), torch.randn(5, 29, 16), torch.randn(5, 29, 12)",
+        "[]",
+        "q, k, v",
+    ),
+    "multihead-module": (
+        "return self.attn(x, x, x)[0]",
+        "self.attn = nn.MultiheadAttention(24, 3)",
+        "torch.randn(21, 2, 24)",
+        "[]",
+        "x",
+    ),
 }
 
 
@@ -74,6 +91,9 @@ def test_written_out_attention_runs_as_the_flash_kernel(check_launches, case: st
         tol=2e-5,
     )
     assert runs
-    for _, launched in runs:  # the scores never reach a reduction kernel
+    # the scores never reach a reduction or GEMM kernel (the module's projections are GEMMs)
+    allowed = {"attn", "elementwise"} | ({"gemm"} if case == "multihead-module" else set())
+    for _, launched in runs:
         kinds = {name.split("_")[0] for name in launched}
-        assert "attn" in kinds and kinds <= {"attn", "elementwise"}, launched
+        assert "attn" in kinds and kinds <= allowed, launched
+        assert len({name for name in launched if name.startswith("attn")}) == 1, launched
