@@ -93,7 +93,7 @@ class TemplateProposer:
     ) -> tuple[list[Design], str]:
         """The tuning strategy's next ``n`` for ``base``'s structure, and the GP kernel it chose
         (``", GP kernel ..."``; empty for strategies that do not choose one)."""
-        focus = focus_groups(base, self.library, self.weights)
+        focus = focus_groups(base, self.library, self.weights, tried=tried)
         space = DesignSpace.of(base, self.library, focus)
         if not space.names:
             return [], ""

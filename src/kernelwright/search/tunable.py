@@ -34,6 +34,8 @@ _NAME = re.compile(r"[A-Za-z_][A-Za-z_0-9]*")
 # all, so a model of ten kernels (about 10^25 joint configurations) is tuned a few kernels at a
 # time; two kernels of a few hundred configurations each still fit
 MAX_JOINT_CONFIGS = 1 << 18
+# Tuning trials a group gets before the next heaviest group's turn, when groups take turns
+TRIALS_PER_GROUP = 4
 
 
 def tunable(library: SkillLibrary, choice: GroupChoice) -> list[tuple[str, tuple[int, ...]]]:
@@ -153,28 +155,51 @@ def focus_groups(
     library: SkillLibrary,
     weights: Mapping[int, float] | None = None,
     limit: int | None = None,
+    tried: Sequence[Tried] = (),
 ) -> set[int] | None:
     """The groups whose parameters are tuned together: None (all) when their joint space has at
     most ``limit`` (default :data:`MAX_JOINT_CONFIGS`) configurations; else the heaviest groups
     by ``weights`` (an estimate of each group's share of the run time; the design's order when
-    absent) whose joint space fits, and at least the heaviest one."""
+    absent) whose joint space fits, and at least the heaviest one. A group already given
+    :data:`TRIALS_PER_GROUP` trials around ``base`` (``tried``) yields to the next heaviest, so a
+    long run moves on to lighter kernels; when every group has had its share, the order restarts."""
     limit = MAX_JOINT_CONFIGS if limit is None else limit
     sizes = {
         c.group: math.prod(len(values) for _, values in tunable(library, c)) for c in base.choices
     }
     if math.prod(sizes.values()) <= limit:
         return None
-    order = sorted(sizes, key=lambda g: -(weights or {}).get(g, 0.0))  # stable: design order
+    tunable_groups = [g for g in sizes if sizes[g] > 1]
+    order = sorted(tunable_groups, key=lambda g: -(weights or {}).get(g, 0.0))  # stable
+    spent = trials_by_group(base, tried)
+    rounds = min((spent.get(g, 0) for g in order), default=0) // TRIALS_PER_GROUP
+    # the groups that have had fewer rounds than the rest come first, heaviest first
+    order.sort(key=lambda g: spent.get(g, 0) // TRIALS_PER_GROUP > rounds)
     chosen: set[int] = set()
     joint = 1
     for g in order:
-        if sizes[g] <= 1:
-            continue
         if chosen and joint * sizes[g] > limit:
             continue
         chosen.add(g)
         joint *= sizes[g]
     return chosen
+
+
+def trials_by_group(base: Design, tried: Sequence[Tried]) -> dict[int, int]:
+    """Per group, the trials of ``base``'s structure that differ from ``base`` in that group's
+    parameters only."""
+    counts: dict[int, int] = {}
+    for design, _ in tried:
+        if design.structure_key() != base.structure_key():
+            continue
+        changed = [
+            mine.group
+            for mine, theirs in zip(base.choices, design.choices, strict=True)
+            if dict(mine.params) != dict(theirs.params)
+        ]
+        if len(changed) == 1:
+            counts[changed[0]] = counts.get(changed[0], 0) + 1
+    return counts
 
 
 def _rename(expr: str, names: Mapping[str, str]) -> str:

@@ -3,8 +3,11 @@ parameters is never enumerated (a ten-kernel model's would not fit in memory).""
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
+from kernelwright.design.choices import Design
 from kernelwright.design.plan import DesignPlan
 from kernelwright.errors import ConfigError
 from kernelwright.search import tunable
@@ -86,3 +89,28 @@ def test_parameter_moves_reach_every_group(two_group_plan: DesignPlan) -> None:
     moves = space.parameter_moves(two_group_plan.designs[0])
     groups = {label.split(".")[0] for _, label in moves}
     assert groups == {f"g{c.group}" for c in two_group_plan.designs[0].choices}
+
+
+def _moved(design: Design, group: int, library: Any, step: int) -> Design:
+    """``design`` with one tunable parameter of ``group`` set to its ``step``-th other value."""
+    choices = list(design.choices)
+    idx = next(i for i, c in enumerate(choices) if c.group == group)
+    name, values = tunable.tunable(library, choices[idx])[0]
+    others = [v for v in values if v != choices[idx].params.get(name)]
+    choices[idx] = choices[idx].with_params({**choices[idx].params, name: others[step]})
+    return Design(tuple(choices), "tuning")
+
+
+def test_groups_take_turns_once_the_heaviest_had_its_trials(two_group_plan: DesignPlan) -> None:
+    base = two_group_plan.designs[0]
+    lib = two_group_plan.library
+    heavy, light = (c.group for c in base.choices)
+    weights = {heavy: 10.0, light: 1.0}
+    per = tunable.TRIALS_PER_GROUP
+    on_heavy = [(_moved(base, heavy, lib, i), 1.0) for i in range(per)]
+    on_light = [(_moved(base, light, lib, i), None) for i in range(per)]  # failures count too
+    assert focus_groups(base, lib, weights, limit=1, tried=on_heavy[:-1]) == {heavy}
+    assert focus_groups(base, lib, weights, limit=1, tried=on_heavy) == {light}
+    assert focus_groups(base, lib, weights, limit=1, tried=on_heavy + on_light) == {heavy}
+    counts = tunable.trials_by_group(base, on_heavy + on_light + [(base, 1.0)])
+    assert counts == {heavy: per, light: per}
