@@ -31,7 +31,7 @@ Tried = tuple[Design, float | None]  # a design and its time (None: failed or re
 Prior = Callable[[Design], Sequence[tuple[Mapping[str, int], float, str]]]
 _NAME = re.compile(r"[A-Za-z_][A-Za-z_0-9]*")
 # Configurations tuned together at most: a strategy's table (and a GP's candidate set) holds them
-# all, so a model of ten kernels (about 10^25 joint configurations) is tuned a few kernels at a
+# all, so a model of ten kernels (about 10^28 joint configurations) is tuned a few kernels at a
 # time; two kernels of a few hundred configurations each still fit
 MAX_JOINT_CONFIGS = 1 << 18
 # Tuning trials a group gets before the next heaviest group's turn, when groups take turns
