@@ -135,9 +135,12 @@ def _leftover_processes(executor: SubprocessExecutor) -> tuple[str, ...]:
     """Processes of this executor's candidates still alive, besides its pre-started spares."""
     from kernelwright.evaluate.spawn import descendants
 
-    spares = {str(p) for pid in executor.spare_pids for p in (pid, *descendants(pid))}
+    # Listed before the spares' trees: a spare still warming up forks into its PID namespace,
+    # and a child forked after its tree was read would look like a leftover.
     found = _processes_matching((str(executor.base),) + SENTINEL_ARGS)
-    return tuple(f for f in found if f.split(":", 1)[0] not in spares)
+    spares = {str(p) for pid in executor.spare_pids for p in (pid, *descendants(pid))}
+    return tuple(f for f in found if f.split(":", 1)[0] not in spares
+                 and os.path.exists(f"/proc/{f.split(':', 1)[0]}"))
 
 
 class _GroupSession:

@@ -21,6 +21,8 @@ CASES = [
     ("softmax_rows__misshaped", Status.INCORRECT, "has shape (9, 99), expected (9, 100)"),
     ("softmax_rows__crash", Status.RUNTIME_ERROR, "SIGABRT"),
     ("softmax_rows__raises", Status.RUNTIME_ERROR, "ValueError during forward"),
+    ("softmax_rows__fails_to_compile_after_threads", Status.RUNTIME_ERROR,
+     "RuntimeError during forward"),
     ("softmax_rows__bad_constructor", Status.RUNTIME_ERROR, "during construct"),
     ("softmax_rows__syntax", Status.COMPILE_ERROR, "SyntaxError"),
     ("softmax_rows__import_error", Status.COMPILE_ERROR, "ModuleNotFoundError"),

@@ -107,6 +107,7 @@ class Runner:
         self.counters: list[Any] = []  # CUDA share counts of described outputs, given back later
         self.obs: dict[str, Any] = {}
         self.on_device = False
+        self.sealed = False
         self.state: Any = None
 
     def serve(self) -> None:
@@ -376,18 +377,22 @@ class Runner:
         # place after the warm-up; a Python thread the candidate starts, then or later, is not
         # forgiven (it is compared with the threads alive before the import).
         self.state["os_threads"] = os_threads()
+        self.sealed = True
         if self.state["audit"] is not None:
             self.state["audit"].sealed = True
         return {"ok": True, "containment": self.containment.to_dict()}, b""
 
     def do_observe(self, _h: dict[str, Any], _p: bytes) -> tuple[dict[str, Any], bytes]:
-        from kernelwright.evaluate.guard.integrity import live_threads, os_threads
+        from kernelwright.evaluate.guard.integrity import live_threads, os_thread_names, os_threads
         from kernelwright.evaluate.precision import policy_flags
 
         st = self.state
         audit = st["audit"]
         before_py = st["threads"]
         obs = dict(self.obs)
+        # Native threads are compared from the seal on: before it (a candidate that failed to
+        # import or compile), libraries may still be starting theirs.
+        new_os = sorted(set(os_threads()) - set(st["os_threads"])) if self.sealed else []
         try:
             after = policy_flags()
         except Exception as exc:  # flags the candidate left in a state that can't be read back
@@ -395,7 +400,8 @@ class Runner:
         obs.update(
             identity_changed=st["identities"].changed(),
             new_threads=sorted(n for i, n in live_threads().items() if i not in before_py),
-            new_os_threads=sorted(set(os_threads()) - set(st["os_threads"])),
+            new_os_threads=new_os,
+            new_os_thread_names=os_thread_names(new_os),
             policy_before=st["policy"],
             policy_after=after,
             launches=dict(self.monitor.counts),

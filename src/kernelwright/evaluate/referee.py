@@ -430,7 +430,7 @@ class Referee:
 
 _STR_LIST = ("identity_after_import", "identity_changed", "new_threads", "audit_denied",
              "subprocesses", "answer_from_framework", "thread_starts", "process_attempts",
-             "below_mode")
+             "below_mode", "new_os_thread_names")
 _INT_LIST = ("new_os_threads",)
 _INT = ("framework_work", "vendor_work", "numpy_conversions", "launches", "peak_extra_bytes")
 _BOOL = ("mode_intact",)

@@ -112,6 +112,20 @@ def os_threads() -> list[int]:
         return []
 
 
+def os_thread_names(tids: list[int]) -> list[str]:
+    """``name (tid)`` of each of this process's threads in ``tids`` that is still alive. The
+    names come from the process itself (any thread can rename itself): they explain a verdict,
+    never decide one."""
+    names = []
+    for tid in tids:
+        try:
+            with open(f"/proc/self/task/{tid}/comm") as f:
+                names.append(f"{f.read().strip()} ({tid})")
+        except OSError:
+            continue
+    return names
+
+
 def live_threads() -> dict[int, str]:
     """Python threads alive now, ident -> name."""
     return {t.ident or 0: t.name for t in threading.enumerate() if t.is_alive()}

@@ -299,7 +299,10 @@ def background_threads(ctx: GuardContext) -> list[str]:
     if py:
         reasons.append(f"left Python thread(s) running: {', '.join(py)}")
     if native:
-        reasons.append(f"started {len(native)} operating-system thread(s) after its warm-up")
+        names = ctx.observations.get("new_os_thread_names") or []
+        named = f" ({', '.join(names[:4])})" if names else ""
+        reasons.append(
+            f"started {len(native)} operating-system thread(s) after its warm-up{named}")
     if started:
         reasons.append(f"started {len(started)} thread(s) during its calls (joined or not)")
     return reasons

@@ -22,7 +22,12 @@ from importlib.resources.abc import Traversable
 
 from kernelwright.design.choices import GroupChoice
 from kernelwright.design.families.attention import conditions, defaults  # noqa: F401 (register)
-from kernelwright.design.families.attention.launch import ATTN_STAGES, DEFAULTS, render_attention
+from kernelwright.design.families.attention.launch import (
+    ATTN_LAUNCH,
+    ATTN_STAGES,
+    DEFAULTS,
+    render_attention,
+)
 from kernelwright.design.families.attention.spec import attention_shape, attention_spec
 from kernelwright.design.families.gemm.helpers import PY_HELPERS as GEMM_HELPERS
 from kernelwright.design.fusion import Group, Partition
@@ -38,6 +43,7 @@ class AttentionFamily:
     prefix = "attn"
     py_helpers: Mapping[str, str] = {
         "_attn_stages": ATTN_STAGES,
+        "_launch_fitting": ATTN_LAUNCH,
         "_dot_operands": GEMM_HELPERS["_dot_operands"],
         "_dot_precision": GEMM_HELPERS["_dot_precision"],
     }

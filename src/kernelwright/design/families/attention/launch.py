@@ -47,6 +47,24 @@ ATTN_STAGES = '''def _attn_stages(stages, block_m, block_n, block_d, block_dv, i
     room = smem - (block_m * block_d + block_n * block_dv) * item
     return max(1, min(stages, room // (block_n * (block_d + block_dv) * item)))'''
 
+ATTN_LAUNCH = '''_FITTING_STAGES = {}  # (kernel, blocks, dtype, depth asked) -> the depth that fits
+
+
+def _launch_fitting(launch, stages, key):
+    """launch(depth) with at most stages pipeline stages. _attn_stages estimates the shared
+    memory, the compiler decides: a launch it refuses for shared memory runs nothing, so it
+    is retried a stage shallower. The depth that fits is kept per key."""
+    stages = _FITTING_STAGES.get(key, stages)
+    while True:
+        try:
+            launch(stages)
+            break
+        except triton.runtime.errors.OutOfResources:
+            if stages <= 1:
+                raise
+            stages -= 1
+    _FITTING_STAGES[key] = stages'''
+
 
 def render_attention(
     graph: OpGraph, group: Group, name: str, variant: str, params: Mapping[str, Any]
@@ -116,7 +134,8 @@ def render_attention(
         "BLOCK_D = max(16, triton.next_power_of_2(D))",
         "BLOCK_DV = max(16, triton.next_power_of_2(DV))",
         f"# pipeline stages: up to {p['STAGES']}, as many as fit in an H200 block's 227 KB less",
-        "# 1 KB for barriers with these blocks and the operands' dtype",
+        "# 1 KB for barriers with these blocks and the operands' dtype (an estimate: the",
+        "# launch below goes shallower where the compiler needs more)",
         f"STAGES = _attn_stages({p['STAGES']}, BLOCK_M, BLOCK_N, BLOCK_D, BLOCK_DV, "
         f"q.element_size(), {SMEM_BYTES})",
         "grid = (triton.cdiv(M, BLOCK_M) * B * H,)",
@@ -132,11 +151,19 @@ def render_attention(
         "MASK": "MASK",
         "DOT_PRECISION": "DOT_PRECISION",
         "num_warps": p["WARPS"],
-        "num_stages": "STAGES",
+        "num_stages": "depth",
     }
     pointers = {"q": "q", "k": "k", "v": "v", "mask": "mask", "out": out}
     args.pointers = [(kp, pointers[w]) for kp, w in args.pointers]
+    code.add("", "def run(depth):")
+    code.indent()
     launch(kname, "grid", args, consts, code)
+    code.dedent()
+    code.add(
+        "",
+        "fit = (BLOCK_M, BLOCK_N, BLOCK_D, BLOCK_DV, D, DV, MASK, DOT_PRECISION, q.dtype, STAGES)",
+        f"_launch_fitting(run, STAGES, ({kname!r}, *fit))",
+    )
     code.add(f"return ({out},)")
     return RenderedKernel(
         (kernel,),

@@ -99,6 +99,12 @@ def column_tile(f: GroupFacts, narrow: bool) -> dict[str, int]:
     widest = cols = max(32, min(512, next_pow2(f.inner_length)))
     while narrow and cols > 32 and -(-f.parallel_length // cols) < 4 * f.sm_count:
         cols //= 2
+    if narrow and cols == widest >= 64 and not rows_aligned(f):
+        # Rows that start off 16-byte boundaries (an odd inner extent of fp32) load one value
+        # a lane whatever the tile, so a wide tile only costs registers, and some wide tiles
+        # fall off a cliff: with positions enough, 64 of them by 16 reduced rows in 8 warps
+        # (measurements.csv; few positions keep the rule below).
+        return {"LOOP_BLOCK": 16, "LOOP_COLS": 64, "LOOP_WARPS": 8}
     block_r = max(4, min(128, 4096 // cols))  # narrow tiles take more rows: 16 KB a step
     if cols < min(widest, 128) and not f.indexed:
         # Few positions, long columns: few programs, so each takes 16 warps over 2048 elements
@@ -113,6 +119,19 @@ def column_tile(f: GroupFacts, narrow: bool) -> dict[str, int]:
         "LOOP_COLS": cols,
         "LOOP_WARPS": max(2, min(8, block_r * cols // 1024)),
     }
+
+
+def rows_aligned(f: GroupFacts) -> bool:
+    """Whether every contiguous run of ``inner_length`` positions of each dtype the group reads
+    spans a multiple of 16 bytes (so that each reduced row starts 16-byte aligned and loads
+    can be vectors); True when the dtypes are unknown."""
+    return all(f.inner_length * dtype_bytes(d) % 16 == 0 for d in f.dtypes)
+
+
+def dtype_bytes(dtype: str) -> int:
+    """Bytes of a value of a torch dtype named like ``float32``, ``bfloat16`` or ``bool``."""
+    bits = "".join(ch for ch in dtype if ch.isdigit())
+    return max(1, int(bits) // 8) if bits else 1
 
 
 @heuristic("relay")

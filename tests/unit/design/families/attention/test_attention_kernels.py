@@ -127,3 +127,35 @@ def test_bf16_operands_accumulate_in_fp32(check) -> None:
         reference="float64",
         tol=2e-2,
     )
+
+
+def test_a_launch_refused_for_shared_memory_is_retried_shallower() -> None:
+    """The wrappers' stage estimate is a bound: the compiler may need more shared memory (head
+    dim 96 padded to 128 under 3xTF32 asked 237,568 bytes of 232,448 on an H200). The launch
+    then goes a stage shallower, remembers the depth that fits, and never goes below one."""
+    import triton
+    from triton.runtime.errors import OutOfResources
+
+    from kernelwright.design.families.attention.launch import ATTN_LAUNCH
+
+    helpers: dict[str, object] = {"triton": triton}
+    exec(ATTN_LAUNCH, helpers)
+    fitting = helpers["_launch_fitting"]
+    tried: list[int] = []
+
+    def launch(depth: int) -> None:
+        tried.append(depth)
+        if depth > 2:
+            raise OutOfResources(237568, 232448, "shared memory")
+
+    fitting(launch, 4, "blocks")  # type: ignore[operator]
+    assert tried == [4, 3, 2]
+    tried.clear()
+    fitting(launch, 4, "blocks")  # type: ignore[operator]
+    assert tried == [2]
+
+    def never(depth: int) -> None:
+        raise OutOfResources(300000, 232448, "shared memory")
+
+    with pytest.raises(OutOfResources):
+        fitting(never, 2, "other blocks")  # type: ignore[operator]
