@@ -289,7 +289,8 @@ def harness_integrity(ctx: GuardContext) -> list[str]:
     catches="work on a background thread that outlives the call, outside the observed region",
     how="the Python threads and the operating-system threads (/proc/self/task, which also sees "
     "_thread and native threads) alive after the warm-up are compared with those alive at the "
-    "end, and an audit hook records every thread started during the calls",
+    "end, and an audit hook records every thread started during the calls (a candidate that "
+    "fails before the warm-up ends is judged by its failure)",
 )
 def background_threads(ctx: GuardContext) -> list[str]:
     py = [n for n in ctx.observations.get("new_threads") or [] if n not in BENIGN_THREADS]
