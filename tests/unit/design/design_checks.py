@@ -182,14 +182,20 @@ def with_params(design: Any, params: dict[str, int]) -> Any:
 
 
 class _Launches:
-    """A ``@triton.jit`` kernel that records its name each time it is launched."""
+    """A ``@triton.jit`` kernel that records its name each time it is launched, and its name
+    with ``+causal`` where it is launched with ``CAUSAL=True``."""
 
     def __init__(self, kernel: Any, name: str, record: list[str]) -> None:
         self.kernel, self.name, self.record = kernel, name, record
 
     def __getitem__(self, grid: Any) -> Any:
-        self.record.append(self.name)
-        return self.kernel[grid]
+        launch = self.kernel[grid]
+
+        def run(*args: Any, **kwargs: Any) -> Any:
+            self.record.append(self.name + ("+causal" if kwargs.get("CAUSAL") is True else ""))
+            return launch(*args, **kwargs)
+
+        return run
 
 
 def compare(

@@ -1,5 +1,7 @@
 """The wrapper of an attention group: sizes and strides from the operands, the math the policy
-allows (the GEMM family's rule), the blocks, the pipeline depth that fits, the launch.
+allows (the GEMM family's rule), the blocks, the pipeline depth that fits, the launch. A boolean
+mask that allows no key past its query (a causal mask passed as a tensor) is found at run time
+and takes the causal schedule.
 
 The math is chosen at run time, never lowered silently: bf16 and fp16 operands multiply on
 tensor cores with fp32 accumulation; fp32 operands keep fp32 accuracy with 3xTF32 (``FP32_MATH``
@@ -110,6 +112,17 @@ def render_attention(
         "kv_group = H // Hk  # query heads per key/value head (grouped-query attention)",
         "n_heads = H",
     )
+    causal = str(spec.causal)
+    if mask is not None and not spec.causal:
+        causal = "CAUSAL"
+        code.add(
+            "# a boolean mask that allows no key past its query (GPT's lower triangle) leaves",
+            "# those keys out anyway: the causal schedule, which never visits a key block past",
+            "# the diagonal, computes the same (the mask still applies below it); checked on",
+            "# the mask as given, its batch and head dimensions still broadcast",
+            "CAUSAL = mask.dtype == torch.bool and not bool(",
+            "    mask.expand(*mask.shape[:-2], M, N).triu(1).any())",
+        )
     if mask is not None:
         code.add(
             "# the mask broadcast to (B, H, M, N): its broadcast dimensions get a zero stride",
@@ -147,7 +160,7 @@ def render_attention(
         "BLOCK_DV": "BLOCK_DV",
         "HEAD_D": "D",
         "HEAD_DV": "DV",
-        "CAUSAL": str(spec.causal),
+        "CAUSAL": causal,
         "MASK": "MASK",
         "DOT_PRECISION": "DOT_PRECISION",
         "num_warps": p["WARPS"],
@@ -161,7 +174,8 @@ def render_attention(
     code.dedent()
     code.add(
         "",
-        "fit = (BLOCK_M, BLOCK_N, BLOCK_D, BLOCK_DV, D, DV, MASK, DOT_PRECISION, q.dtype, STAGES)",
+        f"fit = (BLOCK_M, BLOCK_N, BLOCK_D, BLOCK_DV, D, DV, {causal}, MASK, DOT_PRECISION,",
+        "       q.dtype, STAGES)",
         f"_launch_fitting(run, STAGES, ({kname!r}, *fit))",
     )
     code.add(f"return ({out},)")

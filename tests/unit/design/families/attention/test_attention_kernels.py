@@ -63,7 +63,31 @@ def test_flash_attention_matches_sdpa_in_float64(check_launches, case: str) -> N
         reference="float64",
         tol=2e-5,
     )
-    assert runs and all(set(launched) == {"attn_0_kernel"} for _, launched in runs)
+    name = "attn_0_kernel+causal" if "is_causal=True" in call else "attn_0_kernel"
+    assert runs and all(set(launched) == {name} for _, launched in runs)
+
+
+def test_a_mask_that_allows_no_later_key_takes_the_causal_schedule(check_launches) -> None:
+    """A boolean mask with nothing above the diagonal (a causal mask with holes below it; keys
+    fewer than queries in the variant) runs the causal schedule and matches SDPA with the same
+    mask; one True above the diagonal keeps the full schedule."""
+    lower = "(torch.rand(1, 1, 37, 37) > 0.3).tril()"
+    fewer_keys = f"{qkv(1, 2, 37, 29, 48)}, (torch.rand(37, 29) > 0.3).tril()"
+    one_above = "(torch.rand(37, 37) > 0.3).tril().index_fill(1, torch.tensor([36]), True)"
+    runs = check_launches(
+        sdpa_task(
+            "q, k, v, attn_mask=m", f"{qkv(1, 2, 37, 37, 48)}, {lower}",
+            f"[[{fewer_keys}], [{qkv(1, 2, 37, 37, 48)}, {one_above}]]", "q, k, v, m",
+        ),
+        skills=("attention-flash",),
+        params=SMALL,
+        reference="float64",
+        tol=2e-5,
+    )
+    assert runs and all(
+        launched == ["attn_0_kernel+causal", "attn_0_kernel+causal", "attn_0_kernel"]
+        for _, launched in runs
+    )
 
 
 BOOL_MASK = "torch.rand(37, 29) > 0.3"
