@@ -26,8 +26,6 @@ if [ -f "$STAMP" ] && [ "$(cat "$STAMP")" = "$WANT" ]; then
 fi
 echo "installing kernelwright and its dependencies into .venv (first run: a minute or two)" >&2
 .venv/bin/python -m pip install -q --upgrade pip 2>/dev/null || true
-# --no-compile: Python compiles a module when it is first imported; byte-compiling every file
-# of every package up front (torch, sympy, ...) took 30 s of a 80 s install on 2 cores.
-.venv/bin/python -m pip install -q --no-compile "torch==2.13.0" "triton==3.6.0" "numpy<2.3"
-.venv/bin/python -m pip install -q --no-compile -e ".[triton,bo,agents,report,dev]"
+.venv/bin/python -m pip install -q "torch==2.13.0" "triton==3.6.0" "numpy<2.3"
+.venv/bin/python -m pip install -q -e ".[triton,bo,agents,report,dev]"
 echo "$WANT" > "$STAMP"
