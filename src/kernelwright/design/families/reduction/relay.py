@@ -37,6 +37,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from kernelwright.design.families.reduction.accumulate import NEG_INF, POS_INF
+from kernelwright.design.families.reduction.schedule import Frame, Nest
 from kernelwright.design.families.reduction.sweeps import Kernel, SweepWriter
 from kernelwright.design.kernel.common import Code, DesignError, assemble
 from kernelwright.design.kernel.emitter import (
@@ -80,7 +81,6 @@ def relay_kernel(w: SweepWriter, args: KernelArgs, kname: str) -> Kernel:
     f = sch.frame()
     # phase 1 indexes the team's own row, phase 2 an earlier one: two index groups
     mine = replace(f, par=IndexGroup(sch.par, "rows_s", "row_mask_s", 0, hoist=True))
-    stats = replace(mine, n_red="slice_len")  # a slice's lanes count blocks of the slice
     em1 = sch.emitter(args)
     em2 = sch.emitter(args)
     head, code = Code(), Code()
@@ -102,19 +102,7 @@ def relay_kernel(w: SweepWriter, args: KernelArgs, kname: str) -> Kernel:
     )
     ctx1 = mine.context()
     code.add("", "# ---- phase 1: this slice's statistics of row `team`")
-    for r in sch.plan.reductions:
-        acc.acc_init(f, r, code)
-    code.add(f"for start in range(0, slice_len, {f.block_red}):")
-    code.indent()
-    code.add(
-        f"cols = lo + start + tl.arange(0, {f.block_red})[None, :]",
-        "col_mask = cols < slice_end",
-    )
-    for r in sch.plan.reductions:
-        acc.acc_update(em1, stats, ctx1, r, code)
-    code.dedent()
-    for r in sch.plan.reductions:
-        em1.done[em1.key(r, ctx1)] = acc.acc_finish(em1, stats, ctx1, r, code, True)
+    slice_statistics(w, em1, mine, ctx1, code)
     for ws, value in partials(w):
         args.pointer(ws)
         code.add(f"tl.store({ws}_ptr + rows_s * n_split + slot, {value}, mask=row_mask_s)")
@@ -131,40 +119,7 @@ def relay_kernel(w: SweepWriter, args: KernelArgs, kname: str) -> Kernel:
     ctx2 = f.context()
     combine_partials(w, em2, ctx2, code)
     w.row_level(em2, ctx2, code, avail=1)
-    stores = list(sch.plan.stores)
-    nest = sch.nest_for(stores)
-    if nest is None:
-        code.add(f"for start in range(0, slice_len, {f.block_red}):")
-        code.indent()
-        code.add(
-            f"cols = lo + start + tl.arange(0, {f.block_red})[None, :]",
-            "col_mask = cols < slice_end",
-        )
-        body_ctx, depth = ctx2, 1
-    else:
-        n_lo = " * ".join(em2.dim_size(d) for d in nest.lo)
-        code.add(
-            "# slices hold whole steps of the outer reduced dims (CHUNK is a multiple of",
-            "# their inner extent): per-step inputs load once per step",
-            f"for red_hi in range(lo // ({n_lo}), slice_end // ({n_lo})):",
-        )
-        code.indent()
-        body_ctx = sch.nested_ctx(f, nest)
-        for name in sch.inputs_of(stores):
-            if not sch.layout.varies(name) & set(nest.lo):
-                lines: list[str] = []
-                em2.value(name, body_ctx, lines)
-                code.extend(lines)
-        code.add(f"for start in range(0, {n_lo}, BLOCK_LO):")
-        code.indent()
-        w.red_block(f, code, "start", "BLOCK_LO", n_lo)
-        depth = 2
-    for o in stores:
-        lines = []
-        em2.store(o, safe_name(o), body_ctx, lines, contiguous=True)
-        code.extend(lines)
-    for _ in range(depth):
-        code.dedent()
+    nest = write_slice(w, em2, f, ctx2, code)
     clash = _assigned(em1.prelude) & _assigned(em2.prelude)
     if clash:
         raise DesignError(f"both phases hoist {sorted(clash)}: the relay cannot share them")
@@ -177,6 +132,68 @@ def relay_kernel(w: SweepWriter, args: KernelArgs, kname: str) -> Kernel:
     consts = ["BLOCK_M", "BLOCK_N", "BLOCK_S", "CHUNK", "LAG", "COUNT_STRIDE"]
     consts += ["BLOCK_LO"] if nest else []
     return Kernel(assemble(kname, args, consts, head, merged, code), nest)
+
+
+def slice_statistics(w: SweepWriter, em: BodyEmitter, f: Frame, ctx: Context, code: Code) -> None:
+    """Sweep the slice ``[lo, slice_end)`` of the program's row in blocks of ``f.block_red``
+    with per-lane accumulators and finish each reduction into the partial that ``partials``
+    stores (a mean stays a sum: the combine divides by ``n_cols``)."""
+    sch, acc = w.s, w.acc
+    stats = replace(f, n_red="slice_len")  # a slice's lanes count blocks of the slice
+    for r in sch.plan.reductions:
+        acc.acc_init(f, r, code)
+    code.add(f"for start in range(0, slice_len, {f.block_red}):")
+    code.indent()
+    code.add(
+        f"cols = lo + start + tl.arange(0, {f.block_red})[None, :]",
+        "col_mask = cols < slice_end",
+    )
+    for r in sch.plan.reductions:
+        acc.acc_update(em, stats, ctx, r, code)
+    code.dedent()
+    for r in sch.plan.reductions:
+        em.done[em.key(r, ctx)] = acc.acc_finish(em, stats, ctx, r, code, True)
+
+
+def write_slice(w: SweepWriter, em: BodyEmitter, f: Frame, ctx: Context, code: Code) -> Nest | None:
+    """Write the full-size outputs over the slice ``[lo, slice_end)`` of the program's row, the
+    row's statistics known; returns the nesting of the sweep (the launch sizes ``BLOCK_LO``)."""
+    sch = w.s
+    stores = list(sch.plan.stores)
+    nest = sch.nest_for(stores)
+    if nest is None:
+        code.add(f"for start in range(0, slice_len, {f.block_red}):")
+        code.indent()
+        code.add(
+            f"cols = lo + start + tl.arange(0, {f.block_red})[None, :]",
+            "col_mask = cols < slice_end",
+        )
+        body_ctx, depth = ctx, 1
+    else:
+        n_lo = " * ".join(em.dim_size(d) for d in nest.lo)
+        code.add(
+            "# slices hold whole steps of the outer reduced dims (CHUNK is a multiple of",
+            "# their inner extent): per-step inputs load once per step",
+            f"for red_hi in range(lo // ({n_lo}), slice_end // ({n_lo})):",
+        )
+        code.indent()
+        body_ctx = sch.nested_ctx(f, nest)
+        for name in sch.inputs_of(stores):
+            if not sch.layout.varies(name) & set(nest.lo):
+                lines: list[str] = []
+                em.value(name, body_ctx, lines)
+                code.extend(lines)
+        code.add(f"for start in range(0, {n_lo}, BLOCK_LO):")
+        code.indent()
+        w.red_block(f, code, "start", "BLOCK_LO", n_lo)
+        depth = 2
+    for o in stores:
+        lines = []
+        em.store(o, safe_name(o), body_ctx, lines, contiguous=True)
+        code.extend(lines)
+    for _ in range(depth):
+        code.dedent()
+    return nest
 
 
 def wait_for_count(helpers: set[str], watch: str, need: str) -> list[str]:
@@ -196,9 +213,12 @@ def wait_for_count(helpers: set[str], watch: str, need: str) -> list[str]:
     ]
 
 
-def combine_partials(w: SweepWriter, em: BodyEmitter, ctx: Context, code: Code) -> None:
+def combine_partials(
+    w: SweepWriter, em: BodyEmitter, ctx: Context, code: Code, *, synced: bool = True
+) -> None:
     """Load the row's partials (from L2: ``.cg`` skips a stale L1 line) and merge them into
-    the row's statistics.
+    the row's statistics. ``synced`` False: the partials were written by an earlier launch
+    (``split_stats``), so all ``n_split`` of them are there and plain loads see them.
 
     Both kernels own one row (BLOCK_M is 1), so every reduction here runs over all axes and
     gives a scalar: a [BLOCK_M, 1] result would carry the layout of the [1, BLOCK_S] slot
@@ -206,15 +226,20 @@ def combine_partials(w: SweepWriter, em: BodyEmitter, ctx: Context, code: Code) 
     shared memory element by element (2048 shared stores a program, an order of magnitude
     slower on the H200: measurements.csv)."""
     sch, acc = w.s, w.acc
+    if synced:
+        mask = "s_mask = row_mask & (slots < seen)  # seen: the whole team (n_split) by now"
+    else:
+        mask = "s_mask = row_mask & (slots < n_split)  # BLOCK_S is a power of two: mask the tail"
     code.add(
         "tl.static_assert(BLOCK_M == 1)  # the statistics below are scalars",
         "slots = tl.arange(0, BLOCK_S)[None, :]  # one partial per slice",
-        "s_mask = row_mask & (slots < seen)  # seen: the whole team (n_split) by now",
+        mask,
         "at = rows * n_split + slots",
     )
+    cache = ', cache_modifier=".cg"' if synced else ""
 
     def load(ws: str, other: str) -> str:
-        return f'tl.load({ws}_ptr + at, mask=s_mask, other={other}, cache_modifier=".cg")'
+        return f"tl.load({ws}_ptr + at, mask=s_mask, other={other}{cache})"
 
     for r in sch.plan.reductions:
         s, out = safe_name(r), em.var(r, ctx)
