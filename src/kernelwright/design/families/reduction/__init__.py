@@ -8,6 +8,8 @@ sweeps.py      the one-pass and looped kernels (and the pieces all reduction ker
 split.py       two stages: partials per slice of the reduced extent, then a combine kernel
 team.py        a long row held in registers by a team of resident programs
 relay.py       a long row's statistics shared by a team, each writing an earlier team's row
+split_stats.py a few long rows: partial statistics per slice, then a kernel that combines them
+               and writes each slice
 launch.py      the wrapper: sizes, allocation, the launch of each variant
 """
 
@@ -35,8 +37,8 @@ from kernelwright.skills.conditions import GroupFacts
 
 
 class ReductionFamily:
-    """One pass, looped, split, team and relay reductions, with the online-softmax and Welford
-    folds as modifier skills."""
+    """One pass, looped, split, team, relay and split-statistics reductions, with the
+    online-softmax and Welford folds as modifier skills."""
 
     kind = "reduction"
     prefix = "reduce"
@@ -104,7 +106,9 @@ class ReductionFamily:
 def sweeps(partition: Partition, group: Group, choice: GroupChoice) -> int:
     """How many times the kernel reads the reduced extent from HBM: once in registers (one
     pass, or a split whose slices are read once), else once per pass of the looped kernel (and
-    twice for the relay: see below)."""
+    twice for the relay and the split statistics: see below)."""
+    if choice.variant == "split-stats":
+        return 2  # the statistics kernel reads each slice, the write kernel reads it again
     if choice.variant == "relay":
         # Meant to re-read from L2, but measured no faster than the looped kernel's two HBM
         # reads at its best (measurements.csv), so it is costed as two sweeps
@@ -130,7 +134,7 @@ def programs(facts: GroupFacts, choice: GroupChoice) -> int:
     p = {**(ROW_DEFAULTS if row else COLUMN_DEFAULTS), **choice.params}
     if choice.variant == "split":
         return int(p["SPLIT_PROGRAMS"])
-    if choice.variant == "relay":
+    if choice.variant in ("relay", "split-stats"):
         return facts.parallel_length * -(-facts.reduced_length // max(1, int(p["SLICE"])))
     if choice.variant == "team":
         return facts.parallel_length * -(-facts.reduced_length // max(1, int(p["TEAM_SLICE"])))

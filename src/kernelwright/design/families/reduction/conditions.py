@@ -1,4 +1,4 @@
-"""Conditions of the reduction skills: sweeps, folds, splits and teams."""
+"""Conditions of the reduction skills: sweeps, folds, splits, teams and few long rows."""
 
 from __future__ import annotations
 
@@ -44,6 +44,27 @@ def team_resident(f: GroupFacts, slice_max: int) -> Outcome:
     return Fail(
         f"reduced extent {f.reduced_length} > {f.sm_count} SMs x {slice_max}: a team would "
         "wait for programs that cannot start"
+    )
+
+
+@condition("few_long_rows")
+def few_long_rows(f: GroupFacts, rows_per_sm: int, min_length: int) -> Outcome:
+    """Rows too few for one program each to fill the GPU (fewer than ``rows_per_sm`` per SM),
+    and long enough that slices of them do (``min_length`` elements or more)."""
+    limit = rows_per_sm * f.sm_count
+    if f.parallel_length >= limit:
+        return Fail(
+            f"{f.parallel_length} rows >= {rows_per_sm} x {f.sm_count} SMs: one program a row "
+            "fills the GPU"
+        )
+    if f.reduced_length < min_length:
+        return Fail(
+            f"rows of {f.reduced_length} < {min_length} elements: too few slices a row to pay "
+            "for a second launch"
+        )
+    return Ok(
+        f"{f.parallel_length} rows < {rows_per_sm} x {f.sm_count} SMs, rows of "
+        f"{f.reduced_length} >= {min_length}: slices of the rows fill the GPU"
     )
 
 

@@ -142,6 +142,16 @@ def relay(f: GroupFacts) -> dict[str, int]:
     return {"SLICE": 65536, "LOOP_BLOCK": 2048, "LOOP_WARPS": 8, "LAG": 4}
 
 
+@heuristic("split_stats")
+def split_stats(f: GroupFacts) -> dict[str, int]:
+    """Slices of 64K elements (256 KB of fp32), halved down to 8K until the rows' slices give
+    at least four programs per SM; blocks of 2048 in 8 warps, as the relay's sweeps."""
+    slice_ = 65536
+    while slice_ > 8192 and f.parallel_length * -(-f.reduced_length // slice_) < 4 * f.sm_count:
+        slice_ //= 2
+    return {"SLICE": slice_, "LOOP_BLOCK": 2048, "LOOP_WARPS": 8}
+
+
 @heuristic("team")
 def team(f: GroupFacts) -> dict[str, int]:
     """Slices of 8192 elements in 4 warps (64 a thread): small programs; 8-16 warps over small

@@ -7,6 +7,9 @@ split     about ``SPLIT_PROGRAMS`` programs share the reduced extent; a combine 
 relay     each row in slices of about ``SLICE`` elements, one program each (see ``relay``)
 team      each row in slices of ``TEAM_SLICE`` elements held in registers, one program each,
           when the team fits on the GPU at once; otherwise the looped kernel (see ``team``)
+split-stats
+          each row in slices of about ``SLICE`` elements, one program each in two launches:
+          partial statistics, then the combine and the write (see ``split_stats``)
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from kernelwright.design.families.reduction.accumulate import Accumulators
 from kernelwright.design.families.reduction.relay import COUNT_STRIDE, partials, relay_kernel
 from kernelwright.design.families.reduction.schedule import Nest, ReductionSchedule
 from kernelwright.design.families.reduction.split import combine_kernel
+from kernelwright.design.families.reduction.split_stats import stats_kernel, write_kernel
 from kernelwright.design.families.reduction.sweeps import SweepWriter
 from kernelwright.design.families.reduction.team import team_kernel
 from kernelwright.design.fusion import Group
@@ -46,6 +50,9 @@ ROW_DEFAULTS = {
     "TEAM_SLICE": 8192,
     "TEAM_WARPS": 4,
 }
+# the split statistics' slices a row, at most: each program of its write kernel loads every
+# partial of its row, so the partials' traffic grows as the square of the slices
+MAX_SPLIT = 1024
 COLUMN_DEFAULTS = {
     "ONEPASS_MAX": 1024,
     "TILE": 4096,
@@ -104,6 +111,8 @@ def render_reduction(
         _relay_launch(w, p, name, code, kernels)
     elif variant == "team":
         _team_launch(w, p, name, code, kernels)
+    elif variant == "split-stats":
+        _split_stats_launch(w, p, name, code, kernels)
     else:
         looped = w.looped_kernel(looped_args, looped_name)
         if variant == "onepass":
@@ -135,6 +144,8 @@ def _describe(w: SweepWriter, variant: str) -> str:
         "split": "split across programs",
         "relay": "a team of programs per row, each writing an earlier team's row",
         "team": "a team of programs holds each row in registers and shares its statistics",
+        "split-stats": "each row's statistics split across programs, combined by a second "
+        "kernel that writes the row",
     }
     return f"Fused {w.s.along} reduction ({ops}): {how[variant]}."
 
@@ -342,6 +353,48 @@ def _relay_launch(
         }
     )
     launch(kname, "grid", args, consts, code)
+
+
+def _split_stats_launch(
+    w: SweepWriter, p: Mapping[str, Any], name: str, code: Code, kernels: list[str]
+) -> None:
+    k1, k2 = f"{name}_stats_kernel", f"{name}_write_kernel"
+    args1, args2 = KernelArgs(), KernelArgs()
+    kernels.append(stats_kernel(w, args1, k1))
+    write = write_kernel(w, args2, k2)
+    kernels.append(write.text)
+    first = safe_name(w.s.group.inputs[0])
+    code.add(f"BLOCK_N = min({p['LOOP_BLOCK']}, triton.next_power_of_2(n_cols))")
+    consts: dict[str, Any] = {"BLOCK_M": 1, "BLOCK_N": "BLOCK_N", "CHUNK": "chunk"}
+    if write.nest is not None:
+        inner = " * ".join(f"dim{d}" for d in write.nest.lo)
+        code.add(
+            f"n_lo = {inner}  # a slice holds whole steps of the outer reduced dims",
+            "BLOCK_LO = min(BLOCK_N, triton.next_power_of_2(n_lo))",
+            f"chunk = max(1, {p['SLICE']} // n_lo, "
+            f"triton.cdiv(triton.cdiv(n_cols, {MAX_SPLIT}), n_lo)) * n_lo",
+        )
+    else:
+        code.add(
+            "# whole blocks per slice",
+            f"chunk = triton.cdiv(min({p['SLICE']}, n_cols), BLOCK_N) * BLOCK_N",
+            f"chunk = max(chunk, triton.cdiv(triton.cdiv(n_cols, {MAX_SPLIT}), BLOCK_N) * BLOCK_N)",
+        )
+    code.add(
+        f"n_split = triton.cdiv(n_cols, chunk)  # slices a row (at most {MAX_SPLIT}: each "
+        "write program loads all of its row's partials)",
+    )
+    for ws, _ in partials(w):
+        code.add(
+            f"{ws} = torch.empty(max(1, n_rows) * n_split, device={first}.device, "
+            "dtype=torch.float32)"
+        )
+    code.add("grid = (n_rows * n_split,)  # one program a slice, in both kernels")
+    launch(k1, "grid", args1, {**consts, "num_warps": p["LOOP_WARPS"]}, code)
+    consts["BLOCK_S"] = "triton.next_power_of_2(n_split)"
+    if write.nest is not None:
+        consts["BLOCK_LO"] = "BLOCK_LO"
+    launch(k2, "grid", args2, {**consts, "num_warps": p["LOOP_WARPS"]}, code)
 
 
 def _team_launch(

@@ -10,9 +10,9 @@
               with the online-softmax and Welford folds that apply
     frame()   the tile of a kernel: which index groups run along which axis
 
-The one-pass and looped kernels (``sweeps``), the split's stages (``split``), the team and the
-relay (``team``, ``relay``) are functions of this schedule and of the accumulators
-(``accumulate``); none of them inherits state from another.
+The one-pass and looped kernels (``sweeps``), the split's stages (``split``), the team, the
+relay and the split statistics (``team``, ``relay``, ``split_stats``) are functions of this
+schedule and of the accumulators (``accumulate``); none of them inherits state from another.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from kernelwright.design.graph import OpGraph, Ref
 from kernelwright.design.kernel.common import DesignError
 from kernelwright.design.kernel.emitter import BodyEmitter, Context, IndexGroup, KernelArgs
 
-VARIANTS = ("onepass", "looped", "split", "relay", "team")
+VARIANTS = ("onepass", "looped", "split", "relay", "team", "split-stats")
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,7 +102,8 @@ def splittable(graph: OpGraph, group: Group, plan: PassPlan) -> bool:
 
 
 def relay_applies(graph: OpGraph, group: Group, plan: PassPlan) -> str:
-    """Why a team or relay cannot render this group ('' when it can): one statistics sweep
+    """Why a team, relay or split statistics cannot render this group ('' when it can): one
+    statistics sweep
     (every reduction in the first pass, after the folds), one write sweep, only full-size
     outputs."""
     if plan.n_passes != 2:
@@ -174,7 +175,7 @@ class ReductionSchedule:
             raise DesignError(
                 "split reductions need every reduction in one pass and no full outputs"
             )
-        if variant in ("relay", "team"):
+        if variant in ("relay", "team", "split-stats"):
             if s.along != "row":
                 raise DesignError(f"the {variant} splits rows (reduced dimensions innermost)")
             why = relay_applies(graph, group, plan)
