@@ -51,3 +51,35 @@ def test_long_row_kernels_compile_without_spills_or_layout_trips(skill: str, suf
         assert "ld.global.gpu.acquire" in ptx, (path, kernel)  # the acquire is kept
         # reductions and the ticket's broadcast use a few; a layout conversion, hundreds
         assert ptx.count("st.shared") < 64, (path, kernel, ptx.count("st.shared"))
+
+
+@pytest.mark.sm90
+def test_split_stats_kernels_compile_without_spills_or_synchronisation() -> None:
+    """KernelBench's layer norm over 16 rows of 4,194,304 elements (fewer rows than SMs, too
+    long for a team): both kernels of the split statistics compile without spills, load the
+    row in 16-byte vectors (the slice's mask bound keeps its alignment) and synchronise
+    nothing (the launch boundary orders them)."""
+    pytest.importorskip("triton")
+    path = str(ROOT / "kernelbench" / "level1" / "40_LayerNorm.py")
+    rows = run_compile_script(
+        f"""
+        import json
+        from kernelwright.design.plan import plan_task
+        from kernelwright.design.compile_check import compile_check
+        from kernelwright.task import load_task
+        plan = plan_task(load_task({path!r}, "full"), "cuda", "full", isolate=False)
+        assert "row-split-stats" in plan.designs[0].structure_key(), plan.designs[0]
+        rows = [[r.kernel, r.ok, r.spill_bytes, r.error[:300], r.ptx or ""]
+                for r in compile_check(plan.render(plan.designs[0]), {path!r}, "full",
+                                       keep_ptx=True)]
+        print(json.dumps(rows))
+        """
+    )
+    if all(not ok and "ptxas" in error.lower() for _, ok, _, error, _ in rows):
+        pytest.skip("no ptxas for sm_90 in this triton install")
+    assert [r[0].rsplit("_", 2)[-2] for r in rows] == ["stats", "write"], [r[:4] for r in rows]
+    for kernel, ok, spill, error, ptx in rows:
+        assert ok, (kernel, error)
+        assert spill in (0, None), (kernel, spill)
+        assert "ld.global.v4" in ptx, kernel
+        assert "atom." not in ptx and "nanosleep" not in ptx, kernel
