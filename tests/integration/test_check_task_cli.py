@@ -51,8 +51,15 @@ def test_suite_checks_pass_good_tasks_and_flag_a_bad_one(examples: Path) -> None
 
 
 def test_suite_markdown_table_and_bad_options(examples: Path) -> None:
+    # A summary with indices in brackets is printed as written, not read as console markup
+    task = examples / "softmax_rows" / "task.py"
+    source = task.read_text()
+    doc = source.split('"""')[1]
+    summary = "Softmax over rows: y[i, j] = exp(x[i, j]) / sum_k exp(x[i, k])."
+    task.write_text(source.replace(doc, summary, 1))
     table = CliRunner().invoke(app, ["check-task", "--suite", "--markdown", str(examples)])
     assert table.exit_code == 0, table.output
     assert "| `scale_bias` | scale_bias | elementwise |" in table.output
+    assert "y[i, j] = exp(x[i, j]) / sum_k exp(x[i, k])." in table.output
     alone = CliRunner().invoke(app, ["check-task", "--markdown", str(examples)])
     assert alone.exit_code == 2 and "--markdown needs --suite" in alone.output

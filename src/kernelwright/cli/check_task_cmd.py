@@ -86,7 +86,7 @@ def _check_suite(paths: list[Path], size: str, markdown: bool) -> None:
     from kernelwright.task.suite_checks import check_in_child, markdown_table
 
     if markdown:
-        out.print(markdown_table(paths), highlight=False, soft_wrap=True)
+        out.print(markdown_table(paths), markup=False, highlight=False, soft_wrap=True)
         return
     table = Table(title=f"suite checks ({size} size on the CPU, full-size counts)")
     for column in ("task", "family", "small ms", "variants", "full size", "GFLOP", "eager est. ms"):
