@@ -70,6 +70,29 @@ WATCHED = (
 )
 
 
+# Classes of the harness whose every attribute is watched (methods, class attributes, the
+# dispatch mode's __torch_dispatch__): replacing one that no list names is as good as
+# replacing one that a list names.
+WATCHED_CLASSES = (
+    "kernelwright.evaluate.guard.observer:ForwardObserver",
+    "kernelwright.evaluate.guard.monitor:LaunchMonitor",
+    "kernelwright.evaluate.guard.integrity:IdentitySnapshot",
+    "kernelwright.evaluate.candidate_worker:Runner",
+    "kernelwright.evaluate.channel:Channel",
+)
+
+
+def _watched_classes() -> dict[str, dict[str, Any]]:
+    """``spec -> {attribute: object}`` of every class in :data:`WATCHED_CLASSES` and of the
+    observer's dispatch mode (made now if it was not yet)."""
+    from kernelwright.evaluate.guard.observer import ForwardObserver
+
+    found = {spec: _resolve(spec) for spec in WATCHED_CLASSES}
+    found["kernelwright.evaluate.guard.observer:ForwardObserver.mode_class()"] = (
+        ForwardObserver.mode_class())
+    return {spec: dict(vars(c)) for spec, c in found.items() if isinstance(c, type)}
+
+
 def _resolve(spec: str) -> Any:
     module_name, _, path = spec.partition(":")
     try:
@@ -88,17 +111,25 @@ class IdentitySnapshot:
     """The objects behind :data:`WATCHED` (plus any extra named objects) at one moment."""
 
     objects: dict[str, Any] = field(default_factory=dict)
+    classes: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     @classmethod
     def take(cls, extra: dict[str, Any] | None = None) -> IdentitySnapshot:
-        """Resolve every watched name now."""
+        """Resolve every watched name, and every attribute of the watched classes, now."""
         objects = {spec: _resolve(spec) for spec in WATCHED}
         objects.update(extra or {})  # "module:Class.attr" names, like WATCHED
-        return cls(objects)
+        return cls(objects, _watched_classes())
 
     def changed(self) -> list[str]:
-        """Names whose object is no longer the one in the snapshot."""
-        return sorted(name for name, obj in self.objects.items() if _resolve(name) is not obj)
+        """Names whose object is no longer the one in the snapshot, and attributes of the
+        watched classes added, removed or replaced since."""
+        found = [name for name, obj in self.objects.items() if _resolve(name) is not obj]
+        now = _watched_classes()
+        for spec, before in self.classes.items():
+            after = now.get(spec, {})
+            found += [f"{spec}.{attr}" for attr in sorted(before.keys() | after.keys())
+                      if before.get(attr) is not after.get(attr)]
+        return sorted(found)
 
 
 def os_threads() -> list[int]:

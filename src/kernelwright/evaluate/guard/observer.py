@@ -154,11 +154,17 @@ class ForwardObserver:
 
     _mode_cls: type | None = None
 
+    @staticmethod
+    def mode_class() -> type:
+        """The dispatch mode's class, made once (torch is imported only when it is needed)."""
+        if ForwardObserver._mode_cls is None:
+            ForwardObserver._mode_cls = _make_mode_class()
+        return ForwardObserver._mode_cls
+
     def __init__(
         self, counts: Counter[str], *, poison: bool = True, watch: Sequence[tuple[int, ...]] = ()
     ) -> None:
-        if ForwardObserver._mode_cls is None:
-            ForwardObserver._mode_cls = _make_mode_class()
+        mode_cls = ForwardObserver.mode_class()
         self.counts = counts
         self.poison = poison
         self.watch = {_numel(shape) for shape in watch}
@@ -170,7 +176,7 @@ class ForwardObserver:
         self.numpy_conversions = 0
         self.intact = True
         self.below: list[str] = []
-        self._mode = ForwardObserver._mode_cls(self)
+        self._mode = mode_cls(self)
 
     def __enter__(self) -> ForwardObserver:
         self._mode.__enter__()

@@ -16,7 +16,7 @@ from collections import Counter
 from typing import Any
 
 from kernelwright.evaluate.guard.registry import GuardContext, register_check
-from kernelwright.evaluate.oplog import compute_ops
+from kernelwright.evaluate.oplog import VENDOR_OPS, compute_ops
 
 # Python threads that libraries start on their own (none seen so far with Triton 3.6 / torch 2.11
 # to 2.13); a name is listed here only after it was seen in an honest evaluation.
@@ -211,7 +211,9 @@ def exception_fallback_runtime(ctx: GuardContext) -> list[str]:
     "it runs every compute operator of the reference, when a framework result already equals "
     "the answer it returns, when PyTorch computes more elements than the whole reference does, "
     "or when tensors go to NumPy. Keeping a vendor GEMM/convolution and computing the rest in "
-    "its own kernels is a hybrid: accepted, labelled",
+    "its own kernels is a hybrid: accepted, labelled, where the reference has one itself; a "
+    "vendor product or convolution in a task whose reference has none is refused (the work "
+    "spelled as a product)",
 )
 def framework_delegation(ctx: GuardContext) -> list[str]:
     if not ctx.trials_correct:
@@ -231,6 +233,12 @@ def framework_delegation(ctx: GuardContext) -> list[str]:
             names = ", ".join(sorted(ref_ops))
             reasons.append(
                 f"the candidate runs every compute operator of the reference in PyTorch ({names})"
+            )
+        vendor = sorted(op for op in cand_ops if op in VENDOR_OPS)
+        if vendor and not any(op in VENDOR_OPS for op in ref_ops):
+            reasons.append(
+                f"the candidate hands work to the vendor library ({', '.join(vendor)}) where the "
+                "reference has no matrix product or convolution: the framework does the task"
             )
     if int(ctx.observed.get("numpy_conversions") or 0):
         reasons.append("tensors were converted to NumPy arrays inside forward: the work must "

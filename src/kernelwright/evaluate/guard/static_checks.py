@@ -35,6 +35,14 @@ _CONCURRENCY_MODULES = frozenset(
      "pty", "posix", "_posixsubprocess"}
 )
 _INTROSPECTION_MODULES = frozenset({"gc", "inspect", "ctypes", "kernelwright"})
+# Attributes that reach objects a kernel file never made: the interpreter's frames and heap, and
+# the cells, globals and owners of functions (the harness's wrappers keep its observers there).
+_INTROSPECTION_ATTRIBUTES = frozenset({
+    "_getframe", "f_back", "f_globals", "f_locals", "f_code", "tb_frame", "tb_next", "gi_frame",
+    "cr_frame", "ag_frame", "get_objects", "get_referrers", "get_referents", "__subclasses__",
+    "__closure__", "cell_contents", "__globals__", "__code__", "__defaults__", "__kwdefaults__",
+    "__self__", "__func__", "__wrapped__",
+})
 _PROCESS_CALLS = ("system", "popen", "fork", "exec", "spawn", "posix_spawn", "kill", "setsid",
                   "setpgid", "_exit", "pidfd")
 _FILESYSTEM_MODULES = frozenset(
@@ -104,28 +112,25 @@ def _root_name(node: ast.AST) -> str | None:
     "reference-access",
     stage="static",
     catches="inheriting from, instantiating or locating the reference Model; walking the "
-    "interpreter's objects or frames to find it",
-    how="the name Model, frame and garbage-collector introspection and imports of gc, inspect, "
-    "ctypes or kernelwright are refused in the source (the reference never runs in the "
-    "candidate's process anyway)",
+    "interpreter's objects, frames or functions' closures to find it or the harness",
+    how="the name Model, frame, closure, code and garbage-collector introspection (as "
+    "attributes or as names given to getattr) and imports of gc, inspect, ctypes or "
+    "kernelwright are refused in the source (the reference never runs in the candidate's "
+    "process anyway)",
 )
 def reference_access(ctx: GuardContext) -> list[str]:
     if ctx.tree is None:
         return []
+    docs = _docstrings(ctx.tree)
     reasons: list[str] = []
     for node in ast.walk(ctx.tree):
         if isinstance(node, ast.Name) and node.id == "Model":
             reasons.append(f"line {node.lineno}: refers to the reference class `Model`")
-        elif isinstance(node, ast.Attribute) and node.attr in (
-            "_getframe",
-            "f_back",
-            "f_globals",
-            "f_locals",
-            "get_objects",
-            "get_referrers",
-            "__subclasses__",
-        ):
+        elif isinstance(node, ast.Attribute) and node.attr in _INTROSPECTION_ATTRIBUTES:
             reasons.append(f"line {node.lineno}: introspects the interpreter (`.{node.attr}`)")
+        elif (isinstance(node, ast.Constant) and node.value in _INTROSPECTION_ATTRIBUTES
+              and id(node) not in docs):
+            reasons.append(f"line {node.lineno}: names `{node.value}` (interpreter introspection)")
     for module, line in _imported_modules(ctx.tree):
         if module.split(".")[0] in _INTROSPECTION_MODULES:
             reasons.append(f"line {line}: imports {module}")
@@ -306,7 +311,11 @@ def _allowed_setting(node: ast.Assign | ast.AugAssign | ast.AnnAssign) -> bool:
     )
 
 
-# Private machinery that switches off what observes a call (dispatch and function modes).
+# Private machinery that switches off what observes a call (dispatch and function modes), or
+# tells an observed call from an unobserved one (the thread's dispatch keys and mode stacks).
+_ESCAPE_PREFIXES = ("_dispatch_tls", "_dispatch_key", "_get_dispatch", "_get_torch_function",
+                    "_is_torch_function", "_len_torch_function", "_get_function_stack",
+                    "_get_current_dispatch", "_is_in_torch_dispatch", "is_in_torch_dispatch")
 _ESCAPE_NAMES = frozenset({
     "_disable_current_modes", "_python_dispatch", "_pop_mode", "_push_mode", "_set_dispatch_mode",
     "_pop_torch_dispatch_stack", "_push_on_torch_dispatch_stack", "DisableTorchFunction",
@@ -320,12 +329,13 @@ _ESCAPE_NAMES = frozenset({
 @register_check(
     "harness-escape",
     stage="static",
-    catches="switching off the harness's observation of a call (private dispatch-mode APIs) or "
-    "hiding which attribute or module is used (getattr with a computed name on a module, "
-    "sys.modules)",
-    how="the source may not name the private dispatch-mode machinery or sys.modules; "
-    "getattr/setattr/hasattr/delattr on an imported module, or on a name assigned from one, "
-    "must use a literal name",
+    catches="switching off the harness's observation of a call, or telling observed calls from "
+    "timed ones (private dispatch-mode and dispatch-key APIs); hiding which attribute or module "
+    "is used (getattr with a computed name, sys.modules, sys reached through another module, "
+    "the harness's modules named in a string)",
+    how="the source may not name the private dispatch-mode or dispatch-key machinery, "
+    "sys.modules, `.sys` of another module, or a kernelwright module; getattr/setattr/hasattr/"
+    "delattr must use a literal name, except on `self`",
 )
 def harness_escape(ctx: GuardContext) -> list[str]:
     if ctx.tree is None:
@@ -333,21 +343,30 @@ def harness_escape(ctx: GuardContext) -> list[str]:
     aliases = _module_aliases(ctx.tree)
     modules = {name for name, top in aliases.items()}
     watched = _derived_aliases(ctx.tree, modules | {"__builtins__"})
+    docs = _docstrings(ctx.tree)
     reasons: list[str] = []
     for node in ast.walk(ctx.tree):
         if isinstance(node, ast.Attribute) and node.attr == "modules" and (
                 aliases.get(_root_name(node) or "") == "sys"):
             reasons.append(f"line {node.lineno}: reaches modules through sys.modules")
+        if (isinstance(node, ast.Attribute) and node.attr == "sys"
+                and _root_name(node) in watched):
+            reasons.append(f"line {node.lineno}: reaches sys through `{ast.unparse(node)}`")
         name = node.attr if isinstance(node, ast.Attribute) else (
             node.id if isinstance(node, ast.Name) else None)
-        if name in _ESCAPE_NAMES:
+        if name is not None and (name in _ESCAPE_NAMES or name.startswith(_ESCAPE_PREFIXES)):
             reasons.append(f"line {getattr(node, 'lineno', '?')}: uses `{name}`")
         if isinstance(node, ast.alias) and node.name.split(".")[-1] in _ESCAPE_NAMES:
             reasons.append(f"imports `{node.name}`")
+        if (isinstance(node, ast.Constant) and isinstance(node.value, str)
+                and id(node) not in docs
+                and (node.value == "kernelwright" or node.value.startswith("kernelwright."))):
+            reasons.append(f"line {node.lineno}: names the harness's module {node.value!r}")
         if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
                 and node.func.id in ("getattr", "setattr", "hasattr", "delattr") and node.args
-                and _root_name(node.args[0]) in watched
-                and not (len(node.args) > 1 and isinstance(node.args[1], ast.Constant))):
+                and not (len(node.args) > 1 and isinstance(node.args[1], ast.Constant))
+                and (_root_name(node.args[0]) in watched
+                     or not (isinstance(node.args[0], ast.Name) and node.args[0].id == "self"))):
             reasons.append(f"line {node.lineno}: {node.func.id} with a computed name on "
                            f"`{ast.unparse(node.args[0])}`")
     for module, line in _imported_modules(ctx.tree):
