@@ -10,6 +10,14 @@ The child reads one JSON request per line and answers one JSON line:
      "reference": "float64" | null (the reference model and inputs in that dtype)}
     -> {"sources": [...], "checked": [...skills per design...],
         "launched": [...kernel names launched per design...]} or {"error": "..."}
+
+A request with ``"op": "outputs"`` runs the first ranked design holding ``skill`` on inputs given
+as float32 bit patterns and returns what it computed, for tests that check a contract of their
+own rather than a match with PyTorch:
+
+    {"op": "outputs", "body": "...", "skill": "...", "params": {...},
+     "inputs": [[name, shape, [int32 bits...]], ...]}
+    -> {"source": "...", "outputs": {name: [each output, floats as int32 bits]}}
 """
 
 from __future__ import annotations
@@ -307,11 +315,47 @@ def check(request: dict[str, Any]) -> dict[str, Any]:
         return {"sources": sources, "checked": checked, "launched": launches}
 
 
+def outputs(request: dict[str, Any]) -> dict[str, Any]:
+    """The outputs of the first ranked design holding ``request["skill"]`` on the request's
+    inputs (see the module docstring); floats as their int32 bits, so that -0.0 and NaN
+    payloads survive JSON."""
+    import torch
+
+    from kernelwright.design.emit import emit
+
+    with tempfile.TemporaryDirectory() as tmp:
+        path = write_task(Path(tmp), request["body"])
+        part, designs = designs_for(path)
+        chosen = [d for d in designs if request["skill"] in d.skills]
+        if not chosen:
+            return {
+                "error": f"no design holds {request['skill']}; "
+                f"designs: {[d.skills for d in designs]}"
+            }
+        params = request.get("params") or {}
+        src = emit(
+            part, with_params(chosen[0], params), path.read_text(), task_name="t", size="small"
+        )
+    module = types.ModuleType("candidate")
+    exec(compile(src, "<candidate>", "exec"), module.__dict__)
+    model = module.ModelNew()
+    found: dict[str, list[Any]] = {}
+    for name, shape, bits in request["inputs"]:
+        x = torch.tensor(bits, dtype=torch.int32).view(torch.float32).reshape(shape)
+        with torch.no_grad():
+            got = model(x)
+        found[name] = [
+            (t.contiguous().view(torch.int32) if t.is_floating_point() else t).tolist() for t in got
+        ]
+    return {"source": src, "outputs": found}
+
+
 def main() -> None:
     """Serve requests from stdin until it closes."""
     for line in sys.stdin:
         try:
-            reply = check(json.loads(line))
+            request = json.loads(line)
+            reply = outputs(request) if request.get("op") == "outputs" else check(request)
         except Exception as exc:  # report, never die: the next test still gets an answer
             reply = {
                 "error": f"{type(exc).__name__}: {exc}",

@@ -3,22 +3,17 @@
 NaN above +inf, -0.0 just below +0.0, values bit-exact, padding never selected (k equal to the
 row length, rows of -inf or NaN), on odd row lengths and a masked last program.
 
-Every case runs the emitted kernel under Triton's interpreter in one child process (the
-interpreter must be on before triton is imported; see design_checks). The child captures each
+Every case runs the emitted kernel under Triton's interpreter in the design-check worker (the
+interpreter must be on before triton is imported; see design_checks), which captures each
 forward once and runs all its inputs: the wrapper reads sizes from the tensors, so one design
 serves rows of 5 to 1000 columns.
 """
 
 from __future__ import annotations
 
-import json
 import math
-import os
-import subprocess
-import sys
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -26,7 +21,6 @@ import pytest
 torch = pytest.importorskip("torch")
 pytest.importorskip("triton")
 
-HERE = Path(__file__).parents[2]  # tests/unit/design, where design_checks.py lives
 NAN, INF = float("nan"), float("inf")
 
 FORWARDS = {
@@ -47,38 +41,6 @@ def get_inputs():
     return [torch.randn(7, {n_cols})]
 def get_init_inputs():
     return []
-"""
-
-CHILD = """
-import json, sys, tempfile, types
-from pathlib import Path
-sys.path.insert(0, {here!r})
-import torch
-from design_checks import designs_for, with_params, write_task
-from kernelwright.design.emit import emit
-
-groups = json.load(sys.stdin)
-out = {{}}
-with tempfile.TemporaryDirectory() as tmp:
-    for g, group in enumerate(groups):
-        path = write_task(Path(tmp), group["body"], f"t{{g}}")
-        part, designs = designs_for(path)
-        design = next(d for d in designs if "topk-rounds" in d.skills)
-        src = emit(part, with_params(design, {{"ROWS": 4}}), path.read_text(), task_name="t",
-                   size="small")
-        assert "tl.static_range(K)" in src and "torch.ops.aten.topk" not in src, src
-        module = types.ModuleType("candidate")
-        exec(compile(src, "<candidate>", "exec"), module.__dict__)
-        model = module.ModelNew()
-        for name, shape, bits in group["inputs"]:
-            x = torch.tensor(bits, dtype=torch.int32).view(torch.float32).reshape(shape)
-            with torch.no_grad():
-                got = model(x)
-            out[name] = [
-                (t.contiguous().view(torch.int32) if t.is_floating_point() else t).tolist()
-                for t in got
-            ]
-print(json.dumps(out))
 """
 
 
@@ -180,30 +142,32 @@ def inputs(name: str, case: Case) -> Any:
 
 
 @pytest.fixture(scope="module")
-def results() -> dict[str, list[list[Any]]]:
+def results(design_worker: Any) -> dict[str, list[list[Any]]]:
     """Every case's outputs from the interpreter: floats as int32 bits, integers as they are."""
     groups: dict[tuple[str, int, bool], list[Any]] = {}
     for name, case in CASES.items():
         x = inputs(name, case)
         entry = [name, list(x.shape), x.view(torch.int32).flatten().tolist()]
         groups.setdefault((case.kind, case.k, case.largest), []).append(entry)
-    request = []
+    found: dict[str, list[list[Any]]] = {}
     for (kind, k, largest), entries in groups.items():
         widest = max(e[1][1] for e in entries)
         forward = FORWARDS[kind].format(k=k, largest=largest)
         body = BODY.format(forward="    " + forward.replace("\n", "\n    "), n_cols=widest)
-        request.append({"body": body, "inputs": entries})
-    env = dict(os.environ, TRITON_INTERPRET="1")
-    proc = subprocess.run(
-        [sys.executable, "-c", CHILD.format(here=str(HERE))],
-        input=json.dumps(request),
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=900,
-    )
-    assert proc.returncode == 0, proc.stderr[-4000:]
-    return json.loads(proc.stdout.strip().splitlines()[-1])  # type: ignore[no-any-return]
+        reply = design_worker.ask(
+            {
+                "op": "outputs",
+                "body": body,
+                "skill": "topk-rounds",
+                "params": {"ROWS": 4},
+                "inputs": entries,
+            }
+        )
+        assert "error" not in reply, reply["error"] + "\n" + reply.get("traceback", "")
+        src = reply["source"]
+        assert "tl.static_range(K)" in src and "torch.ops.aten.topk" not in src, src
+        found.update(reply["outputs"])
+    return found
 
 
 def bits_to_float(bits: list[list[int]]) -> Any:
