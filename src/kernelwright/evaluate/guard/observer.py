@@ -49,6 +49,10 @@ def poison_fill_(t: Any) -> None:
         t.fill_(torch.iinfo(t.dtype).max)
 
 
+# Operators that turn host data into a tensor inside a call (torch.tensor, torch.as_tensor).
+_FROM_HOST = frozenset({"lift_fresh", "lift_fresh_copy"})
+
+
 def fingerprint(t: Any) -> tuple[float, ...]:
     """Sum, sum of squares and a few fixed samples of ``t``, in float64."""
     import torch
@@ -203,6 +207,15 @@ class ForwardObserver:
             with _harness():
                 for t in tensors:
                     poison_fill_(t)
+        elif name in _FROM_HOST:
+            # Values built from Python data (torch.tensor of a list): no kernel of the
+            # candidate's computed them, so an output-sized one is fingerprinted like a
+            # framework result (the answer computed in Python, then copied by a kernel)
+            for t in tensors:
+                if (t.numel() in self.watch and t.is_floating_point()
+                        and len(self.prints) < _MAX_PRINTS):
+                    with _harness():
+                        self.prints.append((name, fingerprint(t)))
         elif name not in NON_COMPUTE:
             for t in tensors:
                 if name in VENDOR_OPS:
@@ -260,13 +273,23 @@ class ForwardObserver:
                             for t in _tensors(list(args) + list(kwargs.values())) if t.numel()}
 
     def after_launch(self, args: Any, kwargs: Any) -> None:
-        """The arguments whose values the launch changed were written by the candidate."""
+        """The arguments whose values the launch changed were written by the candidate, unless
+        it only moved values: an argument left with the sum and sum of squares of another
+        argument's values before the launch holds a copy or a permutation of them, which makes
+        nothing computed from it the candidate's work."""
         from torch.utils._python_dispatch import _disable_current_modes
 
         with _disable_current_modes(), _harness():
             for t in _tensors(list(args) + list(kwargs.values())):
                 ptr = _ptr(t)
-                if ptr in self._before and fingerprint(t) != self._before[ptr]:
+                if ptr not in self._before:
+                    continue
+                after = fingerprint(t)
+                if after == self._before[ptr]:
+                    continue
+                moved = any(other != ptr and same_print(after[:2], before[:2])
+                            for other, before in self._before.items())
+                if not moved:
                     self.written.add(ptr)
 
     def produced(self, result: Any) -> None:
