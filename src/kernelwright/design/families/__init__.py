@@ -4,8 +4,8 @@ parameters and tunable space (its skill files and heuristics), and how it render
 
     family       group kind   templates                                        skills
     pointwise    pointwise    flat, rows x contiguous columns                  elementwise-*
-    reduction    reduction    one pass, looped, split, team, relay, split      row-*, column-*, ...
-                              statistics (+ folds)
+    reduction    reduction    one pass, looped, split, team,                   row-*, column-*, ...
+                              split statistics, relay (+ folds)
     scan         scan         row walk, column walk, chained look-back          scan-*
     pool         pool         1-3-D max and average windows                     pool-window
     topk         select       sorted lanes, k rounds                            topk-rounds
