@@ -74,3 +74,15 @@ def test_input_mutation_detection_is_bitwise_and_nan_aware():
     y[0] = 1.0000001
     assert "input 0 was modified" in inputs_unchanged([x], [y])
     assert "replaced or reshaped" in inputs_unchanged([x], [x[:1]])
+
+
+def test_input_mutation_detection_sees_zero_signs_and_nan_payloads():
+    x = torch.tensor([0.0, float("nan"), 2.0])
+    signed = x.clone()
+    signed[0] = -0.0  # equal as a value, another bit pattern
+    assert "input 0 was modified" in inputs_unchanged([x], [signed])
+    payload = x.clone()
+    payload.view(torch.int32)[1] += 1  # still a NaN, another payload
+    assert torch.isnan(payload[1])
+    assert "input 0 was modified" in inputs_unchanged([x], [payload])
+    assert inputs_unchanged([x[::2]], [x[::2].clone()]) == ""  # strided inputs compare too
