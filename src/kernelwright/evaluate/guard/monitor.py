@@ -55,6 +55,12 @@ class LaunchMonitor:
             self._patch_run(InterpretedFunction, "triton-interpreter")
         except ImportError:
             pass
+        try:
+            from triton.compiler.compiler import CompiledKernel
+
+            self._patch_compiled(CompiledKernel)
+        except ImportError:
+            pass
         import torch.utils.cpp_extension as cpp_extension
 
         for name in ("load_inline", "load"):
@@ -82,25 +88,55 @@ class LaunchMonitor:
 
         @functools.wraps(original)
         def run(fn_self: Any, *args: Any, **kwargs: Any) -> Any:
-            if kwargs.get("warmup"):
-                return original(fn_self, *args, **kwargs)
+            if kwargs.get("warmup"):  # compiles, launches nothing (a launch of what it returns
+                return original(fn_self, *args, **kwargs)  # goes through _patch_compiled)
             name = getattr(getattr(fn_self, "fn", None), "__name__", None) or repr(fn_self)
-            if monitor.mode == "raise":
-                raise AblatedLaunch(f"kernel {name} disabled by the harness's ablation run")
-            if monitor.mode == "skip":
-                return None
-            monitor.counts[f"{label}:{name}"] += 1
-            watcher = monitor.watcher
-            if watcher is None:
-                return original(fn_self, *args, **kwargs)
-            watcher.before_launch(args, kwargs)
-            result = original(fn_self, *args, **kwargs)
-            watcher.after_launch(args, kwargs)
-            return result
+            return monitor._launch(f"{label}:{name}", name,
+                                   lambda: original(fn_self, *args, **kwargs), args, kwargs)
 
         self._originals.append((cls, "run", original))
         cls.run = run  # type: ignore[attr-defined]
         self.patched[f"{cls.__module__}:{cls.__name__}.run"] = run
+
+    def _patch_compiled(self, cls: type) -> None:
+        """A compiled kernel (what ``warmup`` or ``kernel.compile`` returns) launched directly,
+        ``compiled[grid](*args)``, bypassing the JIT function's ``run``: the same count,
+        ablation and watch."""
+        original = cls.__dict__.get("__getitem__")
+        if original is None:  # a Triton whose compiled kernels launch otherwise
+            return
+        monitor = self
+
+        @functools.wraps(original)
+        def getitem(ck_self: Any, grid: Any) -> Any:
+            runner = original(ck_self, grid)
+            name = str(getattr(ck_self, "name", None) or repr(ck_self))
+
+            def launch(*args: Any, **kwargs: Any) -> Any:
+                return monitor._launch(f"triton-compiled:{name}", name,
+                                       lambda: runner(*args, **kwargs), args, kwargs)
+
+            return launch
+
+        self._originals.append((cls, "__getitem__", original))
+        cls.__getitem__ = getitem  # type: ignore[index,attr-defined]
+        self.patched[f"{cls.__module__}:{cls.__name__}.__getitem__"] = getitem
+
+    def _launch(self, key: str, name: str, call: Callable[[], Any], args: Any,
+                kwargs: Any) -> Any:
+        """One launch of a custom kernel: ablated, or counted and watched."""
+        if self.mode == "raise":
+            raise AblatedLaunch(f"kernel {name} disabled by the harness's ablation run")
+        if self.mode == "skip":
+            return None
+        self.counts[key] += 1
+        watcher = self.watcher
+        if watcher is None:
+            return call()
+        watcher.before_launch(args, kwargs)
+        result = call()
+        watcher.after_launch(args, kwargs)
+        return result
 
     def _wrap_loader(self, loader: Callable[..., Any]) -> Callable[..., Any]:
         monitor = self
