@@ -63,7 +63,7 @@ def test_session_candidates_run_in_prestarted_processes(fixtures):
     assert after_kill.status is Status.CORRECT and after_kill.timing.candidate is not None
     assert [r.prestarted for r in executor.results] == [False, True, True, True, True, False]
     assert not _alive(spare)  # closing the executor killed the last spare
-    # Every process is confined, cold starts and spares alike (checked on this session's
+    # Every process is confined, cold starts and spares alike (checked on the prestarted session's
     # processes: a session of its own would start another judge for the same facts).
     from kernelwright.evaluate.containment import landlock_abi
 

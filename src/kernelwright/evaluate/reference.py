@@ -240,7 +240,7 @@ class Reference:
                                 want_float64=self.req.precision is Precision.FP32)
 
     def _measure(self, i: int) -> Footprint:
-        """One call on input set ``i`` on the device: its inputs, outputs, parameters and the
+        """A single call on input set ``i`` on the device: its inputs, outputs, parameters and the
         peak allocated above what was allocated before it."""
         import torch
 

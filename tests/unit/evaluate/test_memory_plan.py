@@ -29,7 +29,7 @@ def total(fp: Footprint, free: int) -> int:
 
 
 FOOTPRINTS = {
-    # inputs, outputs, parameters, peak temporaries (bytes of one call)
+    # inputs, outputs, parameters, peak temporaries (bytes of a single call)
     "softmax 8192^2": Footprint(268 * 10**6, 268 * 10**6, 0, 268 * 10**6),
     "masked cumsum 32768^2": Footprint(int(5.4 * GB), int(4.3 * GB), 0, int(8.6 * GB)),
     "elementwise 4096x393216": Footprint(int(6.4 * GB), int(6.4 * GB), 0, int(6.4 * GB)),
