@@ -15,8 +15,9 @@ it returns, and keeps its own clock. What this process reports about itself (obs
 CUDA-event times) may refuse a candidate, never vouch for one; only before the import does the
 judge take its word (``describe_cost``, a calibration of the judge's clock).
 
-Commands (JSON header, optional payload): ``start``, ``describe_cost``, ``import``, ``model``,
-``buffers``, ``call``, ``batch``, ``release``, ``forget``, ``seal``, ``observe``, ``exit``; each
+Commands (JSON header, optional payload): ``start``, ``describe_cost``, ``reveal_cost``,
+``import``, ``model``, ``buffers``, ``call``, ``batch``, ``release``, ``forget``, ``seal``,
+``observe``, ``exit``; each
 answered with ``{"ok": true, ...}`` or a failure ``{"ok": false, "status", "stage", "message"}``.
 """
 
@@ -251,7 +252,7 @@ class Runner:
         inputs = _fresh_views(self.buffers[str(h["buffers"])][int(h["set"])])
         ablation = h.get("ablation")
         observer = ForwardObserver(Counter(), watch=[tuple(s) for s in h.get("expect", [])])
-        launches_before = sum(self.monitor.counts.values())
+        launches_before = dict(self.monitor.counts)
         before = _allocated(self.device)
         if ablation:
             self.monitor.set_mode(ablation)
@@ -276,7 +277,8 @@ class Runner:
         outputs = _checked_outputs(out, self.device)
         _sync(self.device)
         observed = (observer.summary(outputs) if h.get("observe", True) else {}) | {
-            "launches": sum(self.monitor.counts.values()) - launches_before,
+            "launches": sum(self.monitor.counts.values()) - sum(launches_before.values()),
+            "launch_names": _launched_since(self.monitor.counts, launches_before),
         }
         if before is not None:  # the peak above what was allocated, less the outputs
             out_bytes = sum(o.untyped_storage().nbytes() for o in outputs)
@@ -294,18 +296,26 @@ class Runner:
 
         import torch
 
+        from kernelwright.evaluate import reveal
+
         order = [int(k) for k in h["sets"]]
         model: Any = self.models[str(h["model"])] if order else None
         sets = self.buffers[str(h["buffers"])] if order else []
+        staging = self.buffers[str(h["reveal"])] if order else []
+        places = h.get("places") if order else []
+        if not isinstance(places, list) or len(places) != len(order):
+            raise ValueError("the regions to reveal do not match the calls")
         self._drop_outputs()
-        launches_before = sum(self.monitor.counts.values())
+        launches_before = dict(self.monitor.counts)
         gc.disable()
         try:
             with torch.no_grad():
                 if self.device == "cuda":
                     events = [(torch.cuda.Event(enable_timing=True),
                                torch.cuda.Event(enable_timing=True)) for _ in order]
-                    for (start, end), k in zip(events, order, strict=True):
+                    for (start, end), k, spots in zip(events, order, places, strict=True):
+                        # The call's true inputs exist from here on (stream order), not before.
+                        reveal.apply(sets[k], staging[k], spots)
                         args = _fresh_views(sets[k])
                         start.record()
                         self.batch_outputs.append(_stage("timing", lambda a=args: model(*a)))
@@ -314,7 +324,8 @@ class Runner:
                     times = [s.elapsed_time(e) for s, e in events]
                 else:
                     times = []
-                    for k in order:
+                    for k, spots in zip(order, places, strict=True):
+                        reveal.apply(sets[k], staging[k], spots)
                         args = _fresh_views(sets[k])
                         t0 = _clock()
                         self.batch_outputs.append(_stage("timing", lambda a=args: model(*a)))
@@ -323,9 +334,10 @@ class Runner:
             gc.enable()
         outputs = [_checked_outputs(out, self.device) for out in self.batch_outputs]
         self.batch_outputs = outputs
-        launches = sum(self.monitor.counts.values()) - launches_before
+        names = _launched_since(self.monitor.counts, launches_before)
         reply, payload = self._outputs_reply(outputs)
-        return {"ok": True, "events_ms": times, "launches": launches} | reply, payload
+        return {"ok": True, "events_ms": times, "launches": sum(names.values()),
+                "launch_names": names} | reply, payload
 
     def do_release(self, _h: dict[str, Any], _p: bytes) -> tuple[dict[str, Any], bytes]:
         self._drop_outputs()
@@ -355,6 +367,38 @@ class Runner:
             described = [transport.describe_cuda(t, self.counters) for t in self.kept]
             best = min(best, (_clock() - t0) * 1e3 / count)
         return {"ok": True, "describe_ms": best, "calls": [[d] for d in described]}, b""
+
+    def do_reveal_cost(self, h: dict[str, Any], _p: bytes) -> tuple[dict[str, Any], bytes]:
+        """Calibration, before the solution is imported: the least revealing a call's
+        held-back regions can add to a batch (buffer set 0 of ``buffers``). In a batch the copies
+        overlap either the host's work or the device's, so what they add is at least the
+        smaller of their host time and their device time; the judge subtracts that."""
+        from kernelwright.evaluate import reveal
+
+        if self.module is not None:
+            raise RuntimeError("the judge asked for a calibration after the import")
+        name = str(h["buffers"])
+        inputs, stages = self.buffers[name][0], self.buffers[f"{name}:reveal"][0]
+        host = device = math.inf
+        for _ in range(int(h.get("rounds", 5))):
+            if self.device == "cuda":
+                import torch
+
+                start, end = (torch.cuda.Event(enable_timing=True),
+                              torch.cuda.Event(enable_timing=True))
+                torch.cuda.synchronize()
+                t0 = _clock()
+                start.record()
+                reveal.apply(inputs, stages, h["places"])
+                end.record()
+                host = min(host, (_clock() - t0) * 1e3)
+                end.synchronize()
+                device = min(device, start.elapsed_time(end))
+            else:
+                t0 = _clock()
+                reveal.apply(inputs, stages, h["places"])
+                host = device = min(host, (_clock() - t0) * 1e3)
+        return {"ok": True, "reveal_ms": min(host, device)}, b""
 
     def do_forget(self, h: dict[str, Any], _p: bytes) -> tuple[dict[str, Any], bytes]:
         """Drop models and buffers the judge no longer needs (their memory goes back)."""
@@ -463,6 +507,12 @@ def _as_tensors(out: Any) -> list[Any]:
 
     items = list(out) if isinstance(out, list | tuple) else [out]
     return [o for o in items if isinstance(o, torch.Tensor)]
+
+
+def _launched_since(counts: dict[str, int], before: dict[str, int]) -> dict[str, int]:
+    """Launches per kernel name since ``before`` was copied from ``counts``."""
+    return {name: n - before.get(name, 0) for name, n in counts.items()
+            if n > before.get(name, 0)}
 
 
 def _fresh_views(items: list[Any]) -> list[Any]:

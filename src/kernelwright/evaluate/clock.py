@@ -3,10 +3,13 @@
 For each batch (``K`` calls, each on inputs of its own, drawn from seeds the process never saw
 and new for every process judged):
 
-    0. untimed: the judge draws the K input sets in its own memory
-    1. t0; the judge writes them into the process's buffers and flushes the L2 (a write larger
-       than it): from the first input written, everything the process does is on the clock
-    2. the process runs the K calls back to back, waits for its device and describes every
+    0. untimed: the judge draws the K input sets in its own memory, and for each input of each
+       call a region to hold back (:mod:`~kernelwright.evaluate.reveal`)
+    1. t0; the judge writes them into the process's buffers, decoys in the held-back regions and
+       their true values in staging buffers, and flushes the L2 (a write larger than it): from
+       the first input written, everything the process does is on the clock
+    2. the process runs the K calls back to back, each after its regions are copied in (so no
+       call can compute a later one's answer early), waits for its device and describes every
        call's outputs (it reports its own CUDA-event time per call: a second opinion only)
     3. only now does the judge pick which calls it reads (the last and two others, at random),
        maps their outputs and copies a random sample of their elements; t1 once the copy is done.
@@ -15,7 +18,8 @@ and new for every process judged):
     4. untimed: the reference for the picked calls, every element compared, and the sample
 
 The time of a call is ``(t1 - t0 - fixed) / K``, where ``fixed`` (the messages of a batch, writing
-K input sets, the flush, describing each output and mapping and sampling the picked ones) was
+K input sets, the flush, revealing each call's regions, describing each output and mapping and
+sampling the picked ones) was
 measured before the candidate's code was imported: nothing the candidate does can make it
 larger, and each part is the least of several repetitions, so subtracting it never makes a call
 look faster than it is. Baselines are timed the same way, in a process of their own. On the
@@ -30,7 +34,7 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from kernelwright.evaluate import transport
+from kernelwright.evaluate import reveal, transport
 from kernelwright.evaluate.correctness import compare_outputs, precision_shortfall
 from kernelwright.evaluate.reference import Expected
 
@@ -55,12 +59,55 @@ class Overhead:
     flush_ms: float  # flushing the L2
     describe_ms: float = 0.0  # the process describing one output (a CUDA IPC handle)
     read_ms: float = 0.0  # the judge mapping one described output and sampling it
+    reveal_ms: float = 0.0  # the process copying one call's held-back regions in
 
     def of(self, calls: int, described: int = 0, read: int = 0) -> float:
         """What a batch of ``calls`` calls costs the judge at least, its calls' outputs
         ``described`` in all and ``read`` of them mapped and sampled."""
-        return (self.batch_ms + calls * self.write_ms + self.flush_ms
+        return (self.batch_ms + calls * (self.write_ms + self.reveal_ms) + self.flush_ms
                 + described * self.describe_ms + read * self.read_ms)
+
+
+@dataclass(slots=True)
+class TimedBuffers:
+    """A timed batch's input buffers in the process (as the judge maps them) and the staging
+    buffers of their held-back regions."""
+
+    name: str
+    inputs: list[list[Any]]
+    staging: list[list[Any]]
+
+    @classmethod
+    def allocate(cls, r: Referee, name: str, template: list[Any], count: int) -> TimedBuffers:
+        inputs = r.allocate(name, [template] * count)
+        staging = r.allocate(_staging(name), [reveal.stage_specs(template)] * count)
+        return cls(name, inputs, staging)
+
+    def write(self, r: Referee, sets: list[list[Any]], places: list[Any], decoys: list[Any],
+              which: list[int]) -> None:
+        """The sets into buffers ``which``: true values but for the held-back regions, which
+        get their decoys, and the true regions into the staging buffers."""
+        r.fill(self.inputs, sets, which=which, sync=False)
+        r.fill(self.staging, [reveal.staged(s, p) for s, p in zip(sets, places, strict=True)],
+               which=which, sync=False)
+        for k, values, spots in zip(which, decoys, places, strict=True):
+            for buf, fake, spot in zip(self.inputs[k], values, spots, strict=True):
+                if buf is not None and spot is not None:
+                    reveal.region(buf, spot[0], spot[1]).copy_(fake)
+        _sync(r.device == "cuda")  # written before the process reads them
+
+    def forget(self, r: Referee) -> None:
+        r.ask("forget", {"buffers": [self.name, _staging(self.name)]})
+
+
+def _staging(name: str) -> str:
+    return f"{name}:reveal"
+
+
+def _draw(sets: list[list[Any]]) -> tuple[list[Any], list[Any]]:
+    """Untimed, in the judge's memory: each call's held-back regions and their decoys."""
+    places = [reveal.draw(s) for s in sets]
+    return places, [reveal.decoys(s, p) for s, p in zip(sets, places, strict=True)]
 
 
 def measure_overhead(r: Referee) -> Overhead:
@@ -71,14 +118,15 @@ def measure_overhead(r: Referee) -> Overhead:
     flush = _flush_buffer() if cuda else None
     batch, write, flushing = [], [], []
     values = r.ref.timing_inputs(-1, 0)
-    mapped = r.allocate("calibration", [values])
+    buffers = TimedBuffers.allocate(r, "calibration", values, 1)
+    places, decoys = _draw([values])
     for _ in range(5):
         _sync(cuda)
         t0 = time.perf_counter()
         r.ask("batch", {"model": "", "buffers": "", "sets": []})
         _sync(cuda)
         t1 = time.perf_counter()
-        r.fill(mapped, [values])
+        buffers.write(r, [values], places, decoys, [0])
         t2 = time.perf_counter()
         if flush is not None:
             flush.zero_()
@@ -86,13 +134,17 @@ def measure_overhead(r: Referee) -> Overhead:
         batch.append(t1 - t0)
         write.append(t2 - t1)
         flushing.append(time.perf_counter() - t2)
-    r.ask("forget", {"buffers": ["calibration"]})
-    del mapped, values
+    reply, _ = r.ask("reveal_cost", {"buffers": "calibration", "places": places[0]})
+    reveal_ms = reply.get("reveal_ms")
+    if not isinstance(reveal_ms, int | float) or not math.isfinite(reveal_ms) or reveal_ms < 0:
+        reveal_ms = 0.0  # no calibration: nothing is subtracted for it
+    buffers.forget(r)
+    del buffers, values, decoys
     describe_ms, read_ms = _output_costs(r) if cuda else (0.0, 0.0)
     if flush is not None:
         torch.cuda.empty_cache()
     return Overhead(min(batch) * 1e3, min(write) * 1e3, min(flushing) * 1e3, describe_ms,
-                    read_ms)
+                    read_ms, float(reveal_ms))
 
 
 def _output_costs(r: Referee) -> tuple[float, float]:
@@ -132,16 +184,16 @@ def time_batches(r: Referee) -> dict[str, Any]:
     checked: list[dict[str, Any]] = []
     if cuda:
         # A batch of one, twice: how long a single call takes, to size the batches.
-        probe = r.allocate("probe", [ref.timing_inputs(0, 0)])
+        probe = TimedBuffers.allocate(r, "probe", ref.timing_inputs(0, 0), 1)
         estimates = []
         for _ in range(2):
-            result = _batch(r, "probe", probe, batch, 1, flush, precision=False)
+            result = _batch(r, probe, batch, 1, flush, precision=False)
             # Sizing only (no result depends on it): the process's own event time, when it
             # gives one, is free of the judge's fixed cost, which would make batches too short.
             estimates.append(min(result.events) if result.events else result.ms)
             checked += result.entries
             batch += 1
-        r.ask("forget", {"buffers": ["probe"]})
+        probe.forget(r)
         del probe
         per_call = max(min(estimates), 1e-4)
         plan_sets = ref.plan.timing_sets if ref.plan else 2
@@ -149,10 +201,11 @@ def time_batches(r: Referee) -> dict[str, Any]:
         n = int(min(MAX_BATCHES, max(MIN_BATCHES, math.ceil(TOTAL_TARGET_MS / (k * per_call)))))
     else:  # the interpreter's times say nothing; a few batches check the protocol's outputs
         k, n = CPU_SETS, CPU_BATCHES
-    mapped = r.allocate("timing", [ref.timing_inputs(batch, 0)] * k)
+    buffers = TimedBuffers.allocate(r, "timing", ref.timing_inputs(batch, 0), k)
     samples: list[float] = []
     events: list[float] = []
     launches: list[float] = []
+    launch_names: list[dict[str, float]] = []
     aliased = False
     precision_batch = _rng.randrange(n)
     last_s = 0.0
@@ -163,7 +216,7 @@ def time_batches(r: Referee) -> dict[str, Any]:
         started = time.monotonic()
         calls = 1 if aliased else k
         r.step(f"timing: batch {b + 1}/{n} ({calls} calls)")
-        result = _batch(r, "timing", mapped, batch, calls, flush,
+        result = _batch(r, buffers, batch, calls, flush,
                         precision=not cuda or b == precision_batch)
         checked += result.entries
         batch += 1
@@ -178,8 +231,11 @@ def time_batches(r: Referee) -> dict[str, Any]:
         events += result.events
         if result.launches is not None:
             launches.append(result.launches / calls)
+        if result.launch_names is not None:
+            launch_names.append({k: n / calls for k, n in result.launch_names.items()})
         b += 1
-    r.ask("forget", {"models": ["timing"], "buffers": ["timing"]})
+    r.ask("forget", {"models": ["timing"]})
+    buffers.forget(r)
     calls = 1 if aliased else k
     what = (f"batches of {calls} call(s)" + (" (its calls share output memory)" if aliased else "")
             + " on fresh inputs, the judge's fixed cost per batch (measured before import) "
@@ -197,6 +253,7 @@ def time_batches(r: Referee) -> dict[str, Any]:
         "batches": len(samples),
         "events_ms": events,
         "launches_per_call": launches,
+        "launch_names_per_call": launch_names,
         "overhead_ms": r.overhead.of(calls, calls, min(PICKED, calls)) if r.overhead else 0.0,
         "aliased_outputs": aliased,
         "method": method,
@@ -210,24 +267,26 @@ class _Batch:
     entries: list[dict[str, Any]]
     events: list[float]
     launches: float | None
+    launch_names: dict[str, int] | None  # launches per kernel name in the whole batch
     aliased: bool
 
 
 def _batch(
-    r: Referee, name: str, mapped: list[list[Any]], batch: int, k: int, flush: Any, *,
-    precision: bool,
+    r: Referee, buffers: TimedBuffers, batch: int, k: int, flush: Any, *, precision: bool,
 ) -> _Batch:
     ref = r.ref
     cuda = r.device == "cuda"
     sets = [ref.timing_inputs(batch, call) for call in range(k)]  # untimed, judge memory only
+    places, decoys = _draw(sets)
     _sync(cuda)
     t0 = time.perf_counter()
-    r.fill(mapped, sets, which=list(range(k)))
+    buffers.write(r, sets, places, decoys, list(range(k)))
     if flush is not None:
         flush.zero_()
     _sync(cuda)
-    reply, payload = r.ask("batch", {"model": "timing", "buffers": name,
-                                     "sets": list(range(k))})
+    reply, payload = r.ask("batch", {"model": "timing", "buffers": buffers.name,
+                                     "sets": list(range(k)), "reveal": _staging(buffers.name),
+                                     "places": places})
     picked = sorted({k - 1, *_rng.sample(range(k - 1), min(PICKED - 1, k - 1))})
     outputs = r.read_calls(reply, payload, k, picked)
     taken: list[list[Any]] = (
@@ -253,7 +312,7 @@ def _batch(
             if precision:
                 entry["precision"] = precision_shortfall(outs, exp.exact, exp.outputs)
         entries.append(entry)
-    del sets
+    del sets, decoys
     r.ask("release", {})
     # Outputs counted from the picked calls, which are compared with the reference: each call
     # of the batch describes as many, and each picked one was mapped and sampled
@@ -266,7 +325,11 @@ def _batch(
     times = [float(e) for e in events] if valid and isinstance(events, list) else []
     count = reply.get("launches")
     launches = float(count) if isinstance(count, int) and count >= 0 else None
-    return _Batch(ms, entries, times, launches, bool(reused))
+    named = reply.get("launch_names")
+    names = named if isinstance(named, dict) and all(
+        isinstance(key, str) and isinstance(n, int) and n >= 0 for key, n in named.items()
+    ) else None
+    return _Batch(ms, entries, times, launches, names, bool(reused))
 
 
 def _reused(reply: dict[str, Any], payload: bytes, k: int, picked: list[int],

@@ -293,9 +293,10 @@ class Referee:
         return gpu_mapped
 
     def fill(self, mapped: list[list[Any]], sets: list[list[Any]],
-             which: list[int] | None = None) -> None:
+             which: list[int] | None = None, sync: bool = True) -> None:
         """Write ``sets`` into the process's buffers ``which`` (default: all, in order); no
-        code of the process runs while the judge writes."""
+        code of the process runs while the judge writes (``sync=False``: the caller waits for
+        the device before the process runs)."""
         import torch
 
         which = which if which is not None else list(range(len(sets)))
@@ -303,7 +304,7 @@ class Referee:
             for buf, v in zip(mapped[k], values, strict=True):
                 if buf is not None:
                     buf.copy_(v)
-        if self.device == "cuda":
+        if sync and self.device == "cuda":
             torch.cuda.synchronize()  # written before the process reads them
 
     def read_calls(self, reply: dict[str, Any], payload: bytes, count: int,
@@ -434,7 +435,7 @@ _STR_LIST = ("identity_after_import", "identity_changed", "new_threads", "audit_
 _INT_LIST = ("new_os_threads",)
 _INT = ("framework_work", "vendor_work", "numpy_conversions", "launches", "peak_extra_bytes")
 _BOOL = ("mode_intact",)
-_DICT = ("op_counts", "policy_before", "policy_after", "launches")
+_DICT = ("op_counts", "policy_before", "policy_after", "launches", "launch_names")
 
 
 def same_bits(a: Any, b: Any) -> bool:

@@ -15,6 +15,11 @@ def test_a_batch_costs_its_messages_writes_flush_descriptions_and_reads():
     assert o.of(100) == pytest.approx(11.5)  # nothing described or read: the CPU's batches
 
 
+def test_revealing_each_call_s_regions_is_counted_per_call():
+    o = Overhead(batch_ms=1.0, write_ms=0.1, flush_ms=0.5, reveal_ms=0.01)
+    assert o.of(100) == pytest.approx(1.0 + 10.0 + 1.0 + 0.5)
+
+
 def test_an_overhead_without_output_costs_subtracts_none():
     assert Overhead(1.0, 0.1, 0.5).of(10, described=10, read=3) == pytest.approx(2.5)
 
@@ -24,3 +29,5 @@ def test_the_process_is_not_asked_to_calibrate_once_the_solution_is_in_it():
     runner.module = object()  # a solution imported: its clock is no longer the harness's
     with pytest.raises(RuntimeError, match="after the import"):
         runner.do_describe_cost({"count": 3}, b"")
+    with pytest.raises(RuntimeError, match="after the import"):
+        runner.do_reveal_cost({"buffers": "calibration", "places": []}, b"")

@@ -169,6 +169,19 @@ def test_a_late_or_wrong_timed_output_is_refused():
     assert "timed-outputs" in {v.check for v in _runtime(wrong)}
 
 
+def test_a_timed_call_must_launch_each_kernel_a_checked_call_launched():
+    def rep(names):
+        return report(observed={"launches": 2, "launch_names": {"softmax": 1, "scale": 1}},
+                      timing={"samples_ms": [1.0], "events_ms": [], "method": "",
+                              "launches_per_call": [2.0], "launch_names_per_call": [names]})
+
+    swapped = {v.reason for v in _runtime(rep({"touch": 1.0, "scale": 1.0}))
+               if v.check == "timed-kernels"}
+    assert swapped == {"a timed call launched softmax 0 time(s), a checked call 1"}
+    honest = rep({"softmax": 1.0, "scale": 1.0})
+    assert "timed-kernels" not in {v.check for v in _runtime(honest)}
+
+
 def test_a_framework_result_equal_to_the_answer_is_delegation():
     rep = report(observed={"launches": 1, "op_counts": {"erf": 1, "mul": 2},
                            "answer_from_framework": ["mul"]})

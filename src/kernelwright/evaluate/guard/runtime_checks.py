@@ -341,9 +341,9 @@ def processes(ctx: GuardContext) -> list[str]:
     "timed-kernels",
     stage="runtime",
     catches="timed calls that run fewer of the candidate's kernels than checked calls (handing "
-    "the timed work to the framework)",
-    how="the launch monitor counts the candidate's launches in each timed batch; per call they "
-    "must be at least those of a checked call",
+    "the timed work to the framework, or a token launch in place of the real kernel)",
+    how="the launch monitor counts the candidate's launches per kernel name in each timed "
+    "batch; per call they must be at least those of a checked call, kernel by kernel",
 )
 def timed_kernels(ctx: GuardContext) -> list[str]:
     timing = ctx.report.get("timing") or {}
@@ -354,6 +354,12 @@ def timed_kernels(ctx: GuardContext) -> list[str]:
     fewest = min(per_call)
     if fewest < checked:
         return [f"a timed call launched {fewest:g} kernel(s) of its own, a checked call {checked}"]
+    names = ctx.observed.get("launch_names") or {}
+    for batch in timing.get("launch_names_per_call") or []:
+        for name, n in sorted(names.items()):
+            if isinstance(n, int) and batch.get(name, 0) < n:
+                return [f"a timed call launched {name} {batch.get(name, 0):g} time(s), a "
+                        f"checked call {n}"]
     return []
 
 
