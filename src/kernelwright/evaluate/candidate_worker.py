@@ -103,6 +103,10 @@ class Runner:
         self.module: Any = None
         self.models: dict[str, Any] = {}
         self.buffers: dict[str, list[list[Any]]] = {}
+        # Aliases of the buffers with version counters of their own: revealing a region writes
+        # through them, so the inputs a call sees keep the version a judge's write leaves
+        # (a timed call's input must not tell it apart from a checked call's).
+        self.writers: dict[str, list[list[Any]]] = {}
         self.kept: list[Any] = []  # outputs the judge has not read yet
         self.batch_outputs: list[Any] = []
         self.counters: list[Any] = []  # CUDA share counts of described outputs, given back later
@@ -229,6 +233,7 @@ class Runner:
                         device=self.device))
             sets.append(items)
         self.buffers[str(h["name"])] = sets
+        self.writers[str(h["name"])] = [[_alias(t) for t in items] for items in sets]
         if shared:
             return {"ok": True}, b""
         handles = [[transport.describe_cuda(t) if isinstance(t, torch.Tensor) and t.numel()
@@ -301,6 +306,7 @@ class Runner:
         order = [int(k) for k in h["sets"]]
         model: Any = self.models[str(h["model"])] if order else None
         sets = self.buffers[str(h["buffers"])] if order else []
+        writers = self.writers[str(h["buffers"])] if order else []
         staging = self.buffers[str(h["reveal"])] if order else []
         places = h.get("places") if order else []
         if not isinstance(places, list) or len(places) != len(order):
@@ -315,7 +321,7 @@ class Runner:
                                torch.cuda.Event(enable_timing=True)) for _ in order]
                     for (start, end), k, spots in zip(events, order, places, strict=True):
                         # The call's true inputs exist from here on (stream order), not before.
-                        reveal.apply(sets[k], staging[k], spots)
+                        reveal.apply(writers[k], staging[k], spots)
                         args = _fresh_views(sets[k])
                         start.record()
                         self.batch_outputs.append(_stage("timing", lambda a=args: model(*a)))
@@ -325,7 +331,7 @@ class Runner:
                 else:
                     times = []
                     for k, spots in zip(order, places, strict=True):
-                        reveal.apply(sets[k], staging[k], spots)
+                        reveal.apply(writers[k], staging[k], spots)
                         args = _fresh_views(sets[k])
                         t0 = _clock()
                         self.batch_outputs.append(_stage("timing", lambda a=args: model(*a)))
@@ -378,7 +384,7 @@ class Runner:
         if self.module is not None:
             raise RuntimeError("the judge asked for a calibration after the import")
         name = str(h["buffers"])
-        inputs, stages = self.buffers[name][0], self.buffers[f"{name}:reveal"][0]
+        inputs, stages = self.writers[name][0], self.buffers[f"{name}:reveal"][0]
         host = device = math.inf
         for _ in range(int(h.get("rounds", 5))):
             if self.device == "cuda":
@@ -406,6 +412,7 @@ class Runner:
             self.models.pop(str(name), None)
         for name in h.get("buffers", []):
             self.buffers.pop(str(name), None)
+            self.writers.pop(str(name), None)
         self._drop_outputs()
         if self.device == "cuda":
             import torch
@@ -507,6 +514,16 @@ def _as_tensors(out: Any) -> list[Any]:
 
     items = list(out) if isinstance(out, list | tuple) else [out]
     return [o for o in items if isinstance(o, torch.Tensor)]
+
+
+def _alias(t: Any) -> Any:
+    """``t``'s memory as a tensor that is not a view of it (its own version counter)."""
+    import torch
+
+    if not isinstance(t, torch.Tensor):
+        return t
+    return torch.empty(0, dtype=t.dtype, device=t.device).set_(
+        t.untyped_storage(), t.storage_offset(), t.shape, t.stride())
 
 
 def _launched_since(counts: dict[str, int], before: dict[str, int]) -> dict[str, int]:
