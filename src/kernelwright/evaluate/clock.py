@@ -59,7 +59,7 @@ class Overhead:
     flush_ms: float  # flushing the L2
     describe_ms: float = 0.0  # the process describing one output (a CUDA IPC handle)
     read_ms: float = 0.0  # the judge mapping one described output and sampling it
-    reveal_ms: float = 0.0  # the process copying one call's held-back regions in
+    reveal_ms: float = 0.0  # the process copying a call's held-back regions in
 
     def of(self, calls: int, described: int = 0, read: int = 0) -> float:
         """What a batch of ``calls`` calls costs the judge at least, its calls' outputs
