@@ -232,7 +232,8 @@ def time_batches(r: Referee) -> dict[str, Any]:
         if result.launches is not None:
             launches.append(result.launches / calls)
         if result.launch_names is not None:
-            launch_names.append({k: n / calls for k, n in result.launch_names.items()})
+            launch_names.append({name: count / calls
+                                 for name, count in result.launch_names.items()})
         b += 1
     r.ask("forget", {"models": ["timing"]})
     buffers.forget(r)
