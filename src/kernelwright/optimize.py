@@ -302,6 +302,7 @@ def _proposer(
         prior=plan.warm_start,
         structures=structures,
         weights=plan.group_weights(),
+        shapes=plan.constraint_names(),
     )
 
 

@@ -55,6 +55,10 @@ class DesignPlan:
             notes=notes,
         )
 
+    def constraint_names(self) -> dict[int, dict[str, int]]:
+        """Each group's quantities the skills' constraints may name (``REDUCED``, ``SMS``...)."""
+        return {g.group.id: g.facts.constraint_names() for g in self.groups}
+
     def group_weights(self) -> dict[int, float]:
         """Each fused group's rough share of the run time, in bytes: its domain read and written
         once in 4-byte values, plus a product's (or attention's) FLOPs at FLOP_PER_BYTE. Only the

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from kernelwright.design.choices import Design, GroupChoice, design_from_json
@@ -44,6 +44,7 @@ class DecisionSpace:
     options: Mapping[int, tuple[GroupChoice, ...]]
     library: SkillLibrary
     key: Callable[[Design], str]
+    shapes: Mapping[int, Mapping[str, int]] = field(default_factory=dict)
 
     @classmethod
     def of_plan(cls, plan: Any, library: Any = None) -> DecisionSpace:
@@ -51,7 +52,8 @@ class DecisionSpace:
         parameter moves come from ``library`` (the plan's, or one restricted by constraints)."""
         options = {g.group.id: tuple(o.choice for o in g.options) for g in plan.groups}
         lib = plan.library if library is None else library
-        return cls(tuple(plan.designs), options, lib, plan.canonical_key)
+        return cls(tuple(plan.designs), options, lib, plan.canonical_key,
+                   plan.constraint_names())
 
     def priors(self) -> list[float]:
         """The policy prior over :attr:`structures`: proportional to 1 / rank (the ranking's
@@ -66,7 +68,7 @@ class DecisionSpace:
         # one group's space at a time: a skill's constraints name only its own group's
         # parameters, and a many-kernel model's joint space is too large to enumerate
         for group in dict.fromkeys(c.group for c in design.choices):
-            space = DesignSpace.of(design, self.library, {group})
+            space = DesignSpace.of(design, self.library, {group}, self.shapes)
             config = space.config(design) or {}
             for param, (idx, pname, sname) in zip(space.space.params, space.names, strict=True):
                 values = sorted(int(v) for v in param.values)

@@ -40,6 +40,8 @@ class TemplateProposer:
         weights: each group's estimated share of the run time (``DesignPlan.group_weights``):
             when a design's joint space is too large to tune at once, the heaviest groups are
             tuned (``search.tunable.focus_groups``).
+        shapes: each group's quantities the skills' constraints may name
+            (``DesignPlan.constraint_names``).
         skipped: designs the templates could not render, with the reason.
     """
 
@@ -50,6 +52,7 @@ class TemplateProposer:
     prior: Prior | None = None
     structures: int = 4
     weights: Mapping[int, float] = field(default_factory=dict)
+    shapes: Mapping[int, Mapping[str, int]] = field(default_factory=dict)
     name: str = "templates"
     skipped: list[tuple[str, str]] = field(default_factory=list)
 
@@ -94,7 +97,7 @@ class TemplateProposer:
         """The tuning strategy's next ``n`` for ``base``'s structure, and the GP kernel it chose
         (``", GP kernel ..."``; empty for strategies that do not choose one)."""
         focus = focus_groups(base, self.library, self.weights, tried=tried)
-        space = DesignSpace.of(base, self.library, focus)
+        space = DesignSpace.of(base, self.library, focus, self.shapes)
         if not space.names:
             return [], ""
         try:

@@ -5,6 +5,9 @@
                                        skills' constraints; parameters are named ``g<group>_<NAME>``
     DesignSpace.of(base, library, groups)   the same over some groups only (the others keep
                                        ``base``'s values)
+    DesignSpace.of(..., shapes=...)    constraints that name group quantities (``REDUCED``,
+                                       ``SMS``...) hold at those values; without them such a
+                                       constraint restricts nothing
     focus_groups(base, library, weights)    the groups tuned together: all of them while their
                                        joint space stays enumerable, else the heaviest that fit
     .observations(tried, prior)        the structure's trials (and the archive's measurements of
@@ -77,10 +80,12 @@ class DesignSpace:
 
     @classmethod
     def of(
-        cls, base: Design, library: SkillLibrary, groups: Collection[int] | None = None
+        cls, base: Design, library: SkillLibrary, groups: Collection[int] | None = None,
+        shapes: Mapping[int, Mapping[str, int]] | None = None,
     ) -> DesignSpace:
         """The space of ``base``'s structure (of the choices for ``groups`` only, when given);
-        its skills' constraints become restrictions."""
+        its skills' constraints become restrictions, with each group's quantities
+        (``shapes[group]``, ``GroupFacts.constraint_names``) as constants."""
         names: list[tuple[int, str, str]] = []
         params: list[Param] = []
         restrictions: list[str] = []
@@ -96,7 +101,8 @@ class DesignSpace:
                 pow2 = all(v > 0 and v & (v - 1) == 0 for v in values)
                 kind = Kind.POW2 if pow2 and len(values) > 2 else Kind.INT
                 params.append(Param(sname, values, kind, log=not pow2))
-            fixed = {k: str(int(v)) for k, v in choice.params.items() if k not in mine}
+            fixed = {k: str(int(v)) for k, v in (shapes or {}).get(choice.group, {}).items()}
+            fixed.update({k: str(int(v)) for k, v in choice.params.items() if k not in mine})
             for c in skill.constraints:
                 used = set(_NAME.findall(c))
                 if used & set(mine) and used <= set(mine) | set(fixed):

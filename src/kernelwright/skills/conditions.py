@@ -151,6 +151,14 @@ class GroupFacts:
             n *= s
         return n
 
+    def constraint_names(self) -> dict[str, int]:
+        """The group quantities a skill's constraints may name beside its parameters (a
+        constraint over them holds at this group's shapes only): ``NUMEL``, ``REDUCED``,
+        ``POSITIONS`` (output positions), ``INNER`` and ``SMS``."""
+        return {"NUMEL": self.numel, "REDUCED": self.reduced_length,
+                "POSITIONS": self.parallel_length, "INNER": self.inner_length,
+                "SMS": self.sm_count}
+
 
 Check = Callable[..., Outcome]
 CONDITIONS: dict[str, Check] = {}

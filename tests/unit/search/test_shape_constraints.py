@@ -1,0 +1,46 @@
+"""Skill constraints that name a group's quantities (REDUCED, SMS...) restrict tuning at the
+group's shapes: a team of more slices than SMs is never proposed (the wrapper would sweep each
+row with the looped kernel, which is another structure)."""
+
+from __future__ import annotations
+
+from kernelwright.design.choices import Design, GroupChoice
+from kernelwright.search.decisions import DecisionSpace
+from kernelwright.search.tunable import DesignSpace
+from kernelwright.skills.conditions import GroupFacts
+from kernelwright.skills.library import SkillLibrary
+
+LIB = SkillLibrary.builtin()
+
+
+def _team(slice_: int) -> Design:
+    choice = GroupChoice(group=0, kind="reduction", skill="row-team", variant="team",
+                         params={"TEAM_SLICE": slice_, "TEAM_WARPS": slice_ // 2048})
+    return Design((choice,), stage="structure")
+
+
+def _slices(space: DesignSpace) -> set[int]:
+    return {int(space.space.config(i)["g0_TEAM_SLICE"]) for i in range(len(space.space))}
+
+
+def test_team_slices_that_outnumber_the_sms_are_left_out():
+    long_rows = GroupFacts(kind="reduction", schedule="row", reduced_length=2_097_152,
+                           parallel_length=896, sm_count=132)
+    shapes = {0: long_rows.constraint_names()}
+    space = DesignSpace.of(_team(16384), LIB, None, shapes)
+    assert _slices(space) == {16384}  # 2 M / 8192 = 256 programs > 132 SMs
+    shorter = {0: GroupFacts(kind="reduction", reduced_length=393_216, sm_count=132)
+               .constraint_names()}
+    assert _slices(DesignSpace.of(_team(8192), LIB, None, shorter)) == {4096, 8192, 16384}
+
+
+def test_without_shapes_the_constraint_restricts_nothing():
+    assert _slices(DesignSpace.of(_team(8192), LIB)) == {1024, 2048, 4096, 8192, 16384}
+
+
+def test_parameter_moves_respect_the_shapes():
+    facts = GroupFacts(kind="reduction", reduced_length=2_097_152, sm_count=132)
+    space = DecisionSpace((_team(16384),), {0: (_team(16384).choices[0],)}, LIB,
+                          lambda d: repr(d), {0: facts.constraint_names()})
+    moved = {m.choices[0].params["TEAM_SLICE"] for m, _ in space.parameter_moves(_team(16384))}
+    assert moved == {16384}  # only the warps move
