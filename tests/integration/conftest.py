@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from kernelwright.evaluate import EvalOptions
+from kernelwright.evaluate.executor import SubprocessExecutor
 from kernelwright.evaluate.harness import EvalSession
 
 
@@ -46,8 +47,13 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 @pytest.fixture(scope="session")
 def session_for() -> Iterator[Callable[[Path, EvalOptions], EvalSession]]:
-    """``session_for(task_path, options)``: the open session for that task and options."""
+    """``session_for(task_path, options)``: the open session for that task and options.
+
+    The sessions share one executor, so the candidate process a session pre-starts for its next
+    candidate serves the next session's first one instead of being thrown away (a process is a
+    few seconds of CPU: it imports torch and Triton)."""
     current: dict[str, object] = {}
+    executor = SubprocessExecutor(prestart=1)
 
     def get(task: Path, options: EvalOptions) -> EvalSession:
         key = (str(task), options)
@@ -56,7 +62,7 @@ def session_for() -> Iterator[Callable[[Path, EvalOptions], EvalSession]]:
             if isinstance(old, EvalSession):
                 old.close()
             current["key"] = key
-            current["session"] = EvalSession(task, options)
+            current["session"] = EvalSession(task, options, executor=executor)
         session = current["session"]
         assert isinstance(session, EvalSession)
         return session
@@ -65,3 +71,4 @@ def session_for() -> Iterator[Callable[[Path, EvalOptions], EvalSession]]:
     last = current.get("session")
     if isinstance(last, EvalSession):
         last.close()
+    executor.close()

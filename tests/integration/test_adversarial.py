@@ -144,29 +144,28 @@ def _leftover_processes(executor: SubprocessExecutor) -> tuple[str, ...]:
 
 
 class _GroupSession:
-    """One task's session (and its executor) for every case of a group that this test process
-    runs: the reference runs once per group, and each case is evaluated exactly once, whichever
-    test worker takes it."""
+    """One task's session for every case of a group that this test process runs: the reference
+    runs once per group, and each case is evaluated exactly once, whichever test worker takes
+    it. The groups share one executor, so the process pre-started after a group's last case
+    serves the next group's first (a process is seconds of CPU: it imports torch and Triton)."""
 
-    def __init__(self, key: tuple[str, float, float]) -> None:
+    def __init__(self, key: tuple[str, float, float], inner: SubprocessExecutor) -> None:
         task, timeout_s, memory_gb = key
         options = EvalOptions(
             device="cpu", timeout_s=timeout_s, baselines=False, cache_baselines=False, trials=3
         )
-        self.inner = SubprocessExecutor(prestart=1)
+        self.inner = inner
         self.executor: Any = (
             _MemoryLimited(self.inner, int(memory_gb * 2**30)) if memory_gb else self.inner
         )
         self.session = EvalSession(TASKS / f"{task}.py", options, executor=self.executor)
 
     def close(self) -> None:
-        try:
-            self.session.close()
-        finally:
-            self.executor.close()
+        self.session.close()
 
 
 _SESSIONS: dict[tuple[str, float, float], _GroupSession] = {}
+_EXECUTOR: list[SubprocessExecutor] = []  # the one this test process's groups share
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -174,6 +173,14 @@ def _close_sessions() -> Any:
     yield
     while _SESSIONS:
         _SESSIONS.popitem()[1].close()
+    while _EXECUTOR:
+        _EXECUTOR.pop().close()
+
+
+def _shared_executor() -> SubprocessExecutor:
+    if not _EXECUTOR:
+        _EXECUTOR.append(SubprocessExecutor(prestart=1))
+    return _EXECUTOR[0]
 
 
 def _evaluate(case: Case) -> Outcome:
@@ -181,7 +188,7 @@ def _evaluate(case: Case) -> Outcome:
     in /dev/shm). A harness failure closes the session: nothing may leak into the next case."""
     group = _SESSIONS.get(case.group)
     if group is None:
-        group = _SESSIONS[case.group] = _GroupSession(case.group)
+        group = _SESSIONS[case.group] = _GroupSession(case.group, _shared_executor())
     shm_before = set(_shm_leftovers())
     started = time.monotonic()
     outcome = Outcome()
@@ -200,6 +207,7 @@ def _evaluate(case: Case) -> Outcome:
     if outcome.error:
         del _SESSIONS[case.group]
         group.close()
+        group.inner.close()  # its spares too
     _report(case, outcome)
     return outcome
 
