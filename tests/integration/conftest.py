@@ -49,9 +49,9 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 def session_for() -> Iterator[Callable[[Path, EvalOptions], EvalSession]]:
     """``session_for(task_path, options)``: the open session for that task and options.
 
-    The sessions share one executor, so the candidate process a session pre-starts for its next
-    candidate serves the next session's first one instead of being thrown away (a process is a
-    few seconds of CPU: it imports torch and Triton)."""
+    The sessions share one executor, so the candidate process pre-started after the last
+    candidate of one task serves the first candidate of the task that follows instead of being
+    thrown away (a process is a few seconds of CPU: it imports torch and Triton)."""
     current: dict[str, object] = {}
     executor = SubprocessExecutor(prestart=1)
 
