@@ -132,13 +132,15 @@ def _shm_leftovers() -> list[str]:
 
 
 def _leftover_processes(executor: SubprocessExecutor) -> tuple[str, ...]:
-    """Processes of this executor's candidates still alive, besides its pre-started spares."""
+    """Processes of this executor's candidates still alive, besides its pre-started spares and
+    its fork servers (whose children name the executor's folder on their command line too)."""
     from kernelwright.evaluate.spawn import descendants
 
     # Listed before the spares' trees: a spare still warming up forks into its PID namespace,
     # and a child forked after its tree was read would look like a leftover.
     found = _processes_matching((str(executor.base),) + SENTINEL_ARGS)
     spares = {str(p) for pid in executor.spare_pids for p in (pid, *descendants(pid))}
+    spares |= {str(pid) for pid in executor.server_pids}
     return tuple(f for f in found if f.split(":", 1)[0] not in spares
                  and os.path.exists(f"/proc/{f.split(':', 1)[0]}"))
 

@@ -15,7 +15,8 @@ it returns, and keeps its own clock. What this process reports about itself (obs
 CUDA-event times) may refuse a candidate, never vouch for one; only before the import does the
 judge take its word (``describe_cost``, a calibration of the judge's clock).
 
-Commands (JSON header, optional payload): ``start``, ``describe_cost``, ``reveal_cost``,
+Commands (JSON header, optional payload): ``ping`` (the executor's, before it hands a spare
+out), ``start``, ``describe_cost``, ``reveal_cost``,
 ``import``, ``model``, ``buffers``, ``call``, ``batch``, ``release``, ``forget``, ``seal``,
 ``observe``, ``exit``; each
 answered with ``{"ok": true, ...}`` or a failure ``{"ok": false, "status", "stage", "message"}``.
@@ -139,6 +140,9 @@ class Runner:
                 return
 
     # -- set-up ------------------------------------------------------------------------------
+
+    def do_ping(self, _h: dict[str, Any], _p: bytes) -> tuple[dict[str, Any], bytes]:
+        return {"ok": True}, b""
 
     def do_start(self, h: dict[str, Any], _p: bytes) -> tuple[dict[str, Any], bytes]:
         import torch

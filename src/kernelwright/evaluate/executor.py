@@ -8,10 +8,12 @@ with everything it started and removes its folder. A crash, a hang or a fork bom
 candidate is a result, never a problem of kernelwright's.
 
 Start-up (Python, torch, Triton, TorchDynamo, the CUDA context) costs seconds, so
-``SubprocessExecutor`` keeps ``prestart`` spare processes started for the next candidate while the
-current one runs. A spare is confined and warmed up exactly as a cold start is, and it serves one
-candidate at most; a spare that died or is not ready within a minute is replaced by a cold start:
-a spare can cost time, never a verdict.
+``SubprocessExecutor`` forks each process from a fork server that imported torch and Triton once
+(:mod:`~kernelwright.evaluate.forkserver`), and keeps ``prestart`` spare processes started for
+the next candidate while the current one runs. A forked process and a spare are confined and
+warmed up exactly as a cold start is, and a spare serves one candidate at most; a spare that died
+or is not ready within a minute, or a fork server that stops answering, is replaced by a cold
+start: they can cost time, never a verdict.
 
 On the CPU each process also gets its own PID namespace when the machine allows it: it then sees
 no other process, and everything it started dies with it. Elsewhere the executor is the
@@ -20,11 +22,9 @@ subreaper of whatever the process leaves behind, and kills it.
 
 from __future__ import annotations
 
-import ctypes
 import json
 import os
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
@@ -38,9 +38,11 @@ from typing import Any, Protocol
 from kernelwright.errors import ConfigError, HarnessError
 from kernelwright.evaluate.channel import Channel, ChannelError, pair
 from kernelwright.evaluate.containment import default_read_roots
+from kernelwright.evaluate.forkserver import ForkServer, pdeathsig
 from kernelwright.evaluate.spawn import (
     RUN_PREFIX,
     SANDBOX_MARK,
+    Process,
     available_memory,
     become_subreaper,
     child_env,
@@ -55,6 +57,7 @@ from kernelwright.evaluate.spawn import (
 
 PRESTART_ENV = "KERNELWRIGHT_PRESTART"
 PIDNS_ENV = "KERNELWRIGHT_PIDNS"
+FORKSERVER_ENV = "KERNELWRIGHT_FORKSERVER"
 READY_TIMEOUT_S = 180.0  # a cold start: imports and the CUDA context
 SPARE_READY_TIMEOUT_S = 60.0
 WORKER = "kernelwright.evaluate.candidate_worker"
@@ -98,10 +101,33 @@ class JobResult:
     containment: dict[str, Any] = field(default_factory=dict)
 
 
+def candidate_env(launch: Launch, home: Path, mark: str) -> dict[str, str]:
+    """A candidate's environment: the allow-listed part of ours, its own folders under
+    ``home``, and ``mark`` under :data:`SANDBOX_MARK` (how its leftovers are known)."""
+    cache = home / ".cache"
+    return child_env(os.environ, {
+        "HOME": str(home),
+        "TMPDIR": str(home / "tmp"),
+        "XDG_CACHE_HOME": str(cache),
+        "TRITON_CACHE_DIR": str(cache / "triton"),
+        "TORCHINDUCTOR_CACHE_DIR": str(cache / "inductor"),
+        "TORCH_EXTENSIONS_DIR": str(cache / "torch_extensions"),
+        "CUDA_CACHE_PATH": str(cache / "nv"),
+        "PYTHONPATH": child_pythonpath(),
+        SANDBOX_MARK: mark,
+        "OMP_NUM_THREADS": "1" if launch.device == "cpu" else os.environ.get(
+            "OMP_NUM_THREADS", "4"),
+        # torch.compile inside a candidate compiles in its own process (no worker pool that
+        # would outlive the seal and look like a helper).
+        "TORCHINDUCTOR_COMPILE_THREADS": "1",
+    } | dict(launch.extra_env))
+
+
 class CandidateProcess:
     """A started, confined, warmed-up process and the parent's end of its socket."""
 
-    def __init__(self, launch: Launch, base: Path, python: str, pid_namespace: bool) -> None:
+    def __init__(self, launch: Launch, base: Path, python: str, pid_namespace: bool,
+                 server: ForkServer | None = None) -> None:
         self.launch = launch
         self.dir = Path(tempfile.mkdtemp(prefix="proc-", dir=base))
         self.scratch = self.dir / "scratch"
@@ -118,31 +144,26 @@ class CandidateProcess:
             "data_bytes": launch.data_bytes,
             "pid_namespace": pid_namespace,
         }
-        cache = self.scratch / ".cache"
-        env = child_env(os.environ, {
-            "HOME": str(self.scratch),
-            "TMPDIR": str(self.scratch / "tmp"),
-            "XDG_CACHE_HOME": str(cache),
-            "TRITON_CACHE_DIR": str(cache / "triton"),
-            "TORCHINDUCTOR_CACHE_DIR": str(cache / "inductor"),
-            "TORCH_EXTENSIONS_DIR": str(cache / "torch_extensions"),
-            "CUDA_CACHE_PATH": str(cache / "nv"),
-            "PYTHONPATH": child_pythonpath(),
-            SANDBOX_MARK: self.dir.name,
-            "OMP_NUM_THREADS": "1" if launch.device == "cpu" else os.environ.get(
-                "OMP_NUM_THREADS", "4"),
-            # torch.compile inside a candidate compiles in its own process (no worker pool that
-            # would outlive the seal and look like a helper).
-            "TORCHINDUCTOR_COMPILE_THREADS": "1",
-        } | dict(launch.extra_env))
-        cmd = [python, "-m", WORKER, json.dumps(spec)]
-        with open(self.log, "wb") as log:
-            self.proc = subprocess.Popen(
-                cmd, cwd=str(self.scratch), env=env, stdin=subprocess.DEVNULL, stdout=log,
-                stderr=subprocess.STDOUT, start_new_session=True, pass_fds=(theirs.fileno(),),
-                preexec_fn=_die_with_parent,
-            )
-        remember_spawn(self.proc.pid)
+        env = candidate_env(launch, self.scratch, self.dir.name)
+        self.proc: Process
+        try:
+            with open(self.log, "wb") as log:
+                if server is not None:
+                    self.proc = server.fork(spec, env, theirs.fileno(), log.fileno(),
+                                            READY_TIMEOUT_S)
+                else:
+                    self.proc = subprocess.Popen(
+                        [python, "-m", WORKER, json.dumps(spec)], cwd=str(self.scratch),
+                        env=env, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+                        start_new_session=True, pass_fds=(theirs.fileno(),),
+                        preexec_fn=pdeathsig,
+                    )
+                    remember_spawn(self.proc.pid)
+        except BaseException:
+            mine.close()
+            theirs.close()
+            shutil.rmtree(self.dir, ignore_errors=True)
+            raise
         theirs.close()
         self.sock = mine
         self.channel = Channel(mine)
@@ -152,6 +173,18 @@ class CandidateProcess:
         self.killed = ""
         self.pid_namespace = pid_namespace
         self._finalizer = weakref.finalize(self, _discard, self.proc, self.dir, self.sock)
+
+    def answers(self, timeout_s: float) -> bool:
+        """Whether the process is ready and still answers (a spare may have been killed since
+        it said it was ready)."""
+        if not self.wait_ready(timeout_s):
+            return False
+        try:
+            self.channel.send({"op": "ping"})
+            header, _ = self.channel.recv(time.monotonic() + timeout_s, max_payload=0)
+        except ChannelError:
+            return False
+        return header.get("ok") is True
 
     def wait_ready(self, timeout_s: float) -> bool:
         """Read the process's ``ready`` frame (its containment report); False if it died or
@@ -214,15 +247,21 @@ class Executor(Protocol):
 
 class SubprocessExecutor:
     """Local processes, one per candidate, with ``prestart`` spares (default 1, or
-    ``KERNELWRIGHT_PRESTART``; 0 turns it off)."""
+    ``KERNELWRIGHT_PRESTART``; 0 turns it off), forked from a fork server per kind of launch.
+
+    ``fork_server`` (or ``KERNELWRIGHT_FORKSERVER=0|1``) chooses; by default CPU launches fork
+    and GPU launches start each process from scratch (how a forked process's CUDA start-up
+    behaves on every driver is not established yet)."""
 
     def __init__(self, prestart: int | None = None, *, python: str | None = None,
-                 pid_namespace: bool | None = None) -> None:
+                 pid_namespace: bool | None = None, fork_server: bool | None = None) -> None:
         self.prestart = prestart_count() if prestart is None else int(prestart)
         self.python = python or sys.executable
         self.pid_namespace = pid_namespace
+        self.fork_server = fork_server
         self.base = Path(tempfile.mkdtemp(prefix=f"{RUN_PREFIX}{os.getpid()}-"))
         self._spares: list[CandidateProcess] = []
+        self._servers: dict[tuple[Any, ...], ForkServer] = {}
         self._finalizer = weakref.finalize(self, shutil.rmtree, self.base, True)
 
     @property
@@ -230,11 +269,20 @@ class SubprocessExecutor:
         """The processes waiting for the next candidates, oldest first."""
         return tuple(s.proc.pid for s in self._spares)
 
+    @property
+    def server_pids(self) -> tuple[int, ...]:
+        """The fork servers (their children are candidates' processes and spares)."""
+        return tuple(server.proc.pid for server in self._servers.values())
+
     def close(self) -> None:
-        """Kill the spares and remove the executor's folder (the executor stays usable)."""
+        """Kill the spares and the fork servers and remove the executor's folder (the executor
+        stays usable)."""
         spares, self._spares = self._spares, []
         for spare in spares:
             spare.discard()
+        servers, self._servers = self._servers, {}
+        for server in servers.values():
+            server.close()
 
     def __enter__(self) -> SubprocessExecutor:
         return self
@@ -288,7 +336,38 @@ class SubprocessExecutor:
         namespace = self._namespace(launch)
         if not namespace:
             become_subreaper()  # a daemon it forks is reparented here, and killed with it
+        server = self._server(launch)
+        if server is not None:
+            try:
+                return CandidateProcess(launch, self.base, self.python, namespace, server)
+            except OSError:
+                self._servers.pop(launch.key(), None)
+                server.close()  # it died or hangs: this process and the next start cold
         return CandidateProcess(launch, self.base, self.python, namespace)
+
+    def _forks(self, launch: Launch) -> bool:
+        if self.fork_server is not None:
+            return self.fork_server
+        setting = os.environ.get(FORKSERVER_ENV)
+        if setting is not None:
+            return setting != "0"
+        return launch.device == "cpu"
+
+    def _server(self, launch: Launch) -> ForkServer | None:
+        if not self._forks(launch):
+            return None
+        server = self._servers.get(launch.key())
+        if server is not None and not server.alive:
+            self._servers.pop(launch.key())
+            server.close()
+            server = None
+        if server is None:
+            home = Path(tempfile.mkdtemp(prefix="forkserver-", dir=self.base))
+            (home / "tmp").mkdir()
+            server = ForkServer(self.python, candidate_env(launch, home, home.name), self.base,
+                                home / "stderr.log")
+            self._servers[launch.key()] = server
+        return server
 
     def _namespace(self, launch: Launch) -> bool:
         if self.pid_namespace is not None:
@@ -304,7 +383,7 @@ class SubprocessExecutor:
             self.close()  # spares were started for another kind of launch
         while self._spares:
             spare = self._spares.pop(0)
-            if spare.proc.poll() is None and spare.wait_ready(SPARE_READY_TIMEOUT_S):
+            if spare.proc.poll() is None and spare.answers(SPARE_READY_TIMEOUT_S):
                 return spare
             spare.discard()
         return None
@@ -348,7 +427,7 @@ def _comm(pid: int) -> str:
         return "?"
 
 
-def _discard(proc: subprocess.Popen[bytes], directory: Path, sock: Any) -> None:
+def _discard(proc: Process, directory: Path, sock: Any) -> None:
     try:
         sock.close()
     except OSError:
@@ -356,10 +435,3 @@ def _discard(proc: subprocess.Popen[bytes], directory: Path, sock: Any) -> None:
     kill_tree(proc)
     shutil.rmtree(directory, ignore_errors=True)
 
-
-_prctl = ctypes.CDLL(None, use_errno=True).prctl if sys.platform.startswith("linux") else None
-
-
-def _die_with_parent() -> None:  # runs in the child between fork and exec: no Python locks
-    if _prctl is not None:
-        _prctl(1, int(signal.SIGKILL), 0, 0, 0)  # PR_SET_PDEATHSIG

@@ -18,6 +18,7 @@ import tempfile
 import time
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Protocol
 
 import kernelwright
 
@@ -62,7 +63,21 @@ def descendants(pid: int) -> list[int]:
     return found
 
 
-def kill_tree(proc: subprocess.Popen[bytes]) -> None:
+class Process(Protocol):
+    """What :func:`kill_tree` needs of a child: a ``subprocess.Popen`` or a fork server's."""
+
+    @property
+    def pid(self) -> int: ...
+
+    @property
+    def returncode(self) -> int | None: ...
+
+    def poll(self) -> int | None: ...
+
+    def wait(self, timeout: float | None = None) -> int: ...
+
+
+def kill_tree(proc: Process) -> None:
     """Kill ``proc`` (started with ``start_new_session``), its group and all its descendants,
     and return once they are gone."""
     killed: set[int] = set()
@@ -75,6 +90,8 @@ def kill_tree(proc: subprocess.Popen[bytes]) -> None:
             os.killpg(proc.pid, signal.SIGKILL)
         except (ProcessLookupError, PermissionError):
             pass
+        if proc.returncode is None:  # not reaped, so the pid is still its own
+            _kill(proc.pid)  # (a group of its own may not exist yet: a fork server's child)
         if not victims:
             break
     try:
