@@ -25,6 +25,7 @@ COMMAND_MODULES = (
     "kernelwright.cli.bench_cmd",
     "kernelwright.cli.optimize_cmd",
     "kernelwright.cli.constraints_cmd",
+    "kernelwright.cli.diagnose_cmd",
 )
 
 for _name in COMMAND_MODULES:
