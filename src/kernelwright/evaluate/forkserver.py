@@ -16,9 +16,11 @@ then answers requests until its parent closes the control socket:
 Each child is single-threaded (a fork copies only the forking thread), so it confines itself as
 a cold-started process does (:mod:`~kernelwright.evaluate.candidate_worker`): its own session,
 its environment replaced by the candidate's, every other descriptor closed, then the sandbox.
-The server runs no candidate code and keeps nothing a candidate could use; it dies with its
-parent, and its children with it. ``RUN_DIR`` (the executor's folder) is only named on the command
-line, which the children inherit: a process left behind is found by it like a cold-started one.
+The server runs no candidate code and keeps nothing a candidate could use; it is not dumpable
+(no ptrace, no ``/proc/PID/mem``: a child cannot reach into the parent of the next candidates);
+it dies with its parent, and its children with it. ``RUN_DIR`` (the executor's folder) is only
+named on the command line, which the children inherit: a process left behind is found by it
+like a cold-started one.
 
 :class:`ForkServer` is the parent's end and :class:`ForkedProcess` its handle on one child,
 used like ``subprocess.Popen`` (``pid``, ``poll``, ``wait``).
@@ -59,6 +61,7 @@ def main(argv: list[str]) -> None:
     pdeathsig()
     control = Channel.from_fd(int(argv[0]))
     _preload()
+    _dumpable(False)  # no ptrace of the server and no /proc/PID/mem, its children's included
     wake_r, wake_w = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
     signal.set_wakeup_fd(wake_w)
     signal.signal(signal.SIGCHLD, lambda *_: None)  # wakes the select below
@@ -122,6 +125,7 @@ def _become_candidate(header: dict[str, Any], channel_fd: int, log_fd: int,
     try:
         signal.set_wakeup_fd(-1)
         signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+        _dumpable(True)  # as a cold-started process is: the executor reads its /proc entries
         for fd in server_fds:
             os.close(fd)
         os.setsid()
@@ -153,6 +157,11 @@ def _become_candidate(header: dict[str, Any], channel_fd: int, log_fd: int,
             sys.stderr.flush()
         finally:
             os._exit(code)
+
+
+def _dumpable(on: bool) -> None:
+    if _prctl is not None:
+        _prctl(4, int(on), 0, 0, 0)  # PR_SET_DUMPABLE
 
 
 def _close_all_but(*keep: int) -> None:
