@@ -1,5 +1,6 @@
 """Candidates' processes forked from a fork server: confined like cold starts, holding nothing of
-the server's, their ends reported, and a server that dies costs a cold start, never a result."""
+the server's, their ends reported, and a server that dies costs a cold start, never a result.
+Judges are forked too, from a server of their own."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from typing import Any
 import pytest
 
 from kernelwright.evaluate.executor import CandidateProcess, Launch, SubprocessExecutor
-from kernelwright.evaluate.spawn import descendants, is_running
+from kernelwright.evaluate.spawn import SANDBOX_MARK, descendants, is_running
 
 pytestmark = pytest.mark.interpreter
 
@@ -104,3 +105,27 @@ def test_without_a_fork_server_each_process_starts_from_scratch() -> None:
         executor.run(LAUNCH, {}, lambda p: parents.append(_ppid(p.proc.pid)) or {})
         assert executor.server_pids == ()
     assert parents == [os.getpid()]
+
+
+def test_judges_are_forked_from_a_server_of_their_own(fixtures) -> None:
+    from kernelwright.evaluate import EvalOptions
+    from kernelwright.evaluate.harness import EvalSession
+    from kernelwright.evaluate.judge import server_pids
+    from kernelwright.records import Candidate, Status
+
+    options = EvalOptions(device="cpu", trials=1, timing=False, baselines=False)
+    source = (fixtures / "solutions" / "softmax_rows__honest.py").read_text()
+    parents = []
+    for _ in range(2):
+        with EvalSession(fixtures / "tasks" / "softmax_rows.py", options) as session:
+            assert session.evaluate(Candidate(source)).status is Status.CORRECT
+            judge = session._judge
+            assert judge is not None
+            parents.append(_ppid(judge.proc.pid))
+            (candidates_server,) = session.executor.server_pids
+            marked = SANDBOX_MARK in _environ(candidates_server)
+    # both sessions' judges came from one server, which is not the candidates'
+    assert parents[0] == parents[1] and parents[0] in server_pids()
+    assert parents[0] != candidates_server
+    # each server has its children's environment: a candidate's mark, or none for judges
+    assert marked and SANDBOX_MARK not in _environ(parents[0])

@@ -39,6 +39,7 @@ from kernelwright.errors import ConfigError, HarnessError
 from kernelwright.evaluate.channel import Channel, ChannelError, pair
 from kernelwright.evaluate.containment import default_read_roots
 from kernelwright.evaluate.forkserver import ForkServer, pdeathsig
+from kernelwright.evaluate.forkserver import enabled as forks_for
 from kernelwright.evaluate.spawn import (
     RUN_PREFIX,
     SANDBOX_MARK,
@@ -57,7 +58,6 @@ from kernelwright.evaluate.spawn import (
 
 PRESTART_ENV = "KERNELWRIGHT_PRESTART"
 PIDNS_ENV = "KERNELWRIGHT_PIDNS"
-FORKSERVER_ENV = "KERNELWRIGHT_FORKSERVER"
 READY_TIMEOUT_S = 180.0  # a cold start: imports and the CUDA context
 SPARE_READY_TIMEOUT_S = 60.0
 WORKER = "kernelwright.evaluate.candidate_worker"
@@ -346,12 +346,7 @@ class SubprocessExecutor:
         return CandidateProcess(launch, self.base, self.python, namespace)
 
     def _forks(self, launch: Launch) -> bool:
-        if self.fork_server is not None:
-            return self.fork_server
-        setting = os.environ.get(FORKSERVER_ENV)
-        if setting is not None:
-            return setting != "0"
-        return launch.device == "cpu"
+        return forks_for(launch.device) if self.fork_server is None else self.fork_server
 
     def _server(self, launch: Launch) -> ForkServer | None:
         if not self._forks(launch):

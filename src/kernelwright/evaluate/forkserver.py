@@ -8,8 +8,11 @@ the launch's, allow-listed like any candidate's); the server imports what every 
 needs, runs no tensor operation (no thread pool, no CUDA context: those belong to each child),
 then answers requests until its parent closes the control socket:
 
-    fork    header ``{"op": "fork", "spec": ..., "env": ...}`` with two descriptors attached
-            (the candidate's end of its channel, its log file); reply ``{"pid": N}``
+    fork    header ``{"op": "fork", "role": ..., "spec": ..., "env": ...}`` with two descriptors
+            attached (the child's end of its channel, its log file); reply ``{"pid": N}``.
+            ``role`` ``candidate`` runs :mod:`~kernelwright.evaluate.candidate_worker` with
+            ``spec``; ``judge`` runs :mod:`~kernelwright.evaluate.judge_worker` (trusted, on
+            the parent's side of the harness: it gets its own server, never a candidates')
     exit    sent unasked when a child ends: ``{"exit": N, "code": C}``, C as
             ``subprocess.Popen.returncode`` gives it (-s for a death by signal s)
 
@@ -32,6 +35,7 @@ import ctypes
 import json
 import os
 import select
+import shutil
 import signal
 import subprocess
 import sys
@@ -46,6 +50,17 @@ from kernelwright.evaluate.channel import Channel, ChannelError, pair
 from kernelwright.evaluate.spawn import is_running, kill_tree, remember_spawn, tail
 
 MODULE = "kernelwright.evaluate.forkserver"
+ENV = "KERNELWRIGHT_FORKSERVER"
+
+
+def enabled(device: str) -> bool:
+    """Whether processes for ``device`` are forked: ``KERNELWRIGHT_FORKSERVER=0|1`` decides, by
+    default the CPU's are and a GPU's start from scratch (how a forked process's CUDA start-up
+    behaves on every driver is not established yet)."""
+    setting = os.environ.get(ENV)
+    if setting is not None:
+        return setting != "0"
+    return device == "cpu"
 
 # What the candidate worker would import while warming up; imported here once for all children.
 PRELOAD = ("torch", "torch.utils._python_dispatch", "torch.utils.cpp_extension", "torch.profiler",
@@ -53,7 +68,9 @@ PRELOAD = ("torch", "torch.utils._python_dispatch", "torch.utils.cpp_extension",
            "kernelwright.evaluate.candidate_worker", "kernelwright.evaluate.guard.observer",
            "kernelwright.evaluate.guard.integrity", "kernelwright.evaluate.guard.monitor",
            "kernelwright.evaluate.guard.sandbox", "kernelwright.evaluate.precision",
-           "kernelwright.evaluate.transport", "kernelwright.evaluate.runs")
+           "kernelwright.evaluate.transport", "kernelwright.evaluate.runs",
+           "kernelwright.evaluate.judge_worker", "kernelwright.evaluate.referee")
+ROLES = ("candidate", "judge")
 
 
 def main(argv: list[str]) -> None:
@@ -98,10 +115,11 @@ def _serve_one(control: Channel, wake: tuple[int, int]) -> bool:
         channel_fd, log_fd = control.take_fds(2)
     except ChannelError:
         return False
-    if header.get("op") != "fork":
+    if header.get("op") != "fork" or header.get("role") not in ROLES:
         os.close(channel_fd)
         os.close(log_fd)
-        return _send(control, {"error": f"unknown request {header.get('op')!r}"})
+        return _send(control, {"error": f"unknown request {header.get('op')!r} "
+                                        f"({header.get('role')!r})"})
     sys.stdout.flush()
     sys.stderr.flush()
     try:
@@ -111,16 +129,16 @@ def _serve_one(control: Channel, wake: tuple[int, int]) -> bool:
         os.close(log_fd)
         return _send(control, {"error": f"fork failed: {exc}"})
     if pid == 0:
-        _become_candidate(header, channel_fd, log_fd, (control.fileno(), *wake))
+        _become_child(header, channel_fd, log_fd, (control.fileno(), *wake))
     os.close(channel_fd)
     os.close(log_fd)
     return _send(control, {"pid": pid})
 
 
-def _become_candidate(header: dict[str, Any], channel_fd: int, log_fd: int,
-                      server_fds: tuple[int, ...]) -> None:
-    """In the child: shed the server (signals, descriptors, environment), run the candidate
-    worker, and never return into the server's loop."""
+def _become_child(header: dict[str, Any], channel_fd: int, log_fd: int,
+                  server_fds: tuple[int, ...]) -> None:
+    """In the child: shed the server (signals, descriptors, environment), run the worker of its
+    role, and never return into the server's loop."""
     code = 1
     try:
         signal.set_wakeup_fd(-1)
@@ -136,14 +154,22 @@ def _become_candidate(header: dict[str, Any], channel_fd: int, log_fd: int,
         os.environ.update({str(k): str(v) for k, v in dict(header["env"]).items()})
         import tempfile
 
-        tempfile.tempdir = None  # TMPDIR is the candidate's now
-        spec = dict(header["spec"])
-        spec["channel_fd"] = channel_fd
-        from kernelwright.evaluate import candidate_worker
+        tempfile.tempdir = None  # TMPDIR is the child's now
+        if header["role"] == "judge":
+            from kernelwright.evaluate import judge_worker
 
-        # The arguments a cold-started worker gets: the candidate sees the same process either way.
-        sys.argv = [candidate_worker.__file__, json.dumps(spec)]
-        candidate_worker.main(sys.argv[1:])
+            os.chdir(str(header["spec"]["cwd"]))
+            sys.argv = [judge_worker.__file__, str(channel_fd)]
+            judge_worker.main(sys.argv[1:])
+        else:
+            spec = dict(header["spec"])
+            spec["channel_fd"] = channel_fd
+            from kernelwright.evaluate import candidate_worker
+
+            # The arguments a cold-started worker gets: the candidate sees the same process
+            # either way.
+            sys.argv = [candidate_worker.__file__, json.dumps(spec)]
+            candidate_worker.main(sys.argv[1:])
         code = 0
     except SystemExit as exc:
         code = exc.code if isinstance(exc.code, int) else 1
@@ -213,7 +239,9 @@ def _drain(fd: int) -> None:
 class ForkServer:
     """Start a fork server; ask it for children; learn how they ended. Thread-safe."""
 
-    def __init__(self, python: str, env: Mapping[str, str], run_dir: Path, log: Path) -> None:
+    def __init__(self, python: str, env: Mapping[str, str], run_dir: Path, log: Path,
+                 cleanup: bool = False) -> None:
+        """Start the server in ``run_dir`` (removed with the server when ``cleanup``)."""
         mine, theirs = pair()
         self.log = log
         with open(log, "wb") as out:
@@ -228,21 +256,22 @@ class ForkServer:
         self._ended: dict[int, int] = {}  # exit codes reported and not yet claimed
         self._gone = False
         self._lock = threading.Lock()
-        self._finalizer = weakref.finalize(self, _stop, self.proc, mine)
+        self._finalizer = weakref.finalize(self, _stop, self.proc, mine,
+                                           run_dir if cleanup else None)
 
     @property
     def alive(self) -> bool:
         return not self._gone and self.proc.poll() is None
 
     def fork(self, spec: Mapping[str, Any], env: Mapping[str, str], channel_fd: int,
-             log_fd: int, timeout_s: float) -> ForkedProcess:
-        """A new child running the candidate worker with ``spec`` and ``env``. OSError when the
-        server cannot make one (it died, or did not answer within ``timeout_s``: its first
+             log_fd: int, timeout_s: float, role: str = "candidate") -> ForkedProcess:
+        """A new child running the worker of ``role`` with ``spec`` and ``env``. OSError when
+        the server cannot make one (it died, or did not answer within ``timeout_s``: its first
         answer waits for its imports)."""
         with self._lock:
             try:
-                self._channel.send({"op": "fork", "spec": dict(spec), "env": dict(env)},
-                                   fds=(channel_fd, log_fd))
+                self._channel.send({"op": "fork", "role": role, "spec": dict(spec),
+                                    "env": dict(env)}, fds=(channel_fd, log_fd))
                 deadline = time.monotonic() + timeout_s
                 while True:
                     header = self._next(deadline)
@@ -319,12 +348,14 @@ class ForkedProcess:
         return code
 
 
-def _stop(proc: subprocess.Popen[bytes], sock: Any) -> None:
+def _stop(proc: subprocess.Popen[bytes], sock: Any, folder: Path | None) -> None:
     try:
         sock.close()
     except OSError:
         pass
     kill_tree(proc)
+    if folder is not None:
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 _prctl = ctypes.CDLL(None, use_errno=True).prctl if sys.platform.startswith("linux") else None

@@ -4,7 +4,8 @@ The judge is kernelwright's own trusted code running the task's reference. The p
 with a control channel, waits for its summary, then hands it one process socket at a time to
 judge (the socket travels as a file descriptor, so the judge and that process talk directly).
 Anything that goes wrong with the judge itself is a :class:`~kernelwright.errors.HarnessError`:
-the harness failed, not the candidate.
+the harness failed, not the candidate. Where processes are forked (see
+:mod:`~kernelwright.evaluate.forkserver`) the judge comes from a fork server kept for judges.
 """
 
 from __future__ import annotations
@@ -15,20 +16,31 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from kernelwright.errors import EvalError, HarnessError
 from kernelwright.evaluate.channel import Channel, ChannelClosed, ChannelTimeout, pair
+from kernelwright.evaluate.forkserver import ForkedProcess, ForkServer
+from kernelwright.evaluate.forkserver import enabled as forks_for
 from kernelwright.evaluate.request import JudgeRequest
-from kernelwright.evaluate.spawn import child_env, child_pythonpath, remember_spawn, tail
+from kernelwright.evaluate.spawn import (
+    Process,
+    child_env,
+    child_pythonpath,
+    new_run_dir,
+    remember_spawn,
+    tail,
+)
 
 ProgressFn = Callable[[str], None]
 WatchFn = Callable[[], str | None]
 # The judge's own steps after a process's time limit (reading outputs, comparing) get this long.
 GRACE_S = 120.0
+READY_S = 180.0  # the judges' server answers its first fork once it has imported torch
 
 
 class JudgeProcess:
@@ -42,8 +54,9 @@ class JudgeProcess:
         full_env = child_env(os.environ, env)
         full_env["PYTHONPATH"] = child_pythonpath()
         self._log_path = workdir / "stderr.log"
+        self.proc: Process
         with open(self._log_path, "wb") as log:
-            self.proc = subprocess.Popen(
+            self.proc = _forked(full_env, request.device, workdir, theirs, log) or subprocess.Popen(
                 [sys.executable, "-m", "kernelwright.evaluate.judge_worker", str(theirs.fileno())],
                 cwd=str(workdir),
                 env=full_env,
@@ -132,7 +145,45 @@ class JudgeProcess:
         self.close()
 
 
-def _exit(proc: subprocess.Popen[bytes]) -> str:
+# Judges are forked from a server of their own per environment (never a candidates' server):
+# a judge costs a fork instead of seconds of imports, the first one of a process excepted.
+_servers: dict[tuple[tuple[str, str], ...], ForkServer] = {}
+_servers_lock = threading.Lock()
+
+
+def server_pids() -> tuple[int, ...]:
+    """The judges' fork servers of this process (they live as long as it does)."""
+    return tuple(server.proc.pid for server in _servers.values())
+
+
+def _forked(env: dict[str, str], device: str, workdir: Path, channel: socket.socket,
+            log: BinaryIO) -> ForkedProcess | None:
+    """A judge forked from this process's judge server for ``env``; None where judges are not
+    forked or the server cannot make one (the judge then starts from scratch)."""
+    if not forks_for(device):
+        return None
+    key = tuple(sorted(env.items()))
+    with _servers_lock:
+        server = _servers.get(key)
+        if server is not None and not server.alive:
+            server.close()
+            server = None
+        if server is None:
+            home = new_run_dir()
+            server = ForkServer(sys.executable, env, home, home / "stderr.log", cleanup=True)
+            _servers[key] = server
+    try:
+        return server.fork({"cwd": str(workdir)}, env, channel.fileno(), log.fileno(), READY_S,
+                           role="judge")
+    except OSError:
+        with _servers_lock:
+            if _servers.get(key) is server:
+                del _servers[key]
+        server.close()
+        return None
+
+
+def _exit(proc: Process) -> str:
     code = proc.poll()
     if code is None:
         return "still running"
