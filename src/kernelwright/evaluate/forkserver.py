@@ -256,12 +256,14 @@ class ForkServer:
         self._ended: dict[int, int] = {}  # exit codes reported and not yet claimed
         self._gone = False
         self._lock = threading.Lock()
+        self._owner = os.getpid()
         self._finalizer = weakref.finalize(self, _stop, self.proc, mine,
-                                           run_dir if cleanup else None)
+                                           run_dir if cleanup else None, self._owner)
 
     @property
     def alive(self) -> bool:
-        return not self._gone and self.proc.poll() is None
+        """Running, and this process's child (a copy inherited through a fork is not)."""
+        return not self._gone and os.getpid() == self._owner and self.proc.poll() is None
 
     def fork(self, spec: Mapping[str, Any], env: Mapping[str, str], channel_fd: int,
              log_fd: int, timeout_s: float, role: str = "candidate") -> ForkedProcess:
@@ -348,11 +350,13 @@ class ForkedProcess:
         return code
 
 
-def _stop(proc: subprocess.Popen[bytes], sock: Any, folder: Path | None) -> None:
+def _stop(proc: subprocess.Popen[bytes], sock: Any, folder: Path | None, owner: int) -> None:
     try:
         sock.close()
     except OSError:
         pass
+    if os.getpid() != owner:
+        return  # a copy inherited through a fork: the server is the original's to stop
     kill_tree(proc)
     if folder is not None:
         shutil.rmtree(folder, ignore_errors=True)

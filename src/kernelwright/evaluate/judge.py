@@ -149,6 +149,8 @@ class JudgeProcess:
 # a judge costs a fork instead of seconds of imports, the first one of a process excepted.
 _servers: dict[tuple[tuple[str, str], ...], ForkServer] = {}
 _servers_lock = threading.Lock()
+# A process forked from this one starts its own servers (these are not its children).
+os.register_at_fork(after_in_child=_servers.clear)
 
 
 def server_pids() -> tuple[int, ...]:
