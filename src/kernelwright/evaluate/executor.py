@@ -8,12 +8,12 @@ with everything it started and removes its folder. A crash, a hang or a fork bom
 candidate is a result, never a problem of kernelwright's.
 
 Start-up (Python, torch, Triton, TorchDynamo, the CUDA context) costs seconds, so
-``SubprocessExecutor`` forks each process from a fork server that imported torch and Triton once
-(:mod:`~kernelwright.evaluate.forkserver`), and keeps ``prestart`` spare processes started for
-the next candidate while the current one runs. A forked process and a spare are confined and
-warmed up exactly as a cold start is, and a spare serves one candidate at most; a spare that died
-or is not ready within a minute, or a fork server that stops answering, is replaced by a cold
-start: they can cost time, never a verdict.
+``SubprocessExecutor`` forks each process (on the CPU, by default) from a fork server that
+imported torch and Triton once (:mod:`~kernelwright.evaluate.forkserver`), and keeps
+``prestart`` spare processes started for the next candidate while the current one runs. A forked
+process and a spare are confined and warmed up exactly as a cold start is, and a spare serves
+one candidate at most; a spare that died or is not ready within a minute, or a fork server that
+stops answering, is replaced by a cold start: they can cost time, never a verdict.
 
 On the CPU each process also gets its own PID namespace when the machine allows it: it then sees
 no other process, and everything it started dies with it. Elsewhere the executor is the

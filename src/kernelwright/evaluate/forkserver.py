@@ -1,12 +1,12 @@
-"""A warm parent for candidates' processes: it imports once and forks one child per candidate.
+"""A warm parent for the harness's processes: it imports once and forks one child per process.
 
     python -m kernelwright.evaluate.forkserver CONTROL_FD RUN_DIR
 
 Imports (Python, torch, Triton) are most of what starting a candidate's process costs: seconds
 of CPU each time. The executor starts one fork server per kind of launch (its environment is
-the launch's, allow-listed like any candidate's); the server imports what every candidate
-needs, runs no tensor operation (no thread pool, no CUDA context: those belong to each child),
-then answers requests until its parent closes the control socket:
+the launch's, allow-listed like any candidate's), and judges have one of their own; a server
+imports what every child needs, runs no tensor operation (no thread pool, no CUDA context:
+those belong to each child), then answers requests until its parent closes the control socket:
 
     fork    header ``{"op": "fork", "role": ..., "spec": ..., "env": ...}`` with two descriptors
             attached (the child's end of its channel, its log file); reply ``{"pid": N}``.
@@ -53,16 +53,7 @@ MODULE = "kernelwright.evaluate.forkserver"
 ENV = "KERNELWRIGHT_FORKSERVER"
 
 
-def enabled(device: str) -> bool:
-    """Whether processes for ``device`` are forked: ``KERNELWRIGHT_FORKSERVER=0|1`` decides, by
-    default the CPU's are and a GPU's start from scratch (how a forked process's CUDA start-up
-    behaves on every driver is not established yet)."""
-    setting = os.environ.get(ENV)
-    if setting is not None:
-        return setting != "0"
-    return device == "cpu"
-
-# What the candidate worker would import while warming up; imported here once for all children.
+# What the workers would import while warming up; imported here once for all children.
 PRELOAD = ("torch", "torch.utils._python_dispatch", "torch.utils.cpp_extension", "torch.profiler",
            "triton", "triton.language", "triton.testing",
            "kernelwright.evaluate.candidate_worker", "kernelwright.evaluate.guard.observer",
@@ -71,6 +62,16 @@ PRELOAD = ("torch", "torch.utils._python_dispatch", "torch.utils.cpp_extension",
            "kernelwright.evaluate.transport", "kernelwright.evaluate.runs",
            "kernelwright.evaluate.judge_worker", "kernelwright.evaluate.referee")
 ROLES = ("candidate", "judge")
+
+
+def enabled(device: str) -> bool:
+    """Whether processes for ``device`` are forked: ``KERNELWRIGHT_FORKSERVER=0|1`` decides, by
+    default the CPU's are and a GPU's start from scratch (how a forked process's CUDA start-up
+    behaves on every driver is not established yet)."""
+    setting = os.environ.get(ENV)
+    if setting is not None:
+        return setting != "0"
+    return device == "cpu"
 
 
 def main(argv: list[str]) -> None:
@@ -108,8 +109,6 @@ def _preload() -> None:
 
 def _serve_one(control: Channel, wake: tuple[int, int]) -> bool:
     """Answer one request; False when the parent has gone away."""
-    import time
-
     try:
         header, _ = control.recv(time.monotonic() + 30.0, max_payload=0)
         channel_fd, log_fd = control.take_fds(2)
@@ -173,7 +172,7 @@ def _become_child(header: dict[str, Any], channel_fd: int, log_fd: int,
         code = 0
     except SystemExit as exc:
         code = exc.code if isinstance(exc.code, int) else 1
-    except BaseException:  # the candidate worker failed before its candidate ran
+    except BaseException:  # the worker itself failed (a candidate's failures are its replies)
         import traceback
 
         traceback.print_exc()
@@ -212,7 +211,7 @@ def _report_exits(control: Channel) -> bool:
             return True
         if pid == 0:
             return True
-        code = -os.WTERMSIG(status) if os.WIFSIGNALED(status) else os.waitstatus_to_exitcode(status)
+        code = os.waitstatus_to_exitcode(status)  # -s for a death by signal s
         if not _send(control, {"exit": pid, "code": code}):
             return False
 
