@@ -336,7 +336,10 @@ class SubprocessExecutor:
         namespace = self._namespace(launch)
         if not namespace:
             become_subreaper()  # a daemon it forks is reparented here, and killed with it
-        server = self._server(launch)
+        try:
+            server = self._server(launch)
+        except OSError:
+            server = None  # no server to be had: a cold start, which says why if it fails too
         if server is not None:
             try:
                 return CandidateProcess(launch, self.base, self.python, namespace, server)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import pickle
+import shutil
 import signal
 import socket
 import subprocess
@@ -172,7 +173,11 @@ def _forked(env: dict[str, str], device: str, workdir: Path, channel: socket.soc
             server = None
         if server is None:
             home = new_run_dir()
-            server = ForkServer(sys.executable, env, home, home / "stderr.log", cleanup=True)
+            try:
+                server = ForkServer(sys.executable, env, home, home / "stderr.log", cleanup=True)
+            except OSError:  # no process to be had: the judge's own start will say so
+                shutil.rmtree(home, ignore_errors=True)
+                return None
             _servers[key] = server
     try:
         return server.fork({"cwd": str(workdir)}, env, channel.fileno(), log.fileno(), READY_S,
