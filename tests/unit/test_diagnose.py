@@ -49,7 +49,7 @@ def test_each_kernel_gets_the_limits_its_counters_show(export_text) -> None:
     assert not findings.missing
     text = {(d.kernel, d.kind): d.text for d in findings.diagnoses}
     assert "91% of DRAM peak" in text["softmax_kernel", "memory-bound"]
-    assert "128 bytes per warp load" in text["row_sum_kernel", "unvectorised"]
+    assert "128 bytes per warp load (4 bytes a thread)" in text["row_sum_kernel", "unvectorised"]
     assert "4x fewer instructions" in text["row_sum_kernel", "unvectorised"]
     assert "25% of each 32-byte sector" in text["row_sum_kernel", "uncoalesced"]
     assert "(59 programs) fills 45% of one wave" in text["row_sum_kernel", "tail"]

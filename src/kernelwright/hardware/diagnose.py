@@ -215,7 +215,7 @@ def _unvectorised(c: Mapping[str, float]) -> Verdict:
         "unvectorised",
         (
             f"unvectorised loads: {per_warp:.0f} bytes per warp load ({per_warp / 32:.0f} "
-            "a thread); 16-byte loads (contiguous, aligned blocks) move the same bytes in "
+            "bytes a thread); 16-byte loads (contiguous, aligned blocks) move the same bytes in "
             f"{max(1, round(VECTOR_BYTES / max(per_warp, 1.0)))}x fewer instructions"
         ),
         [],
