@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import os
 import signal
+import sys
 import time
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -129,3 +131,12 @@ def test_judges_are_forked_from_a_server_of_their_own(fixtures) -> None:
     assert parents[0] != candidates_server
     # each server has its children's environment: a candidate's mark, or none for judges
     assert marked and SANDBOX_MARK not in _environ(parents[0])
+
+
+def test_a_server_serves_one_known_role(tmp_path: Path) -> None:
+    from kernelwright.evaluate.forkserver import PRELOAD, ForkServer
+
+    with pytest.raises(ValueError, match="roles: candidate, judge"):
+        ForkServer(sys.executable, {}, tmp_path, tmp_path / "log", role="reference")
+    # a candidate's process is forked from a server that never imported the judge's code
+    assert not any("judge" in name or "referee" in name for name in PRELOAD["candidate"])

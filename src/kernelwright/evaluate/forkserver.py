@@ -1,6 +1,6 @@
 """A warm parent for the harness's processes: it imports once and forks one child per process.
 
-    python -m kernelwright.evaluate.forkserver CONTROL_FD RUN_DIR
+    python -m kernelwright.evaluate.forkserver CONTROL_FD RUN_DIR ROLE
 
 Imports (Python, torch, Triton) are most of what starting a candidate's process costs: seconds
 of CPU each time. The executor starts one fork server per kind of launch (its environment is
@@ -8,13 +8,16 @@ the launch's, allow-listed like any candidate's), and judges have one of their o
 imports what every child needs, runs no tensor operation (no thread pool, no CUDA context:
 those belong to each child), then answers requests until its parent closes the control socket:
 
-    fork    header ``{"op": "fork", "role": ..., "spec": ..., "env": ...}`` with two descriptors
-            attached (the child's end of its channel, its log file); reply ``{"pid": N}``.
-            ``role`` ``candidate`` runs :mod:`~kernelwright.evaluate.candidate_worker` with
-            ``spec``; ``judge`` runs :mod:`~kernelwright.evaluate.judge_worker` (trusted, on
-            the parent's side of the harness: it gets its own server, never a candidates')
+    fork    header ``{"op": "fork", "spec": ..., "env": ...}`` with two descriptors attached
+            (the child's end of its channel, its log file); reply ``{"pid": N}``
     exit    sent unasked when a child ends: ``{"exit": N, "code": C}``, C as
             ``subprocess.Popen.returncode`` gives it (-s for a death by signal s)
+
+A server has one ``ROLE``: ``candidate`` children run
+:mod:`~kernelwright.evaluate.candidate_worker` with ``spec``; ``judge`` children run
+:mod:`~kernelwright.evaluate.judge_worker` (trusted, on the parent's side of the harness). It
+imports only what its role needs: a candidate's process holds no judge code it did not import
+itself.
 
 Each child is single-threaded (a fork copies only the forking thread), so it confines itself as
 a cold-started process does (:mod:`~kernelwright.evaluate.candidate_worker`): its own session,
@@ -53,15 +56,16 @@ MODULE = "kernelwright.evaluate.forkserver"
 ENV = "KERNELWRIGHT_FORKSERVER"
 
 
-# What the workers would import while warming up; imported here once for all children.
-PRELOAD = ("torch", "torch.utils._python_dispatch", "torch.utils.cpp_extension", "torch.profiler",
-           "triton", "triton.language", "triton.testing",
-           "kernelwright.evaluate.candidate_worker", "kernelwright.evaluate.guard.observer",
-           "kernelwright.evaluate.guard.integrity", "kernelwright.evaluate.guard.monitor",
-           "kernelwright.evaluate.guard.sandbox", "kernelwright.evaluate.precision",
-           "kernelwright.evaluate.transport", "kernelwright.evaluate.runs",
-           "kernelwright.evaluate.judge_worker", "kernelwright.evaluate.referee")
-ROLES = ("candidate", "judge")
+# What each role's worker would import while warming up; imported once for all its children.
+_COMMON = ("torch", "torch.utils._python_dispatch", "torch.utils.cpp_extension", "torch.profiler",
+           "triton", "triton.language", "triton.testing", "kernelwright.evaluate.transport",
+           "kernelwright.evaluate.runs", "kernelwright.evaluate.precision")
+PRELOAD = {
+    "candidate": (*_COMMON, "kernelwright.evaluate.candidate_worker",
+                  "kernelwright.evaluate.guard.observer", "kernelwright.evaluate.guard.integrity",
+                  "kernelwright.evaluate.guard.monitor", "kernelwright.evaluate.guard.sandbox"),
+    "judge": (*_COMMON, "kernelwright.evaluate.judge_worker", "kernelwright.evaluate.referee"),
+}
 
 
 def enabled(device: str) -> bool:
@@ -78,7 +82,8 @@ def main(argv: list[str]) -> None:
     """Entry point; see the module docstring."""
     pdeathsig()
     control = Channel.from_fd(int(argv[0]))
-    _preload()
+    role = argv[2]
+    _preload(PRELOAD[role])
     _dumpable(False)  # no ptrace of the server and no /proc/PID/mem, its children's included
     wake_r, wake_w = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
     signal.set_wakeup_fd(wake_w)
@@ -92,33 +97,32 @@ def main(argv: list[str]) -> None:
             _drain(wake_r)
         if not _report_exits(control):
             break
-        if control.fileno() in ready and not _serve_one(control, (wake_r, wake_w)):
+        if control.fileno() in ready and not _serve_one(control, role, (wake_r, wake_w)):
             break
     os._exit(0)  # the parent is gone; the children die with this process
 
 
-def _preload() -> None:
+def _preload(names: tuple[str, ...]) -> None:
     import importlib
 
-    for name in PRELOAD:
+    for name in names:
         try:
             importlib.import_module(name)
         except ImportError:
             pass  # Triton is optional; the child reports what it lacks
 
 
-def _serve_one(control: Channel, wake: tuple[int, int]) -> bool:
+def _serve_one(control: Channel, role: str, wake: tuple[int, int]) -> bool:
     """Answer one request; False when the parent has gone away."""
     try:
         header, _ = control.recv(time.monotonic() + 30.0, max_payload=0)
         channel_fd, log_fd = control.take_fds(2)
     except ChannelError:
         return False
-    if header.get("op") != "fork" or header.get("role") not in ROLES:
+    if header.get("op") != "fork":
         os.close(channel_fd)
         os.close(log_fd)
-        return _send(control, {"error": f"unknown request {header.get('op')!r} "
-                                        f"({header.get('role')!r})"})
+        return _send(control, {"error": f"unknown request {header.get('op')!r}"})
     sys.stdout.flush()
     sys.stderr.flush()
     try:
@@ -128,13 +132,13 @@ def _serve_one(control: Channel, wake: tuple[int, int]) -> bool:
         os.close(log_fd)
         return _send(control, {"error": f"fork failed: {exc}"})
     if pid == 0:
-        _become_child(header, channel_fd, log_fd, (control.fileno(), *wake))
+        _become_child(role, header, channel_fd, log_fd, (control.fileno(), *wake))
     os.close(channel_fd)
     os.close(log_fd)
     return _send(control, {"pid": pid})
 
 
-def _become_child(header: dict[str, Any], channel_fd: int, log_fd: int,
+def _become_child(role: str, header: dict[str, Any], channel_fd: int, log_fd: int,
                   server_fds: tuple[int, ...]) -> None:
     """In the child: shed the server (signals, descriptors, environment), run the worker of its
     role, and never return into the server's loop."""
@@ -154,7 +158,7 @@ def _become_child(header: dict[str, Any], channel_fd: int, log_fd: int,
         import tempfile
 
         tempfile.tempdir = None  # TMPDIR is the child's now
-        if header["role"] == "judge":
+        if role == "judge":
             from kernelwright.evaluate import judge_worker
 
             os.chdir(str(header["spec"]["cwd"]))
@@ -239,13 +243,17 @@ class ForkServer:
     """Start a fork server; ask it for children; learn how they ended. Thread-safe."""
 
     def __init__(self, python: str, env: Mapping[str, str], run_dir: Path, log: Path,
-                 cleanup: bool = False) -> None:
-        """Start the server in ``run_dir`` (removed with the server when ``cleanup``)."""
+                 role: str = "candidate", cleanup: bool = False) -> None:
+        """Start a server for children of ``role`` in ``run_dir`` (removed with the server when
+        ``cleanup``)."""
+        if role not in PRELOAD:
+            raise ValueError(f"no fork server role {role!r} (roles: {', '.join(PRELOAD)})")
         mine, theirs = pair()
         self.log = log
         with open(log, "wb") as out:
             self.proc = subprocess.Popen(
-                [python, "-m", MODULE, str(theirs.fileno()), str(run_dir)], cwd=str(run_dir),
+                [python, "-m", MODULE, str(theirs.fileno()), str(run_dir), role],
+                cwd=str(run_dir),
                 env=dict(env), stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
                 start_new_session=True, pass_fds=(theirs.fileno(),), preexec_fn=pdeathsig,
             )
@@ -265,14 +273,14 @@ class ForkServer:
         return not self._gone and os.getpid() == self._owner and self.proc.poll() is None
 
     def fork(self, spec: Mapping[str, Any], env: Mapping[str, str], channel_fd: int,
-             log_fd: int, timeout_s: float, role: str = "candidate") -> ForkedProcess:
-        """A new child running the worker of ``role`` with ``spec`` and ``env``. OSError when
-        the server cannot make one (it died, or did not answer within ``timeout_s``: its first
-        answer waits for its imports)."""
+             log_fd: int, timeout_s: float) -> ForkedProcess:
+        """A new child running the worker of the server's role with ``spec`` and ``env``.
+        OSError when the server cannot make one (it died, or did not answer within
+        ``timeout_s``: its first answer waits for its imports)."""
         with self._lock:
             try:
-                self._channel.send({"op": "fork", "role": role, "spec": dict(spec),
-                                    "env": dict(env)}, fds=(channel_fd, log_fd))
+                self._channel.send({"op": "fork", "spec": dict(spec), "env": dict(env)},
+                                   fds=(channel_fd, log_fd))
                 deadline = time.monotonic() + timeout_s
                 while True:
                     header = self._next(deadline)

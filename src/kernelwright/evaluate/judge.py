@@ -174,14 +174,14 @@ def _forked(env: dict[str, str], device: str, workdir: Path, channel: socket.soc
         if server is None:
             home = new_run_dir()
             try:
-                server = ForkServer(sys.executable, env, home, home / "stderr.log", cleanup=True)
+                server = ForkServer(sys.executable, env, home, home / "stderr.log",
+                                    role="judge", cleanup=True)
             except OSError:  # no process to be had: the judge's own start will say so
                 shutil.rmtree(home, ignore_errors=True)
                 return None
             _servers[key] = server
     try:
-        return server.fork({"cwd": str(workdir)}, env, channel.fileno(), log.fileno(), READY_S,
-                           role="judge")
+        return server.fork({"cwd": str(workdir)}, env, channel.fileno(), log.fileno(), READY_S)
     except OSError:
         with _servers_lock:
             if _servers.get(key) is server:
