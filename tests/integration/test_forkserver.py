@@ -1,6 +1,6 @@
 """Candidates' processes forked from a fork server: confined like cold starts, holding nothing of
-the server's, their ends reported, and a server that dies costs a cold start, never a result.
-Judges are forked too, from a server of their own."""
+the server's, their ends reported; a server that dies is replaced and one that cannot fork costs
+a cold start, never a result. Judges are forked too, from a server of their own."""
 
 from __future__ import annotations
 
@@ -46,7 +46,6 @@ def test_a_forked_process_is_confined_and_holds_nothing_of_the_server(monkeypatc
         seen["parent"] = _ppid(pid)
         seen["fds"] = _open_fds(pid)
         seen["environs"] = [_environ(p) for p in (pid, *descendants(pid)) if is_running(p)]
-        seen["ready"] = dict(process.ready or {})
         return {}
 
     with SubprocessExecutor(prestart=0, fork_server=True) as executor:
