@@ -109,6 +109,13 @@ def optimize_command(
     notes: Annotated[
         Path | None, typer.Option(help="Engineer's notes for the LLM proposer.")
     ] = None,
+    profile: Annotated[
+        Path | None,
+        typer.Option(
+            help="A Nsight Compute profile of a kernel to improve (`kernelwright diagnose` "
+            "reads it): its diagnoses join the LLM proposer's notes."
+        ),
+    ] = None,
     review: Annotated[
         bool, typer.Option("--review", help="Ask before promoting a new best (LLM).")
     ] = False,
@@ -150,8 +157,9 @@ def optimize_command(
         raise ConfigError(f"--size {size!r} is not one of full, small")
     if budget_candidates is not None and budget_candidates < 1:
         raise ConfigError(f"--budget-candidates must be at least 1, got {budget_candidates}")
-    if llm is None and any(x is not None for x in (llm_base_url, notes)):
-        raise ConfigError("--llm-base-url and --notes need --llm SPEC")
+    if llm is None and any(x is not None for x in (llm_base_url, notes, profile)):
+        raise ConfigError("--llm-base-url, --notes and --profile need --llm SPEC")
+    planner_notes = notes_with_diagnoses(notes, profile)
     rules = load_constraints(constraints) if constraints is not None else None
     if constraints_text is not None:
         from kernelwright.cli.constraints_cmd import formulated
@@ -181,7 +189,7 @@ def optimize_command(
         tuner=tuner,
         search=search,
         resume=resume,
-        llm=LLMConfig(llm, llm_base_url, str(notes) if notes else None, review) if llm else None,
+        llm=LLMConfig(llm, llm_base_url, planner_notes, review) if llm else None,
     )
     if plan:
         _show_plan(task, options, out_dir)
@@ -408,3 +416,23 @@ def skills_stats(
             f"{c:.2f}x" if c else "-",
         )
     out.print(table)
+
+
+def notes_with_diagnoses(notes: Path | None, profile: Path | None) -> str | None:
+    """The planner's notes: the engineer's (a path, read by the proposer), with the diagnoses of
+    ``profile`` appended as text when one is given."""
+    if profile is None:
+        return str(notes) if notes else None
+    from kernelwright.errors import ConfigError
+    from kernelwright.hardware.diagnose import ExportError, diagnose, parse_raw_csv
+
+    try:
+        findings = diagnose(parse_raw_csv(profile.read_text()))
+        text = notes.read_text() if notes else ""
+    except ExportError as exc:
+        raise ConfigError(f"--profile {profile}: {exc}") from None
+    except OSError as exc:
+        raise ConfigError(f"cannot read {exc.filename}: {exc.strerror or exc}") from None
+    lines = findings.for_prompt() or "- nothing stands out in its counters"
+    return (f"{text.rstrip()}\n\n" if text.strip() else "") + (
+        "Hardware diagnoses of the profiled kernel (Nsight Compute counters):\n" + lines + "\n")
