@@ -29,6 +29,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -38,6 +39,7 @@ from kernelwright.archive import Archive
 from kernelwright.constraints import Constraints
 from kernelwright.errors import ConfigError
 from kernelwright.evaluate.options import EvalOptions
+from kernelwright.hardware.energy import Objective, unavailable_reason
 from kernelwright.records import Candidate, Precision, Task
 from kernelwright.search.controller import (
     Budget,
@@ -45,7 +47,13 @@ from kernelwright.search.controller import (
     SearchResult,
     run_search,
 )
-from kernelwright.search.proposer import Proposer, Trial, fastest_correct
+from kernelwright.search.proposer import (
+    Proposer,
+    Trial,
+    best_correct,
+    candidate_cost,
+    eager_cost,
+)
 from kernelwright.tuning.strategies.base import Strategy
 
 # The values of ``--search``: how the designs are searched (see the module docstring).
@@ -123,6 +131,7 @@ class OptimizeResult:
     precision: Precision  # the policy of every timing and speed-up in it
     search: SearchResult | None
     plan: Any  # kernelwright.design.plan.DesignPlan
+    objective: Objective = Objective.TIME  # what ranked the candidates
     out_dir: Path | None = None
     written: list[Path] = field(default_factory=list)
 
@@ -137,25 +146,30 @@ class OptimizeResult:
         return self.search.trials if self.search else []
 
     @property
-    def eager_is_faster(self) -> bool:
-        """Eager PyTorch beat the fastest correct candidate on representative timings (a GPU's):
-        the run then returns the task's own model, never a kernel that would slow the user down.
-        On the CPU, timings under Triton's interpreter decide nothing."""
+    def eager_is_better(self) -> bool:
+        """Eager PyTorch beat the best correct candidate under the run's objective (time,
+        energy or their product) on representative measurements (a GPU's): the run then
+        returns the task's own model, never a kernel that would cost the user more. On the CPU,
+        timings under Triton's interpreter decide nothing."""
         best = self.best
-        if best is None:
+        if best is None or not best.verdict.timing.representative:
             return False
-        t = best.verdict.timing
-        return bool(t.representative and t.speedup_vs_eager is not None and t.speedup_vs_eager < 1)
+        ours = candidate_cost(best.verdict, self.objective)
+        eager = eager_cost(best.verdict, self.objective)
+        return math.isfinite(ours) and math.isfinite(eager) and eager < ours
 
 
 def run_id_for(task: Task, options: OptimizeOptions, device: str, size: str) -> str:
-    """The deterministic run id of (task text, device, precision, size, proposer, constraints)."""
+    """The deterministic run id of (task text, device, precision, size, proposer, constraints,
+    objective)."""
     proposer = f"llm:{options.llm.spec}" if options.llm else "templates"
     if options.llm is None and options.search != "staged":
         proposer += f":{options.search}"  # a staged run keeps the id it always had
     parts = [task.sha256, device, options.evaluation.precision.value, size, proposer]
     if options.constraints is not None:
         parts.append(options.constraints.fingerprint)
+    if options.evaluation.objective is not Objective.TIME:
+        parts.append(f"objective:{options.evaluation.objective.value}")
     key = json.dumps(parts)
     return f"opt-{task.name}-{hashlib.sha256(key.encode()).hexdigest()[:10]}"
 
@@ -176,7 +190,8 @@ def optimize_task(
 
     Raises:
         TaskError: the task cannot be loaded or captured.
-        ConfigError: bad options, or ``llm`` set without the agents package.
+        ConfigError: bad options, ``llm`` set without the agents package, or an energy
+            objective where the device has no energy counter.
     """
     phase = on_phase or (lambda _msg: None)
     phase("capturing the graph")
@@ -184,12 +199,15 @@ def optimize_task(
     task_obj, device, size = plan.task, plan.device, plan.size
     run_id = options.resume or run_id_for(task_obj, options, device, size)
     judged = dataclasses.replace(options.evaluation, device=device, size=size)
+    if judged.objective.needs_energy and (why := unavailable_reason(device)):
+        raise ConfigError(f"--objective {judged.objective.value} cannot be measured here: {why}")
     if options.constraints is not None:
         judged = options.constraints.apply(judged)
     if options.constraints is not None:
         budget = options.constraints.limit(budget)
     if not plan.designs and options.llm is None:
-        result = OptimizeResult(task_obj, run_id, device, size, judged.precision, None, plan)
+        result = OptimizeResult(task_obj, run_id, device, size, judged.precision, None, plan,
+                                judged.objective)
         _write(result, out_dir, archive)
         return result
     proposer = _proposer(task_obj, plan, options, budget, archive, run_id)
@@ -224,12 +242,14 @@ def optimize_task(
             device,
             size,
             judged.precision,
-            _so_far(task_obj, archive, run_id),
+            _so_far(task_obj, archive, run_id, judged.objective),
             plan,
+            judged.objective,
         )
         _write(so_far, out_dir, archive)
         raise OptimizeInterrupted(so_far) from None
-    result = OptimizeResult(task_obj, run_id, device, size, judged.precision, search, plan)
+    result = OptimizeResult(task_obj, run_id, device, size, judged.precision, search, plan,
+                            judged.objective)
     _write(result, out_dir, archive)
     return result
 
@@ -243,12 +263,12 @@ class OptimizeInterrupted(KeyboardInterrupt):
         self.result = result
 
 
-def _so_far(task: Task, archive: Archive, run_id: str) -> SearchResult:
+def _so_far(task: Task, archive: Archive, run_id: str, objective: Objective) -> SearchResult:
     """The run's trials as the archive holds them (every verdict is archived as it arrives)."""
     found = SearchResult(run_id, stopped="interrupted")
     for rec in archive.history(task.sha256, run_id):
         found.trials.append(Trial(rec.candidate_id, rec.candidate, rec.verdict))
-    found.best = fastest_correct(found.trials)
+    found.best = best_correct(found.trials, objective)
     return found
 
 
@@ -283,6 +303,7 @@ def _proposer(
         return _llm_proposer(task, plan, options, archive, run_id)
     # The constraints' parameter restrictions prune every tuning space built from the skills.
     library = options.constraints.restrict(plan.library) if options.constraints else plan.library
+    objective = options.evaluation.objective
     if options.search in ("mcts", "evolution"):
         from kernelwright.search.decisions import DecisionSpace
         from kernelwright.search.evolution import EvolutionProposer
@@ -290,8 +311,8 @@ def _proposer(
 
         space = DecisionSpace.of_plan(plan, library)
         if options.search == "mcts":
-            return MCTSProposer(space, plan.render)
-        return EvolutionProposer(space, plan.render)
+            return MCTSProposer(space, plan.render, objective=objective)
+        return EvolutionProposer(space, plan.render, objective=objective)
     n = budget.candidates if budget.candidates is not None else 12
     structures = options.structures or max(1, min(len(plan.designs), (n + 1) // 2))
     return TemplateProposer(
@@ -303,6 +324,7 @@ def _proposer(
         structures=structures,
         weights=plan.group_weights(),
         shapes=plan.constraint_names(),
+        objective=objective,
     )
 
 
@@ -391,12 +413,15 @@ def summarise(result: OptimizeResult) -> dict[str, Any]:
         "correct": sum(1 for x in result.trials if x.verdict.correct),
         "best_candidate": best.candidate_id if best else None,
         "best_design": best.candidate.design if best else None,
+        "objective": result.objective.value,
         "best_ms": t.candidate.median_ms if t and t.candidate else None,
+        "best_mj": t.candidate_energy.mj_per_call if t and t.candidate_energy else None,
+        "eager_mj": t.eager_energy.mj_per_call if t and t.eager_energy else None,
         "speedup_vs_eager": t.speedup_vs_eager if t else None,
         "speedup_vs_compile": t.speedup_vs_compile if t else None,
         "sol_fraction": v.sol.fraction if v and v.sol else None,
-        # best.py is the task's own model: every candidate was slower than eager PyTorch
-        "returns_eager": result.eager_is_faster,
+        # best.py is the task's own model: every candidate cost more than eager PyTorch
+        "returns_eager": result.eager_is_better,
         "stopped": result.search.stopped if result.search else "no template applies",
         "left_to_framework": [g["ops"] for g in result.plan.framework_groups()],
         "tree": lineage(result.trials),

@@ -101,6 +101,15 @@ class TimingStats:
 
 
 @dataclass(frozen=True, slots=True)
+class EnergyStats:
+    """Energy of one timed callable per call, from the GPU's energy counter as the judge reads
+    it (see :mod:`kernelwright.hardware.energy`)."""
+
+    mj_per_call: float
+    watts: float  # the mean power over the judge's timed windows
+
+
+@dataclass(frozen=True, slots=True)
 class Timing:
     """Candidate and baseline timings under one precision policy.
 
@@ -120,6 +129,11 @@ class Timing:
     launch_ms: float | None = None
     baselines_cached: bool = False
     notes: tuple[str, ...] = ()
+    # Energy per call (None where the device has no energy counter, or a baseline was cached
+    # before energy was measured)
+    candidate_energy: EnergyStats | None = None
+    eager_energy: EnergyStats | None = None
+    compile_energy: EnergyStats | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -48,6 +48,13 @@ def _performance(verdict: Verdict) -> list[str]:
         lines.append(
             f"torch.compile: {t.compile.median_ms:.4g} ms (speedup {_num(t.speedup_vs_compile)}x)"
         )
+    if t.candidate_energy is not None:
+        eager = (f", eager PyTorch {t.eager_energy.mj_per_call:.4g} mJ"
+                 if t.eager_energy is not None else "")
+        lines.append(
+            f"energy: {t.candidate_energy.mj_per_call:.4g} mJ a call at "
+            f"{t.candidate_energy.watts:.0f} W{eager}"
+        )
     if verdict.sol is not None and verdict.sol.fraction is not None:
         lines.append(
             f"speed of light: {verdict.sol.fraction:.1%} of the {verdict.sol.bound}-bound floor "

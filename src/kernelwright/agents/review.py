@@ -17,7 +17,7 @@ from kernelwright.agents.context import describe_verdict
 from kernelwright.archive import Archive
 from kernelwright.evaluate.options import EvalOptions
 from kernelwright.records import Candidate, Status, Task, Verdict, Violation
-from kernelwright.search.proposer import candidate_ms, fastest_correct
+from kernelwright.search.proposer import best_correct, candidate_ms
 
 REVIEW_CHECK = "human-review"
 
@@ -143,7 +143,7 @@ class ReviewGate:
             self.inner = evaluate
         verdict = self.inner(task, candidate, options, **kwargs)
         if not self._loaded:
-            best = fastest_correct(self.archive.history(task.sha256, self.run_id))
+            best = best_correct(self.archive.history(task.sha256, self.run_id))
             self._best = best.verdict if best is not None else None
             self._loaded = True
         if not verdict.correct or (

@@ -16,7 +16,7 @@ import enum
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from kernelwright.search.proposer import Trial, candidate_ms, fastest_correct
+from kernelwright.search.proposer import Trial, best_correct, candidate_ms
 
 ORIGIN = "llm"
 
@@ -55,7 +55,7 @@ def repair_depth(trial: Trial, history: Sequence[Trial]) -> int:
 
 def next_step(history: Sequence[Trial], *, max_repairs: int = 3) -> Step:
     """Which role acts next, on what (see the module docstring)."""
-    best = fastest_correct(history)
+    best = best_correct(history)
     ours = [t for t in history if t.candidate.origin == ORIGIN]
     if not ours:
         return Step(AgentRole.TUNER, best) if best else Step(AgentRole.CODER)

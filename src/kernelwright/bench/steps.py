@@ -234,7 +234,7 @@ def outcome_from(result: Any) -> StepOutcome:
     """
     if isinstance(result, StepOutcome):
         return result
-    if getattr(result, "eager_is_faster", False):
+    if getattr(result, "eager_is_better", False):
         return eager_outcome(result)
     trial = getattr(result, "best", None)
     if trial is None:

@@ -23,6 +23,7 @@ from kernelwright.cli.common import (
     TimingOpt,
     archive_path,
     err,
+    parse_objective,
     parse_precision,
     user_errors,
 )
@@ -71,6 +72,11 @@ def bench_command(
                      "constraints' precision, else fp32)."),
     ] = None,
     size: SizeOpt = "auto",
+    objective: Annotated[
+        str,
+        typer.Option(help="With --optimize, what ranks candidates: time, energy (joules a call, "
+                     "from the GPU's energy counter) or edp (their product)."),
+    ] = "time",
     trials: Annotated[int, typer.Option(help="Correctness trials per task.")] = 5,
     timeout: TimeoutOpt = 300.0,
     baselines: BaselinesOpt = True,
@@ -244,7 +250,10 @@ def bench_command(
         timing=timing,
         size=size,
         seed=seed,
+        objective=parse_objective(objective),
     )
+    if options.objective.needs_energy and not optimize:
+        raise ConfigError(f"--objective {objective} ranks candidates: it needs --optimize")
     if rules is not None:
         options = rules.apply(options)  # a precision the constraints refuse stops here
     items = plan(tasks, solutions, only or (), family or ())

@@ -14,6 +14,7 @@ from rich.console import Console
 from typer.core import TyperGroup
 
 from kernelwright.errors import ConfigError, HarnessError, KernelwrightError
+from kernelwright.hardware.energy import Objective
 from kernelwright.records import Precision
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -79,6 +80,15 @@ def parse_precision(value: str) -> Precision:
     except ValueError:
         choices = ", ".join(p.value for p in Precision)
         raise ConfigError(f"--precision {value!r} is not one of {choices}") from None
+
+
+def parse_objective(value: str) -> Objective:
+    """``time`` / ``energy`` / ``edp`` -> Objective, with a helpful error."""
+    try:
+        return Objective(value.lower())
+    except ValueError:
+        choices = ", ".join(o.value for o in Objective)
+        raise ConfigError(f"--objective {value!r} is not one of {choices}") from None
 
 
 def archive_path(path: Path | None, must_exist: bool = False) -> Path:

@@ -13,6 +13,7 @@ from kernelwright.cli.common import (
     archive_path,
     err,
     out,
+    parse_objective,
     parse_precision,
     user_errors,
 )
@@ -67,6 +68,14 @@ def optimize_command(
             "(a tree of design decisions) or evolution (a population of designs)."
         ),
     ] = "staged",
+    objective: Annotated[
+        str,
+        typer.Option(
+            help="What ranks candidates: time (median ms a call), energy (joules a call, from "
+            "the GPU's energy counter) or edp (their product). Energy is reported whenever the "
+            "GPU has a counter."
+        ),
+    ] = "time",
     structures: Annotated[
         int | None,
         typer.Option(
@@ -183,6 +192,7 @@ def optimize_command(
             trials=trials,
             timeout_s=timeout,
             compile_baseline=compile_baseline,
+            objective=parse_objective(objective),
         ),
         constraints=rules,
         structures=structures,
@@ -302,7 +312,10 @@ def _render(result: Any, summary: dict[str, Any]) -> None:
         f"precision {summary['precision']})",
         show_lines=False,
     )
-    for col in ("evaluated", "refused", "correct", "best ms", "vs eager", "vs compile", "SOL"):
+    energy = summary["best_mj"] is not None
+    cols = ["evaluated", "refused", "correct", "best ms", "vs eager", "vs compile", "SOL"]
+    cols += ["best mJ", "eager mJ"] if energy else []
+    for col in cols:
         table.add_column(col, justify="right")
 
     def f(v: Any, fmt: str) -> str:
@@ -319,11 +332,15 @@ def _render(result: Any, summary: dict[str, Any]) -> None:
             summary["sol_fraction"] * 100 if summary["sol_fraction"] is not None else None,
             "{:.0f}%",
         ),
+        *([f(summary["best_mj"], "{:.3f}"), f(summary["eager_mj"], "{:.3f}")] if energy else []),
     )
     out.print(table)
+    if summary["objective"] != "time":
+        out.print(f"candidates ranked by {summary['objective']}")
     if summary["returns_eager"]:
+        better = "faster" if summary["objective"] == "time" else f"better by {summary['objective']}"
         out.print(
-            "[yellow]eager PyTorch was faster than every verified candidate: best.py is the "
+            f"[yellow]eager PyTorch was {better} than every verified candidate: best.py is the "
             "task's own model"
         )
     if result.out_dir is not None:

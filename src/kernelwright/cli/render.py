@@ -63,13 +63,22 @@ def verdict_panel(verdict: Verdict, title: str = "") -> Panel:
         table.add_column("")
         table.add_column("median ms", justify="right")
         table.add_column("speedup", justify="right")
-        table.add_row("candidate", fmt_ms(median(timing.candidate)), "")
-        table.add_row("eager", fmt_ms(median(timing.eager)), fmt_x(timing.speedup_vs_eager))
-        table.add_row(
-            "torch.compile",
-            fmt_ms(median(timing.compile)),
-            fmt_x(timing.speedup_vs_compile),
+        metered = timing.candidate_energy is not None
+        if metered:
+            table.add_column("mJ a call", justify="right")
+            table.add_column("W", justify="right")
+        rows = (
+            ("candidate", timing.candidate, "", timing.candidate_energy),
+            ("eager", timing.eager, fmt_x(timing.speedup_vs_eager), timing.eager_energy),
+            ("torch.compile", timing.compile, fmt_x(timing.speedup_vs_compile),
+             timing.compile_energy),
         )
+        for name, stats, speedup, energy in rows:
+            cells = [name, fmt_ms(median(stats)), speedup]
+            if metered:
+                cells += ([f"{energy.mj_per_call:.3f}", f"{energy.watts:.0f}"] if energy
+                          else ["-", "-"])
+            table.add_row(*cells)
         parts.append(table)
         if timing.method:
             parts.append(Text(timing.method, style="dim"))

@@ -20,7 +20,8 @@ from pathlib import Path
 from typing import Any
 
 from kernelwright.formatting import fmt_ms, fmt_x
-from kernelwright.records import Task, Verdict
+from kernelwright.hardware.energy import Objective
+from kernelwright.records import Task, Timing, Verdict
 
 
 def write_outputs(result: Any, out: Path, archive: Any) -> list[Path]:
@@ -48,7 +49,7 @@ def write_outputs(result: Any, out: Path, archive: Any) -> list[Path]:
         written.append(cdir / f"{stem}.py")
     best = result.best
     if best is not None:
-        eager = result.eager_is_faster
+        eager = result.eager_is_better
         source = eager_model_source(result.task) if eager else best.candidate.source
         (out / "best.py").write_text(source)
         written.append(out / "best.py")
@@ -222,19 +223,24 @@ def report_markdown(result: Any, tree_picture: str | None = None) -> str:
             f" ({v.precision.value}), speed of light {_sol(v)}"
             + (f" of {v.sol.floor_ms:.4f} ms ({v.sol.bound}-bound)" if v.sol else ""),
         ]
+        lines += _energy_line(t, result.objective)
         lines += _best_math(best.candidate, v.precision.value)
-        if result.eager_is_faster:
+        if result.eager_is_better:
+            worse = ("Slower than eager PyTorch" if result.objective is Objective.TIME
+                     else f"Worse than eager PyTorch by {result.objective.value}")
             lines.append("")
             lines.append(
-                "**Slower than eager PyTorch**: `best.py` is the task's own model (eager "
+                f"**{worse}**: `best.py` is the task's own model (eager "
                 "PyTorch), not this candidate (kept under `candidates/`); see the skills below "
                 "for what did not pay."
             )
     lines += [""] + plan_markdown(plan)
     lines += ["## Candidates", ""]
+    metered = any(t.verdict.timing.candidate_energy for t in result.trials)
     lines += [
-        "| # | stage | design | status | ms | vs eager | vs compile | SOL | note |",
-        "|---|---|---|---|---|---|---|---|---|",
+        "| # | stage | design | status | ms | vs eager | vs compile | SOL |"
+        + (" mJ |" if metered else "") + " note |",
+        "|---|---|---|---|---|---|---|---|" + ("---|" if metered else "") + "---|",
     ]
     for i, t in enumerate(result.trials, 1):
         v = t.verdict
@@ -242,10 +248,13 @@ def report_markdown(result: Any, tree_picture: str | None = None) -> str:
         stage = d.get("stage", t.candidate.origin)
         skills = " + ".join(d.get("skills", [])) or t.candidate.origin
         status = v.status.value + (f" ({v.message[:60]})" if not v.correct and v.message else "")
+        energy = v.timing.candidate_energy
         lines.append(
             f"| {i} | {stage} | {skills} | {status} | {_ms(v)} "
             f"| {fmt_x(v.timing.speedup_vs_eager)} | {fmt_x(v.timing.speedup_vs_compile)} "
-            f"| {_sol(v)} | {t.note} |"
+            f"| {_sol(v)} |"
+            + ((f" {energy.mj_per_call:.3f} |" if energy else " - |") if metered else "")
+            + f" {t.note} |"
         )
     lines += _tree(result.trials, tree_picture)
     lines += ["", "## What each skill did", ""]
@@ -266,6 +275,21 @@ def report_markdown(result: Any, tree_picture: str | None = None) -> str:
         )
     lines.append("")
     return "\n".join(lines)
+
+
+def _energy_line(t: Timing, objective: Objective) -> list[str]:
+    """The best candidate's energy beside eager's and torch.compile's (nothing when the GPU
+    had no energy counter)."""
+    if t.candidate_energy is None:
+        return []
+    others = [f"{name} {e.mj_per_call:.3f} mJ" for name, e in
+              (("eager", t.eager_energy), ("torch.compile", t.compile_energy)) if e is not None]
+    return [
+        "",
+        f"Energy: {t.candidate_energy.mj_per_call:.3f} mJ a call at "
+        f"{t.candidate_energy.watts:.0f} W" + (f" ({', '.join(others)})" if others else "")
+        + f", from the GPU's energy counter; candidates ranked by {objective.value}.",
+    ]
 
 
 def _tree(trials: Any, picture: str | None) -> list[str]:

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import math
 import random
+import statistics
 import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -37,6 +38,7 @@ from typing import TYPE_CHECKING, Any
 from kernelwright.evaluate import reveal, transport
 from kernelwright.evaluate.correctness import compare_outputs, precision_shortfall
 from kernelwright.evaluate.reference import Expected
+from kernelwright.hardware.energy import EnergyMeter, EnergyWindows, open_meter
 
 if TYPE_CHECKING:
     from kernelwright.evaluate.referee import Referee
@@ -182,6 +184,8 @@ def time_batches(r: Referee) -> dict[str, Any]:
     flush = _flush_buffer() if cuda else None
     batch = 0
     checked: list[dict[str, Any]] = []
+    meter, no_meter = open_meter(torch_device()) if cuda else (None, "")
+    windows = EnergyWindows(meter) if meter is not None else None
     if cuda:
         # A batch of one, twice: how long a single call takes, to size the batches.
         probe = TimedBuffers.allocate(r, "probe", ref.timing_inputs(0, 0), 1)
@@ -217,7 +221,7 @@ def time_batches(r: Referee) -> dict[str, Any]:
         calls = 1 if aliased else k
         r.step(f"timing: batch {b + 1}/{n} ({calls} calls)")
         result = _batch(r, buffers, batch, calls, flush,
-                        precision=not cuda or b == precision_batch)
+                        precision=not cuda or b == precision_batch, meter=meter)
         checked += result.entries
         batch += 1
         last_s = time.monotonic() - started
@@ -228,6 +232,8 @@ def time_batches(r: Referee) -> dict[str, Any]:
             n = max(n, MIN_BATCHES)
             continue
         samples.append(result.ms)
+        if windows is not None and result.energy is not None:
+            windows.add(*result.energy)
         events += result.events
         if result.launches is not None:
             launches.append(result.launches / calls)
@@ -259,6 +265,8 @@ def time_batches(r: Referee) -> dict[str, Any]:
         "aliased_outputs": aliased,
         "method": method,
         "checked": checked,
+        "energy": windows.summary(statistics.median(samples)) if windows and samples else None,
+        "energy_note": no_meter,
     }
 
 
@@ -270,16 +278,19 @@ class _Batch:
     launches: float | None
     launch_names: dict[str, int] | None  # launches per kernel name in the whole batch
     aliased: bool
+    energy: tuple[float, float, float] | None = None  # counter before, after (mJ); window ms
 
 
 def _batch(
     r: Referee, buffers: TimedBuffers, batch: int, k: int, flush: Any, *, precision: bool,
+    meter: EnergyMeter | None = None,
 ) -> _Batch:
     ref = r.ref
     cuda = r.device == "cuda"
     sets = [ref.timing_inputs(batch, call) for call in range(k)]  # untimed, judge memory only
     places, decoys = _draw(sets)
     _sync(cuda)
+    e0 = meter.millijoules() if meter is not None else 0.0  # read outside the window
     t0 = time.perf_counter()
     buffers.write(r, sets, places, decoys, list(range(k)))
     if flush is not None:
@@ -295,6 +306,7 @@ def _batch(
         else [[None for _ in outs] for outs in outputs])
     _sync(cuda)
     t1 = time.perf_counter()
+    energy = ((e0, meter.millijoules(), (t1 - t0) * 1e3) if meter is not None else None)
     reused = _reused(reply, payload, k, picked, cuda)
     entries = []
     for call, outs, samples in zip(picked, outputs, taken, strict=True):
@@ -330,7 +342,7 @@ def _batch(
     names = named if isinstance(named, dict) and all(
         isinstance(key, str) and isinstance(n, int) and n >= 0 for key, n in named.items()
     ) else None
-    return _Batch(ms, entries, times, launches, names, bool(reused))
+    return _Batch(ms, entries, times, launches, names, bool(reused), energy)
 
 
 def _reused(reply: dict[str, Any], payload: bytes, k: int, picked: list[int],
@@ -384,6 +396,12 @@ def _late(exp: Expected, samples: list[Any], tol: Any) -> str:
             return (f"output {i}: when the call had returned, sampled elements were not yet "
                     f"the answer ({same['message']}); the work finished later")
     return ""
+
+
+def torch_device() -> int:
+    import torch
+
+    return int(torch.cuda.current_device())
 
 
 def _flush_buffer() -> Any:

@@ -272,13 +272,17 @@ class EvalSession:
                            opts.precision.value,
                            f"torch {info.get('torch')} triton {info.get('triton')}")
         found = (load_baselines(cache, key) or {}) if cache is not None else {}
-        missing = [name for name in wanted if name not in found]
+        # A baseline cached before energy was measured is measured again when the run ranks
+        # by energy (its time alone cannot be compared with a candidate's joules).
+        missing = [name for name in wanted if name not in found
+                   or (opts.objective.needs_energy and not found[name].get("energy"))]
         for name in missing:
             job = self._run("baseline", baseline_source(self.task, self.size, name), True, False)
             timing = (job.result or {}).get("timing")
             failure = (job.result or {}).get("failure")
             if timing and timing.get("samples_ms") and not failure:
-                found[name] = {"samples_ms": timing["samples_ms"], "method": timing["method"]}
+                found[name] = {"samples_ms": timing["samples_ms"], "method": timing["method"],
+                               "energy": timing.get("energy")}
             else:
                 why = (failure or {}).get("message") or "no timing"
                 self._prepared.setdefault("notes", []).append(

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
 from kernelwright.errors import ConfigError
+from kernelwright.hardware.energy import Objective
 from kernelwright.records import Precision, Violation
 
 
@@ -58,6 +59,9 @@ class EvalOptions:
             wrong output there rejects it (``constraint-shape-range``).
         memory_ceiling_bytes: a checked call's peak device memory beyond its inputs,
             parameters and outputs, at most (``constraint-memory``; measured on a GPU only).
+        objective: what ranks candidates: ``time``, ``energy`` (joules per call, from the GPU's
+            energy counter) or ``edp`` (their product). Energy is measured wherever the GPU
+            has a counter; ranking by it needs one (baselines cached without it are re-timed).
     """
 
     device: str = "auto"
@@ -78,6 +82,7 @@ class EvalOptions:
     determinism: bool = False
     shape_ranges: tuple[tuple[str, int, int], ...] = ()
     memory_ceiling_bytes: int | None = None
+    objective: Objective = Objective.TIME
 
     def __post_init__(self) -> None:
         if self.trials < 1:

@@ -11,6 +11,7 @@ for protected files or patching the harness is never excused by crashing) > ``ti
 
 from __future__ import annotations
 
+import math
 import statistics
 from collections import Counter
 from dataclasses import dataclass, field
@@ -23,6 +24,7 @@ from kernelwright.hardware.ceilings import Ceilings
 from kernelwright.hardware.roofline import Work, speed_of_light
 from kernelwright.records import (
     DeviceInfo,
+    EnergyStats,
     Precision,
     SpeedOfLight,
     Status,
@@ -177,6 +179,19 @@ def stats_of(raw: dict[str, Any] | None) -> TimingStats | None:
     )
 
 
+def energy_of(raw: dict[str, Any] | None) -> EnergyStats | None:
+    """The energy record the judge attached to a timing (None: not measured)."""
+    energy = (raw or {}).get("energy")
+    if not isinstance(energy, dict):
+        return None
+    mj, watts = energy.get("mj_per_call"), energy.get("watts")
+    if not (isinstance(mj, int | float) and isinstance(watts, int | float)):
+        return None
+    if not all(math.isfinite(v) and v >= 0 for v in (mj, watts)):
+        return None
+    return EnergyStats(mj_per_call=float(mj), watts=float(watts))
+
+
 def _error_stats(runs: list[dict[str, Any]]) -> dict[str, Any]:
     def worst(key: str) -> float | None:
         values = [r[key] for r in runs if r.get(key) is not None]
@@ -205,6 +220,9 @@ def timing_of(ev: Evidence) -> Timing:
         return base.median_ms / candidate.median_ms
 
     return Timing(
+        candidate_energy=energy_of(raw),
+        eager_energy=energy_of(ev.baselines.get("eager")),
+        compile_energy=energy_of(ev.baselines.get("compile")),
         candidate=candidate,
         eager=eager,
         compile=compiled,

@@ -15,8 +15,8 @@ from kernelwright.search.proposer import (
     Proposer,
     Suggester,
     Trial,
+    best_correct,
     candidate_ms,
-    fastest_correct,
 )
 
 __all__ = [
@@ -27,6 +27,6 @@ __all__ = [
     "Suggester",
     "Trial",
     "candidate_ms",
-    "fastest_correct",
+    "best_correct",
     "run_search",
 ]

@@ -37,7 +37,7 @@ from kernelwright.search.proposer import (
     Proposal,
     Proposer,
     Trial,
-    fastest_correct,
+    best_correct,
 )
 
 # Refusals in a row after which the run stops: a proposer that keeps breaking the constraints
@@ -179,7 +179,7 @@ class _Loop:
         result = SearchResult(self.run_id)
         for rec in self.archive.history(self.task.sha256, self.run_id):
             result.trials.append(Trial(rec.candidate_id, rec.candidate, rec.verdict))
-        result.best = fastest_correct(result.trials)
+        result.best = best_correct(result.trials, self.options.objective)
         known = _Known(self.equivalence)
         for t in result.trials:
             known.add(t)
@@ -270,7 +270,7 @@ class _Loop:
         candidate_id = self.archive.add_candidate(self.task, proposal.candidate)
         trial = Trial(candidate_id, proposal.candidate, verdict, proposal.note)
         result.trials.append(trial)
-        result.best = fastest_correct(result.trials)
+        result.best = best_correct(result.trials, self.options.objective)
         return trial
 
 

@@ -13,10 +13,11 @@ choices in order of promise:
     .key(design)                   the kernel it renders at the task's shapes (equal keys: one
                                    candidate; see ``design.canonical``)
 
-    value(verdict, reference_ms)   in [0, 1): 0 when incorrect, else r / (1 + r) with
-                                   r = reference_ms / candidate_ms (a logistic of the log
-                                   speed-up: 0.5 at parity); the reference is eager's time
-                                   when measured, else the run's fastest correct candidate
+    value(verdict, reference)      in [0, 1): 0 when incorrect, else r / (1 + r) with
+                                   r = reference / candidate's cost (a logistic of the log
+                                   gain: 0.5 at parity); the cost is the run's objective
+                                   (time, energy or their product), the reference eager's
+                                   when measured, else the run's best correct candidate's
 """
 
 from __future__ import annotations
@@ -28,8 +29,9 @@ from typing import Any
 
 from kernelwright.design.choices import Design, GroupChoice, design_from_json
 from kernelwright.design.kernel.common import DesignError
+from kernelwright.hardware.energy import Objective
 from kernelwright.records import Candidate, Verdict
-from kernelwright.search.proposer import Proposal, Trial, candidate_ms
+from kernelwright.search.proposer import Proposal, Trial, candidate_cost, eager_cost
 from kernelwright.search.tunable import DesignSpace
 from kernelwright.skills.library import SkillLibrary
 
@@ -117,22 +119,24 @@ def design_of(trial: Trial) -> Design | None:
         return None
 
 
-def reference_ms(history: Sequence[Trial]) -> float:
-    """The fastest correct time of ``history`` (infinity when none was timed)."""
-    times = [candidate_ms(t.verdict) for t in history if t.verdict.correct and not t.refused]
-    return min(times, default=math.inf)
+def reference_cost(history: Sequence[Trial], objective: Objective = Objective.TIME) -> float:
+    """The best correct cost of ``history`` under ``objective`` (infinity when none was
+    measured)."""
+    costs = [candidate_cost(t.verdict, objective) for t in history
+             if t.verdict.correct and not t.refused]
+    return min(costs, default=math.inf)
 
 
-def value(verdict: Verdict, reference: float) -> float:
+def value(verdict: Verdict, reference: float, objective: Objective = Objective.TIME) -> float:
     """What a verdict is worth to the search (see the module docstring)."""
     if not verdict.correct:
         return 0.0
-    ms = candidate_ms(verdict)
-    eager = verdict.timing.eager
-    ref = eager.median_ms if eager is not None else reference
-    if not (math.isfinite(ms) and ms > 0 and math.isfinite(ref) and ref > 0):
-        return 0.5  # correct but not timed: as good as the reference, no better
-    ratio = ref / ms
+    cost = candidate_cost(verdict, objective)
+    eager = eager_cost(verdict, objective)
+    ref = eager if math.isfinite(eager) else reference
+    if not (math.isfinite(cost) and cost > 0 and math.isfinite(ref) and ref > 0):
+        return 0.5  # correct but not measured: as good as the reference, no better
+    ratio = ref / cost
     return ratio / (1.0 + ratio)
 
 

@@ -25,12 +25,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from kernelwright.design.choices import Design
+from kernelwright.hardware.energy import Objective
 from kernelwright.records import Task
 from kernelwright.search.decisions import (
     DecisionSpace,
     Move,
     design_of,
-    reference_ms,
+    reference_cost,
     render_proposal,
     value,
 )
@@ -67,6 +68,7 @@ class EvolutionProposer:
     population: int = 4
     tournament: int = 2
     crossover: float = 0.5
+    objective: Objective = Objective.TIME
     name: str = "evolution"
     skipped: list[tuple[str, str]] = field(default_factory=list)
 
@@ -109,7 +111,7 @@ class EvolutionProposer:
 
     def _population(self, history: Sequence[Trial]) -> tuple[list[Member], set[str]]:
         """The judged designs of ``history`` with their fitness, and every design key tried."""
-        reference = reference_ms(history)
+        reference = reference_cost(history, self.objective)
         members: list[Member] = []
         known: set[str] = set()
         for t in history:
@@ -118,7 +120,8 @@ class EvolutionProposer:
                 continue
             key = self.space.key(design)
             if key not in known and not t.refused:  # an equivalent is the same member
-                members.append(Member(design, t.candidate_id, value(t.verdict, reference)))
+                fitness = value(t.verdict, reference, self.objective)
+                members.append(Member(design, t.candidate_id, fitness))
             known.add(key)
         return members, known
 

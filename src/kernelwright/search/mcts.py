@@ -33,12 +33,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from kernelwright.design.choices import Design
+from kernelwright.hardware.energy import Objective
 from kernelwright.records import Task
 from kernelwright.search.decisions import (
     DecisionSpace,
     Move,
     design_of,
-    reference_ms,
+    reference_cost,
     render_proposal,
     value,
 )
@@ -91,6 +92,7 @@ class MCTSProposer:
     exploration: float = 1.0
     widening: float = 1.0
     alpha: float = 0.5
+    objective: Objective = Objective.TIME
     name: str = "mcts"
     skipped: list[tuple[str, str]] = field(default_factory=list)
     # keys of designs the templates refused: a pure result, cached so no ask renders them again
@@ -98,7 +100,7 @@ class MCTSProposer:
 
     def ask(self, task: Task, history: Sequence[Trial], n: int, seed: int) -> list[Proposal]:
         """Up to ``n`` new designs, each the expansion the tree selects next."""
-        tree = _Tree.rebuild(self.space, history)
+        tree = _Tree.rebuild(self.space, history, self.objective)
         proposals: list[Proposal] = []
         while len(proposals) < n:
             picked = self._select(tree, seed)
@@ -191,11 +193,12 @@ class _Tree:
     nodes: dict[str, Node] = field(default_factory=dict)
 
     @classmethod
-    def rebuild(cls, space: DecisionSpace, history: Sequence[Trial]) -> _Tree:
+    def rebuild(cls, space: DecisionSpace, history: Sequence[Trial],
+                objective: Objective = Objective.TIME) -> _Tree:
         keys = [space.key(d) for d in space.structures]
         tree = cls(Node(None, "root"), space.key, dict(zip(keys, space.priors(), strict=True)))
         by_candidate: dict[int, Node] = {}
-        reference = reference_ms(history)
+        reference = reference_cost(history, objective)
         for trial in history:
             design = design_of(trial)
             if design is None or space.key(design) in tree.nodes:
@@ -206,7 +209,7 @@ class _Tree:
             node = tree.add(design, parent)
             node.candidate_id = trial.candidate_id
             by_candidate[trial.candidate_id] = node
-            node.backup(0.0 if trial.refused else value(trial.verdict, reference))
+            node.backup(0.0 if trial.refused else value(trial.verdict, reference, objective))
         return tree
 
     def prior_of(self, key: str) -> float:

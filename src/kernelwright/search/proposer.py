@@ -21,6 +21,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Protocol, TypeAlias, TypeVar, runtime_checkable
 
+from kernelwright.hardware.energy import Objective
+from kernelwright.hardware.energy import cost as energy_cost
 from kernelwright.records import Candidate, Task, Verdict
 
 Domain = TypeVar("Domain", contravariant=True)
@@ -112,13 +114,31 @@ def candidate_ms(verdict: Verdict) -> float:
     return stats.median_ms if stats is not None else float("inf")
 
 
-def fastest_correct(judged: Iterable[J]) -> J | None:
-    """The correct item with the lowest candidate time (the first correct one when none was
-    timed); None when none is correct. Items are trials, archive records: anything judged."""
+def candidate_cost(verdict: Verdict, objective: Objective = Objective.TIME) -> float:
+    """What ``objective`` ranks the candidate by (ms, mJ or mJ x ms); infinity when the
+    quantity it needs was not measured."""
+    t = verdict.timing
+    energy = t.candidate_energy.mj_per_call if t.candidate_energy is not None else None
+    ms = t.candidate.median_ms if t.candidate is not None else None
+    return energy_cost(ms, energy, objective)
+
+
+def eager_cost(verdict: Verdict, objective: Objective = Objective.TIME) -> float:
+    """The same for the eager baseline the verdict carries."""
+    t = verdict.timing
+    energy = t.eager_energy.mj_per_call if t.eager_energy is not None else None
+    return energy_cost(t.eager.median_ms if t.eager is not None else None, energy, objective)
+
+
+def best_correct(judged: Iterable[J], objective: Objective = Objective.TIME) -> J | None:
+    """The correct item best under ``objective`` (by default the lowest time; the first correct
+    one when none was measured); None when none is correct. Items are trials, archive records:
+    anything judged."""
     best: J | None = None
     for item in judged:
         if item.verdict.correct and (
-            best is None or candidate_ms(item.verdict) < candidate_ms(best.verdict)
+            best is None
+            or candidate_cost(item.verdict, objective) < candidate_cost(best.verdict, objective)
         ):
             best = item
     return best

@@ -13,14 +13,16 @@ up where it stopped.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from kernelwright.design.choices import Design, design_from_json
 from kernelwright.design.kernel.common import DesignError
 from kernelwright.errors import ConfigError
+from kernelwright.hardware.energy import Objective
 from kernelwright.records import Candidate, Task
-from kernelwright.search.proposer import Proposal, Trial, fastest_correct
+from kernelwright.search.proposer import Proposal, Trial, best_correct, candidate_cost
 from kernelwright.search.tunable import DesignSpace, Prior, Tried, focus_groups, params_key
 from kernelwright.skills.library import SkillLibrary
 from kernelwright.tuning.strategies.base import Strategy
@@ -53,18 +55,19 @@ class TemplateProposer:
     structures: int = 4
     weights: Mapping[int, float] = field(default_factory=dict)
     shapes: Mapping[int, Mapping[str, int]] = field(default_factory=dict)
+    objective: Objective = Objective.TIME
     name: str = "templates"
     skipped: list[tuple[str, str]] = field(default_factory=list)
 
     def ask(self, task: Task, history: Sequence[Trial], n: int, seed: int) -> list[Proposal]:
         """Untried structures first, then tuning suggestions around the best correct one."""
         ours = [t for t in history if _is_template(t)]
-        tried = _tried(ours)
+        tried = _tried(ours, self.objective)
         seen = {params_key(d) for d, _ in tried}
         evaluated = [t for t in ours if not t.refused]
         structure_trials = [t for t in evaluated if t.candidate.design.get("stage") == "structure"]
         proposals: list[Proposal] = []
-        best_trial = fastest_correct(ours)
+        best_trial = best_correct(ours, self.objective)
         best = _design(best_trial) if best_trial is not None else None
         if len(structure_trials) < self.structures or best is None:
             for i, d in enumerate(self.designs):
@@ -137,11 +140,12 @@ def _design(t: Trial) -> Design:
     return design_from_json(t.candidate.design, t.candidate.params)
 
 
-def _tried(history: Sequence[Trial]) -> list[Tried]:
+def _tried(history: Sequence[Trial], objective: Objective = Objective.TIME) -> list[Tried]:
+    """Each design with what the tuner minimises (the objective's cost; None: not measured)."""
     out: list[Tried] = []
     for t in history:
-        timing = t.verdict.timing.candidate
-        out.append((_design(t), timing.median_ms if t.verdict.correct and timing else None))
+        cost = candidate_cost(t.verdict, objective)
+        out.append((_design(t), cost if t.verdict.correct and math.isfinite(cost) else None))
     return out
 
 

@@ -50,7 +50,7 @@ def _result(plan, candidate_ms: float, representative: bool) -> OptimizeResult: 
 
 def test_a_candidate_slower_than_eager_is_not_returned(pointwise_plan, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     result = _result(pointwise_plan, candidate_ms=2.5, representative=True)
-    assert result.eager_is_faster and summarise(result)["returns_eager"]
+    assert result.eager_is_better and summarise(result)["returns_eager"]
     write_outputs(result, tmp_path, None)
     best = (tmp_path / "best.py").read_text()
     assert best.startswith(pointwise_plan.task.source.rstrip()) and "@triton.jit" not in best
@@ -77,7 +77,7 @@ def test_a_candidate_slower_than_eager_is_not_returned(pointwise_plan, tmp_path:
 
 def test_a_faster_candidate_is_returned(pointwise_plan, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     result = _result(pointwise_plan, candidate_ms=1.0, representative=True)
-    assert not result.eager_is_faster
+    assert not result.eager_is_better
     write_outputs(result, tmp_path, None)
     assert "@triton.jit" in (tmp_path / "best.py").read_text()
     assert outcome_from(result).verdict is result.best.verdict  # type: ignore[union-attr]
@@ -85,7 +85,7 @@ def test_a_faster_candidate_is_returned(pointwise_plan, tmp_path: Path) -> None:
 
 def test_interpreter_timings_decide_nothing(pointwise_plan, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     result = _result(pointwise_plan, candidate_ms=40.0, representative=False)
-    assert not result.eager_is_faster and not summarise(result)["returns_eager"]
+    assert not result.eager_is_better and not summarise(result)["returns_eager"]
     write_outputs(result, tmp_path, None)
     assert "@triton.jit" in (tmp_path / "best.py").read_text()
     assert outcome_from(result).candidate.origin == "template"
