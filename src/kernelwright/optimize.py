@@ -14,6 +14,11 @@ The proposer is the search mode (``OptimizeOptions.search``):
 In every mode, proposals that render to the same kernel at the task's shapes as an evaluated
 candidate reuse its verdict instead of an evaluation (``DesignPlan.candidate_key``).
 
+With an LLM (``OptimizeOptions.llm``), the templates (in the chosen mode), the LLM and the
+constant tuner (``search.constants``: one-constant moves of the best free-form candidate) take
+turns in one search (``search.joint``): one budget, one history, one pruning, and each builds on
+the others' candidates. ``llm.only`` leaves the LLM alone.
+
 Options are one ``EvalOptions`` (how every candidate is judged) plus what only a search has.
 A constraints file binds every proposer: its precision must be the run's policy (checked before
 anything runs), its budget caps the run's, and every proposal's source is screened before it
@@ -62,12 +67,17 @@ SEARCH_MODES = ("staged", "mcts", "evolution")
 
 @dataclass(frozen=True, slots=True)
 class LLMConfig:
-    """``--llm`` and friends: passed to ``kernelwright.agents.make_llm_proposer``."""
+    """``--llm`` and friends: passed to ``kernelwright.agents.make_llm_proposer``.
+
+    ``only``: the LLM proposes alone (to evaluate an agent by itself); otherwise it joins the
+    templates and the constant tuner in one search.
+    """
 
     spec: str
     base_url: str | None = None
     notes: str | None = None
     review: bool = False
+    only: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,13 +94,15 @@ class OptimizeOptions:
             ``auto`` (``neighbours-then-bo`` when SciPy imports, else ``neighbours``).
         isolate_capture: capture the graph in a child process.
         resume: continue this run id instead of the deterministic one.
-        llm: use an LLM proposer (seeded with the templates' best designs) instead.
+        llm: an LLM proposer (seeded with the templates' best designs) in the same search as
+            the templates and the constant tuner, taking turns on one budget
+            (``search.joint``); with ``llm.only``, the LLM alone.
         search: how the templates' designs are searched: one of :data:`SEARCH_MODES`.
 
     Raises:
         ConfigError: the constraints require another precision than ``evaluation``'s,
             ``evaluation`` carries other constraints, or ``search`` is not a known mode or
-            is given with ``llm``.
+            is given with an LLM that proposes alone.
     """
 
     evaluation: EvalOptions = field(default_factory=EvalOptions)
@@ -105,10 +117,10 @@ class OptimizeOptions:
     def __post_init__(self) -> None:
         if self.search not in SEARCH_MODES:
             raise ConfigError(f"--search {self.search!r} is not one of {', '.join(SEARCH_MODES)}")
-        if self.llm is not None and self.search != "staged":
+        if self.llm is not None and self.llm.only and self.search != "staged":
             raise ConfigError(
-                f"--search {self.search} searches the templates' designs, and with --llm the "
-                "LLM proposes instead; drop one of them"
+                f"--search {self.search} searches the templates' designs, and with --llm-only "
+                "the LLM proposes alone; drop one of them"
             )
         if self.constraints is None:
             return
@@ -162,9 +174,13 @@ class OptimizeResult:
 def run_id_for(task: Task, options: OptimizeOptions, device: str, size: str) -> str:
     """The deterministic run id of (task text, device, precision, size, proposer, constraints,
     objective)."""
-    proposer = f"llm:{options.llm.spec}" if options.llm else "templates"
-    if options.llm is None and options.search != "staged":
-        proposer += f":{options.search}"  # a staged run keeps the id it always had
+    llm = options.llm
+    if llm is not None and llm.only:
+        proposer = f"llm:{llm.spec}"
+    else:
+        proposer = f"templates+llm:{llm.spec}" if llm is not None else "templates"
+        if options.search != "staged":
+            proposer += f":{options.search}"  # a staged run keeps the id it always had
     parts = [task.sha256, device, options.evaluation.precision.value, size, proposer]
     if options.constraints is not None:
         parts.append(options.constraints.fingerprint)
@@ -297,10 +313,22 @@ def plan_only(
 def _proposer(
     task: Task, plan: Any, options: OptimizeOptions, budget: Budget, archive: Archive, run_id: str
 ) -> Proposer:
+    if options.llm is None:
+        return _template_proposer(plan, options, budget)
+    llm = _llm_proposer(task, plan, options, archive, run_id)
+    if options.llm.only:
+        return llm
+    from kernelwright.search.constants import ConstantTuner
+    from kernelwright.search.joint import JointProposer
+
+    templates = [_template_proposer(plan, options, budget)] if plan.designs else []
+    return JointProposer([*templates, llm, ConstantTuner(options.evaluation.objective)])
+
+
+def _template_proposer(plan: Any, options: OptimizeOptions, budget: Budget) -> Proposer:
+    """The templates' designs, searched as ``options.search`` says."""
     from kernelwright.search.templates import TemplateProposer
 
-    if options.llm is not None:
-        return _llm_proposer(task, plan, options, archive, run_id)
     # The constraints' parameter restrictions prune every tuning space built from the skills.
     library = options.constraints.restrict(plan.library) if options.constraints else plan.library
     objective = options.evaluation.objective

@@ -126,7 +126,7 @@ def test_the_llm_proposer_is_refused_by_optimize_and_repairs(tmp_path, monkeypat
             evaluation=evaluation,
             constraints=rules,
             isolate_capture=False,
-            llm=LLMConfig("openai:scripted", base_url=server.url),
+            llm=LLMConfig("openai:scripted", base_url=server.url, only=True),
         )
         result = optimize_task(AGENTS / "vector_add.py", options, Budget(1), None, archive)
         system = server.requests[-1].body["messages"][0]["content"]

@@ -30,13 +30,13 @@ from kernelwright.agents.roles import (
     attempts_from,
     next_step,
     recent_failures,
-    tunables,
 )
 from kernelwright.agents.skills import SkillHint, SkillSource
 from kernelwright.agents.usage import Ledger, PriceTable
 from kernelwright.archive import Archive
 from kernelwright.constraints import Constraints, Reference
 from kernelwright.records import Candidate, Precision, Task
+from kernelwright.search.constants import tunables
 from kernelwright.search.dedup import canonical_key
 from kernelwright.search.proposer import Proposal, Trial
 

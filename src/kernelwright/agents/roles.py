@@ -11,7 +11,6 @@ state: a resumed run reaches the same decision from the archive's history.
 
 from __future__ import annotations
 
-import ast
 import enum
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -93,22 +92,3 @@ def attempts_from(subject: Trial, history: Sequence[Trial], limit: int = 4) -> l
     return lines[-limit:]
 
 
-def tunables(source: str) -> dict[str, int | float | str]:
-    """Module-level UPPER_CASE constants (``BLOCK_M = 64``): the parameters a tuner can search."""
-    try:
-        tree = ast.parse(source)
-    except SyntaxError:
-        return {}
-    found: dict[str, int | float | str] = {}
-    for node in tree.body:
-        if (
-            isinstance(node, ast.Assign)
-            and len(node.targets) == 1
-            and isinstance(node.targets[0], ast.Name)
-            and node.targets[0].id.isupper()
-            and isinstance(node.value, ast.Constant)
-            and isinstance(node.value.value, int | float | str)
-            and not isinstance(node.value.value, bool)
-        ):
-            found[node.targets[0].id] = node.value.value
-    return found

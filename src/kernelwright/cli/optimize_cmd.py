@@ -100,6 +100,14 @@ def optimize_command(
     llm_base_url: Annotated[
         str | None, typer.Option("--llm-base-url", help="OpenAI-compatible endpoint.")
     ] = None,
+    llm_only: Annotated[
+        bool,
+        typer.Option(
+            "--llm-only",
+            help="The LLM proposes alone (to evaluate an agent by itself); by default it shares "
+            "the search with the templates and the constant tuner.",
+        ),
+    ] = False,
     constraints: Annotated[
         Path | None,
         typer.Option(
@@ -166,8 +174,8 @@ def optimize_command(
         raise ConfigError(f"--size {size!r} is not one of full, small")
     if budget_candidates is not None and budget_candidates < 1:
         raise ConfigError(f"--budget-candidates must be at least 1, got {budget_candidates}")
-    if llm is None and any(x is not None for x in (llm_base_url, notes, profile)):
-        raise ConfigError("--llm-base-url, --notes and --profile need --llm SPEC")
+    if llm is None and (llm_only or any(x is not None for x in (llm_base_url, notes, profile))):
+        raise ConfigError("--llm-base-url, --llm-only, --notes and --profile need --llm SPEC")
     planner_notes = notes_with_diagnoses(notes, profile)
     rules = load_constraints(constraints) if constraints is not None else None
     if constraints_text is not None:
@@ -199,7 +207,7 @@ def optimize_command(
         tuner=tuner,
         search=search,
         resume=resume,
-        llm=LLMConfig(llm, llm_base_url, planner_notes, review) if llm else None,
+        llm=LLMConfig(llm, llm_base_url, planner_notes, review, only=llm_only) if llm else None,
     )
     if plan:
         _show_plan(task, options, out_dir)

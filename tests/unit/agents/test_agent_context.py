@@ -1,9 +1,9 @@
 from agent_doubles import correct, rejected, wrong
 from kernelwright.agents.context import describe_verdict, profile_summary
 from kernelwright.agents.prompting import render
-from kernelwright.agents.roles import tunables
 from kernelwright.constraints import Reference
 from kernelwright.records import DeviceInfo, SpeedOfLight
+from kernelwright.search.constants import tunables
 
 
 def test_describe_wrong_and_rejected_verdicts():

@@ -65,8 +65,12 @@ def test_each_mode_has_its_own_run_and_staged_keeps_its_id(softmax_plan) -> None
     )
     with pytest.raises(ConfigError, match="--search 'beam'"):
         options("beam")
-    with pytest.raises(ConfigError, match="with --llm the LLM proposes instead"):
-        OptimizeOptions(search="mcts", llm=LLMConfig("openai:gpt-4o"))
+    with pytest.raises(ConfigError, match="with --llm-only the LLM proposes alone"):
+        OptimizeOptions(search="mcts", llm=LLMConfig("openai:gpt-4o", only=True))
+    joint = OptimizeOptions(EvalOptions(device="cpu"), search="mcts", llm=LLMConfig("openai:m"))
+    alone = OptimizeOptions(EvalOptions(device="cpu"), llm=LLMConfig("openai:m", only=True))
+    assert len({ids["mcts"], run_id_for(task, joint, "cpu", "small"),
+                run_id_for(task, alone, "cpu", "small")}) == 3
 
 
 def test_staged_tuning_reuses_the_verdict_of_a_block_past_the_shape(
