@@ -131,8 +131,8 @@ def _wrong_runs(ctx: GuardContext, kind: str) -> list[str]:
     "values), skipping work in timed calls, going wrong after many calls, or finishing work after "
     "the call returned (a thread, a side stream, another process, a finalizer)",
     how="every timed call runs on fresh inputs; the judge reads calls it picks at random after "
-    "each batch, copies sampled elements the moment the batch returned and compares every "
-    "element afterwards",
+    "each batch, copies sampled elements the moment the batch returned, requires them to equal "
+    "bit for bit the outputs it then compares in full with the reference",
 )
 def timed_outputs(ctx: GuardContext) -> list[str]:
     if not ctx.trials_correct:
