@@ -107,6 +107,7 @@ class EnergyStats:
 
     mj_per_call: float
     watts: float  # the mean power over the judge's timed windows
+    mj_per_call_se: float = 0.0  # standard error (the counter moves in steps of ~100 ms)
 
 
 @dataclass(frozen=True, slots=True)

@@ -76,7 +76,9 @@ def verdict_panel(verdict: Verdict, title: str = "") -> Panel:
         for name, stats, speedup, energy in rows:
             cells = [name, fmt_ms(median(stats)), speedup]
             if metered:
-                cells += ([f"{energy.mj_per_call:.3f}", f"{energy.watts:.0f}"] if energy
+                spread = f" +- {energy.mj_per_call_se:.3f}" if energy and energy.mj_per_call_se \
+                    else ""
+                cells += ([f"{energy.mj_per_call:.3f}{spread}", f"{energy.watts:.0f}"] if energy
                           else ["-", "-"])
             table.add_row(*cells)
         parts.append(table)

@@ -284,10 +284,12 @@ def _energy_line(t: Timing, objective: Objective) -> list[str]:
         return []
     others = [f"{name} {e.mj_per_call:.3f} mJ" for name, e in
               (("eager", t.eager_energy), ("torch.compile", t.compile_energy)) if e is not None]
+    e = t.candidate_energy
+    spread = f" +- {e.mj_per_call_se:.3f}" if e.mj_per_call_se else ""
     return [
         "",
-        f"Energy: {t.candidate_energy.mj_per_call:.3f} mJ a call at "
-        f"{t.candidate_energy.watts:.0f} W" + (f" ({', '.join(others)})" if others else "")
+        f"Energy: {e.mj_per_call:.3f}{spread} mJ a call at {e.watts:.0f} W"
+        + (f" ({', '.join(others)})" if others else "")
         + f", from the GPU's energy counter; candidates ranked by {objective.value}.",
     ]
 

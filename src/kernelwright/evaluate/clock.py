@@ -46,6 +46,9 @@ if TYPE_CHECKING:
 BATCH_TARGET_MS = 50.0  # per batch: the judge's own share stays a few percent of it
 TOTAL_TARGET_MS = 300.0
 MIN_BATCHES, MAX_BATCHES = 5, 30
+# When the run ranks by energy: NVML's counter moves every ~100 ms, so its error over the
+# windows falls as 1/sqrt(windows); about 5 s of windows keeps it near 10% for short batches
+ENERGY_TOTAL_TARGET_MS, ENERGY_MAX_BATCHES = 5000.0, 120
 CPU_SETS, CPU_BATCHES = 2, 3
 PICKED = 3  # calls read per batch (the last one and two chosen at random)
 SAMPLE = 512  # elements per output copied at t1
@@ -202,7 +205,10 @@ def time_batches(r: Referee) -> dict[str, Any]:
         per_call = max(min(estimates), 1e-4)
         plan_sets = ref.plan.timing_sets if ref.plan else 2
         k = int(min(plan_sets, max(1, math.ceil(BATCH_TARGET_MS / per_call))))
-        n = int(min(MAX_BATCHES, max(MIN_BATCHES, math.ceil(TOTAL_TARGET_MS / (k * per_call)))))
+        total, most = ((ENERGY_TOTAL_TARGET_MS, ENERGY_MAX_BATCHES)
+                       if windows is not None and ref.req.energy
+                       else (TOTAL_TARGET_MS, MAX_BATCHES))
+        n = int(min(most, max(MIN_BATCHES, math.ceil(total / (k * per_call)))))
     else:  # the interpreter's times say nothing; a few batches check the protocol's outputs
         k, n = CPU_SETS, CPU_BATCHES
     buffers = TimedBuffers.allocate(r, "timing", ref.timing_inputs(batch, 0), k)

@@ -212,6 +212,7 @@ class EvalSession:
             run_dir=str(self._run_dir),
             secret=self._secret(),
             shape_ranges=opts.shape_ranges,
+            energy=opts.objective.needs_energy,
         )
         env = {"TRITON_INTERPRET": "1"} if self.device == "cpu" else {}
         env["HOME"] = os.environ.get("HOME", str(self._run_dir))

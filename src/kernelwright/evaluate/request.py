@@ -17,6 +17,8 @@ class JudgeRequest:
     the parent dies (it holds the candidates' scratch folders). ``secret`` keys every seed of
     weights and inputs (see :func:`~kernelwright.evaluate.inputs.derive_seed`); it never leaves
     the trusted side. ``shape_ranges``: see :class:`~kernelwright.evaluate.options.EvalOptions`.
+    ``energy``: the run ranks by energy, so timing takes more batches (the energy counter moves
+    in steps of about 100 ms, and its error shrinks with the windows it is summed over).
     """
 
     task_path: str
@@ -33,3 +35,4 @@ class JudgeRequest:
     run_dir: str = ""
     secret: str = ""
     shape_ranges: tuple[tuple[str, int, int], ...] = ()
+    energy: bool = False

@@ -189,7 +189,9 @@ def energy_of(raw: dict[str, Any] | None) -> EnergyStats | None:
         return None
     if not all(math.isfinite(v) and v >= 0 for v in (mj, watts)):
         return None
-    return EnergyStats(mj_per_call=float(mj), watts=float(watts))
+    se = energy.get("mj_per_call_se")
+    se = float(se) if isinstance(se, int | float) and math.isfinite(se) and se >= 0 else 0.0
+    return EnergyStats(mj_per_call=float(mj), watts=float(watts), mj_per_call_se=se)
 
 
 def _error_stats(runs: list[dict[str, Any]]) -> dict[str, Any]:

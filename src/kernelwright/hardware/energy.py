@@ -11,9 +11,11 @@ outside the window its clock measures, and keeps the sums:
 
 The window holds the judge's own fixed work (writing inputs, flushing the L2), which the clock
 subtracts from the time; energy is charged by the same share, at the window's mean power. The
-counter moves in steps (the driver refreshes it every few milliseconds); read at instants that
-do not depend on its phase, each step is as likely to fall inside a window as the window's
-length says, so the sums are unbiased and their error shrinks with the number of batches.
+counter moves in steps (about every 100 ms on an H200, and a read costs about 4 ms there); read
+at instants that do not depend on its phase, each step is as likely to fall inside a window as
+the window's length says, so the sums are unbiased, and their error, reported with them as the
+standard error of the mean power over the windows, shrinks with the number of windows. A run
+that ranks by energy times more batches for it.
 
 Eager PyTorch and torch.compile are measured the same way, in their own processes, so energy
 ratios are like-for-like. Nothing the candidate's process reports enters these numbers: the
@@ -23,7 +25,8 @@ judge owns the counter as it owns the clock.
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass
+import math
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 SOURCE = "NVML total energy counter, read by the judge around each timed batch"
@@ -107,28 +110,44 @@ def unavailable_reason(device: str) -> str:
 
 @dataclass(slots=True)
 class EnergyWindows:
-    """The judge's running sums over the timed batches' windows."""
+    """The judge's windows over the timed batches: each one's energy (mJ) and length (ms)."""
 
     meter: EnergyMeter
-    millijoules: float = 0.0
-    window_ms: float = 0.0
-    batches: int = 0
+    windows: list[tuple[float, float]] = field(default_factory=list)
 
     def add(self, before_mj: float, after_mj: float, window_ms: float) -> None:
-        self.millijoules += max(0.0, after_mj - before_mj)
-        self.window_ms += max(0.0, window_ms)
-        self.batches += 1
+        # a counter that went back (a driver reset) adds nothing rather than subtracting
+        self.windows.append((max(0.0, after_mj - before_mj), max(0.0, window_ms)))
+
+    @property
+    def millijoules(self) -> float:
+        return sum(e for e, _ in self.windows)
+
+    @property
+    def window_ms(self) -> float:
+        return sum(w for _, w in self.windows)
 
     def summary(self, call_ms: float) -> dict[str, Any] | None:
-        """The verdict's energy record for calls of median ``call_ms`` (None: nothing measured)."""
-        if self.batches == 0 or self.window_ms <= 0:
+        """The verdict's energy record for calls of median ``call_ms`` (None: nothing measured).
+
+        ``watts_se`` is the standard error of the mean power, as a ratio estimator over the
+        windows: the counter's steps make single windows coarse (many see no step at all), and
+        the spread between them is what says how far the sum can be trusted.
+        """
+        total_ms = self.window_ms
+        if not self.windows or total_ms <= 0:
             return None
-        watts = self.millijoules / self.window_ms
+        watts = self.millijoules / total_ms
+        n = len(self.windows)
+        spread = sum((e - watts * w) ** 2 for e, w in self.windows)
+        se = math.sqrt(n / (n - 1) * spread) / total_ms if n > 1 else watts
         return {
             "mj_per_call": watts * call_ms,
             "watts": watts,
-            "window_ms": self.window_ms,
-            "batches": self.batches,
+            "watts_se": se,
+            "mj_per_call_se": se * call_ms,
+            "window_ms": total_ms,
+            "batches": n,
             "source": SOURCE,
         }
 

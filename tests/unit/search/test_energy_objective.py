@@ -52,6 +52,24 @@ def test_windows_charge_each_call_the_windows_mean_power_times_its_time() -> Non
     assert summary["batches"] == 2 and summary["window_ms"] == pytest.approx(100.0)
 
 
+def test_the_error_reflects_the_counter_s_steps_between_windows() -> None:
+    steady = EnergyWindows(Counter(1.0))
+    for _ in range(10):
+        steady.add(0.0, 50.0, 100.0)  # every window 0.5 W: no spread
+    assert steady.summary(1.0)["watts_se"] == pytest.approx(0.0)  # type: ignore[index]
+    stepped = EnergyWindows(Counter(1.0))
+    for i in range(10):  # a step of 100 mJ in every other 100-ms window: 0.5 W on average
+        stepped.add(0.0, 100.0 if i % 2 else 0.0, 100.0)
+    summary = stepped.summary(2.0)
+    assert summary is not None and summary["watts"] == pytest.approx(0.5)
+    # windows of 0 and 1 W: the mean's standard error is 0.5 / sqrt(10) (with n/(n-1))
+    assert summary["watts_se"] == pytest.approx(math.sqrt(10 / 9 * 10 * 0.25) / 10)
+    assert summary["mj_per_call_se"] == pytest.approx(2.0 * summary["watts_se"])
+    single = EnergyWindows(Counter(1.0))
+    single.add(0.0, 10.0, 10.0)
+    assert single.summary(1.0)["watts_se"] == pytest.approx(1.0)  # type: ignore[index]
+
+
 def test_a_counter_that_goes_back_adds_nothing_and_no_window_gives_no_record() -> None:
     windows = EnergyWindows(Counter(1.0))
     assert windows.summary(1.0) is None
@@ -90,6 +108,8 @@ def test_a_missing_or_malformed_energy_record_is_no_energy(raw) -> None:  # type
 
 def test_a_judge_energy_record_becomes_the_verdict_s() -> None:
     assert energy_of({"energy": {"mj_per_call": 1.5, "watts": 420.0}}) == EnergyStats(1.5, 420.0)
+    record = {"mj_per_call": 1.5, "watts": 420.0, "mj_per_call_se": 0.2}
+    assert energy_of({"energy": record}) == EnergyStats(1.5, 420.0, 0.2)
 
 
 def _verdict(ms: float, mj: float | None, eager_ms: float = 2.0,
