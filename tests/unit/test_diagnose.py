@@ -2,9 +2,12 @@
 it, each rule fires on the counters that show its limit and stays silent otherwise, and missing
 counters are named, never guessed.
 
-The export in tests/fixtures/profiles has the layout of `ncu --csv --page raw --print-units
+The export `ncu_raw_three_kernels.csv` has the layout of `ncu --csv --page raw --print-units
 base` (the profiler's own lines and the program's output before the table, a units row,
 thousands separators); its three launches' values are chosen to show one limit each.
+`ncu_raw_softmax_h200.csv` is a capture: `ncu --clock-control none --csv --page raw
+--print-units base --metrics "$(kernelwright diagnose --metrics)" -c 6` around three calls of
+examples/softmax/solution.py on an H200 (Nsight Compute of CUDA 13, driver 580).
 """
 
 from __future__ import annotations
@@ -58,6 +61,16 @@ def test_each_kernel_gets_the_limits_its_counters_show(export_text) -> None:
     assert "1.20 waves" in text["gemm_kernel", "tail"] and "40% of the time" in text[
         "gemm_kernel", "tail"]
     assert findings.for_prompt().count("\n") == len(findings.diagnoses) - 1
+
+
+def test_a_captured_export_has_every_counter_the_rules_read(fixtures) -> None:
+    profiles = dg.parse_raw_csv((fixtures / "profiles/ncu_raw_softmax_h200.csv").read_text())
+    assert [p.kernel for p in profiles] == ["softmax_kernel"] * 3
+    findings = dg.diagnose(profiles)
+    assert not findings.missing  # every metric name kernelwright asks for exists in this ncu
+    # a row softmax streaming at ~82% of DRAM peak, full sectors, no spills: memory-bound only
+    assert kinds(findings, "softmax_kernel") == {"memory-bound"}
+    assert all("% of DRAM peak" in d.text for d in findings.diagnoses)
 
 
 @pytest.mark.parametrize(
