@@ -21,6 +21,7 @@ from kernelwright.evaluate.correctness import REF_ERROR_FACTOR
 from kernelwright.evaluate.executor import JobResult
 from kernelwright.evaluate.oplog import VENDOR_OPS, compute_ops
 from kernelwright.hardware.ceilings import Ceilings
+from kernelwright.hardware.peaks import refusal_ceilings
 from kernelwright.hardware.roofline import Work, speed_of_light
 from kernelwright.records import (
     DeviceInfo,
@@ -240,9 +241,12 @@ def timing_of(ev: Evidence) -> Timing:
 
 
 def speed_of_light_of(
-    prepared: dict[str, Any], precision: Precision, candidate: TimingStats | None
+    prepared: dict[str, Any], precision: Precision, candidate: TimingStats | None,
+    *, physical: bool = False,
 ) -> SpeedOfLight | None:
-    """The roofline floor of the task and the fraction ``candidate`` reaches."""
+    """The roofline floor of the task and the fraction ``candidate`` reaches: against the
+    measured ceilings, or with ``physical`` against ceilings no kernel can pass (the datasheet
+    peak where it is higher; see :mod:`kernelwright.hardware.peaks`), which a refusal uses."""
     ceilings = prepared.get("ceilings")
     if not ceilings:
         return None
@@ -252,6 +256,8 @@ def speed_of_light_of(
         matrix_tflops=dict(ceilings["matrix_tflops"]),
         source=ceilings["source"],
     )
+    if physical:
+        c = refusal_ceilings(c)
     work = Work(flops=int(prepared.get("flops", 0)), bytes=int(prepared.get("bytes", 0)))
     measured = candidate.median_ms if candidate else None
     return speed_of_light(work, c, precision.value, measured)

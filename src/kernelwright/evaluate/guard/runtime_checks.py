@@ -409,8 +409,9 @@ def sandbox(ctx: GuardContext) -> list[str]:
     "speed-of-light",
     stage="runtime",
     catches="a time no correct kernel can reach: work skipped or done outside the timed calls",
-    how=f"a median time below the roofline floor (bytes / measured copy bandwidth, FLOPs / "
-    f"measured matrix rate) by more than {SOL_LIMIT - 1:.0%} is refused",
+    how=f"a median time below the roofline floor by more than {SOL_LIMIT - 1:.0%} is refused; "
+    "the floor's bandwidth and matrix rate are the larger of the measured ceiling and the "
+    "device's datasheet peak (the measured ceilings x1.5 on a device without one)",
 )
 def speed_of_light(ctx: GuardContext) -> list[str]:
     from kernelwright.evaluate.verdict import speed_of_light_of, stats_of
@@ -421,7 +422,7 @@ def speed_of_light(ctx: GuardContext) -> list[str]:
         return []
     stats = stats_of(timing)
     precision = Precision(ctx.prepared.get("precision", "fp32"))
-    sol = speed_of_light_of(dict(ctx.prepared), precision, stats)
+    sol = speed_of_light_of(dict(ctx.prepared), precision, stats, physical=True)
     if sol is not None and sol.fraction is not None and sol.fraction > SOL_LIMIT:
         return [
             f"{stats.median_ms if stats else 0:.4f} ms is {sol.fraction:.2f}x the speed of light "
