@@ -273,10 +273,10 @@ class EvalSession:
                            opts.precision.value,
                            f"torch {info.get('torch')} triton {info.get('triton')}")
         found = (load_baselines(cache, key) or {}) if cache is not None else {}
-        # A baseline cached before energy was measured is measured again when the run ranks
-        # by energy (its time alone cannot be compared with a candidate's joules).
+        # A baseline cached without energy, or with the short windows of a run ranked by time,
+        # is measured again when the run ranks by energy (like for like with its candidates).
         missing = [name for name in wanted if name not in found
-                   or (opts.objective.needs_energy and not found[name].get("energy"))]
+                   or (opts.objective.needs_energy and not _metered(found[name]))]
         for name in missing:
             job = self._run("baseline", baseline_source(self.task, self.size, name), True, False)
             timing = (job.result or {}).get("timing")
@@ -375,6 +375,15 @@ def baseline_source(task: Task, size: str, kind: str) -> str:
         "    def forward(self, *args):\n"
         "        return self.compiled(*args)\n"
     )
+
+
+def _metered(raw: dict[str, Any]) -> bool:
+    """A baseline's energy was summed over windows long enough to rank by."""
+    from kernelwright.hardware.energy import RANKING_WINDOW_MS
+
+    energy = raw.get("energy")
+    window = energy.get("window_ms") if isinstance(energy, dict) else None
+    return isinstance(window, int | float) and window >= RANKING_WINDOW_MS
 
 
 def _steady(raw: dict[str, Any], device: str) -> bool:

@@ -205,3 +205,11 @@ def test_bench_takes_an_energy_objective_only_with_optimize(tmp_path: Path) -> N
     res = CliRunner().invoke(app, ["bench", str(task), "--objective", "edp", "--device", "cpu",
                                    "--out", str(tmp_path / "out")])
     assert res.exit_code == 2 and "needs --optimize" in res.output, res.output
+
+
+def test_a_baseline_is_reused_for_an_energy_ranking_only_with_long_windows() -> None:
+    from kernelwright.evaluate.harness import _metered
+
+    assert not _metered({"samples_ms": [1.0]})  # cached before energy was measured
+    assert not _metered({"energy": {"mj_per_call": 1.0, "window_ms": 300.0}})  # a time run's
+    assert _metered({"energy": {"mj_per_call": 1.0, "window_ms": 5000.0}})
