@@ -21,7 +21,7 @@ from kernelwright.evaluate.correctness import REF_ERROR_FACTOR
 from kernelwright.evaluate.executor import JobResult
 from kernelwright.evaluate.oplog import VENDOR_OPS, compute_ops
 from kernelwright.hardware.ceilings import Ceilings
-from kernelwright.hardware.peaks import refusal_ceilings
+from kernelwright.hardware.peaks import SOL_LIMIT, refusal_ceilings
 from kernelwright.hardware.roofline import Work, speed_of_light
 from kernelwright.records import (
     DeviceInfo,
@@ -93,7 +93,7 @@ def build_verdict(ev: Evidence) -> Verdict:
         status=Status.CORRECT,
         correct=True,
         sol=sol,
-        flags=_flags(base["timing"], sol),
+        flags=_flags(base["timing"], sol) + _baseline_flags(ev, base["timing"]),
         labels=_labels(ev) + widened + ev.labels,
         message=f"correct on {passed} trial(s)",
         **base,
@@ -261,6 +261,23 @@ def speed_of_light_of(
     work = Work(flops=int(prepared.get("flops", 0)), bytes=int(prepared.get("bytes", 0)))
     measured = candidate.median_ms if candidate else None
     return speed_of_light(work, c, precision.value, measured)
+
+
+def _baseline_flags(ev: Evidence, timing: Timing) -> tuple[str, ...]:
+    """Baselines the judge's clock timed faster than the hardware allows: the clock's error
+    on this task is then larger than its calls, and no speed-up of it should be quoted."""
+    if not timing.representative:
+        return ()
+    flags = []
+    for name, stats in (("eager", timing.eager), ("torch.compile", timing.compile)):
+        sol = speed_of_light_of(ev.prepared, ev.precision, stats, physical=True)
+        if stats is not None and sol is not None and sol.fraction and sol.fraction > SOL_LIMIT:
+            flags.append(
+                f"{name} timed at {stats.median_ms:.4f} ms, {sol.fraction:.2f}x the hardware's "
+                f"peak ({sol.floor_ms:.4f} ms, {sol.bound}-bound): the judge's clock is off on "
+                "this task; do not quote its speed-ups"
+            )
+    return tuple(flags)
 
 
 def _flags(timing: Timing, sol: SpeedOfLight | None) -> tuple[str, ...]:

@@ -20,6 +20,8 @@ from dataclasses import dataclass
 from kernelwright.hardware.ceilings import Ceilings
 
 UNKNOWN_DEVICE_MARGIN = 1.5
+# A time past the floor of these ceilings by more than this is impossible, not noise
+SOL_LIMIT = 1.05
 
 
 @dataclass(frozen=True, slots=True)

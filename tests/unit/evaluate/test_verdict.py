@@ -141,6 +141,17 @@ def test_correct_with_speedups_sol_and_review_flags():
     assert any("exceeds 10x" in f for f in v.flags)
 
 
+def test_a_baseline_timed_past_the_hardware_s_peak_marks_the_clock_off():
+    # 4.3 MB at the H200's 4.8 TB/s datasheet peak takes 0.9 microseconds: eager at 0.5 cannot be
+    impossible = {"eager": {"samples_ms": [0.0005] * 5}, "compile": {"samples_ms": [0.03] * 5}}
+    v = build_verdict(evidence(job(report()), baselines=impossible))
+    assert v.correct and any("eager timed at" in f and "clock is off" in f for f in v.flags)
+    assert not any("torch.compile timed at" in f for f in v.flags)
+    plausible = {"eager": {"samples_ms": [0.05] * 5}, "compile": {"samples_ms": [0.03] * 5}}
+    v = build_verdict(evidence(job(report()), baselines=plausible))
+    assert not any("clock is off" in f for f in v.flags)
+
+
 def _runtime(rep, device="cuda"):
     return run_checks("runtime", GuardContext("", None, device, PREPARED, rep))
 

@@ -17,13 +17,11 @@ from typing import Any
 
 from kernelwright.evaluate.guard.registry import GuardContext, register_check
 from kernelwright.evaluate.oplog import VENDOR_OPS, compute_ops
+from kernelwright.hardware.peaks import SOL_LIMIT  # past the speed of light by more: refused
 
 # Python threads that libraries start on their own (none seen so far with Triton 3.6 / torch 2.11
 # to 2.13); a name is listed here only after it was seen in an honest evaluation.
 BENIGN_THREADS: frozenset[str] = frozenset()
-# A candidate past the speed of light by more than this is refused (the ceilings are measured,
-# so a few percent of measurement noise is allowed).
-SOL_LIMIT = 1.05
 # The judge's clock must see at least this fraction of the time the process's own events saw.
 CLOCK_AGREEMENT = 0.8
 
