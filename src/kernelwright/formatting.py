@@ -5,6 +5,13 @@ from __future__ import annotations
 from typing import Any
 
 
+def fmt_mj(value: Any) -> str:
+    """Millijoules ('-' when missing or not a number)."""
+    if not isinstance(value, int | float) or isinstance(value, bool):
+        return "-"
+    return f"{value:.3f}"
+
+
 def fmt_ms(value: Any) -> str:
     """Milliseconds ('-' when missing or not a number)."""
     if not isinstance(value, int | float) or isinstance(value, bool):

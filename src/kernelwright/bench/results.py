@@ -104,6 +104,16 @@ class BenchResult:
             return None
         return self.verdict.timing.candidate.median_ms
 
+    def energy_mj(self, which: str) -> float | None:
+        """Energy a call (mJ) of ``candidate``, ``eager`` or ``compile``, where the GPU's
+        energy counter measured it, else None."""
+        if self.verdict is None:
+            return None
+        t = self.verdict.timing
+        energy = {"candidate": t.candidate_energy, "eager": t.eager_energy,
+                  "compile": t.compile_energy}[which]
+        return energy.mj_per_call if energy is not None else None
+
     @property
     def sol_fraction(self) -> float | None:
         """Speed-of-light fraction of a correct, timed candidate, else None."""
@@ -134,6 +144,9 @@ class BenchResult:
             "speedup_vs_eager": self.speedup("eager"),
             "speedup_vs_compile": self.speedup("compile"),
             "sol_fraction": self.sol_fraction,
+            "candidate_mj": self.energy_mj("candidate"),
+            "eager_mj": self.energy_mj("eager"),
+            "compile_mj": self.energy_mj("compile"),
             "precision": self.verdict.precision.value if self.verdict else None,
             "key": self.key,
             "task_sha256": self.task_sha256,

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kernelwright.bench.results import Baseline, BenchResult
-from kernelwright.formatting import fmt_frac, fmt_ms, fmt_x
+from kernelwright.formatting import fmt_frac, fmt_mj, fmt_ms, fmt_x
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,9 +80,12 @@ def family_table(families: Mapping[str, Mapping[str, Any]], precision: str) -> T
 def task_table(
     results: Sequence[BenchResult], precision: str, baselines: Sequence[Baseline]
 ) -> Table:
-    """One row per task: status, times, speedups (with the policy) and SOL fraction."""
+    """One row per task: status, times, speedups (with the policy) and SOL fraction; the
+    energy a call of the candidate and of eager where the GPU's energy counter measured it."""
+    metered = any(r.energy_mj("candidate") is not None for r in results)
     rows = []
     for r in results:
+        energy = (fmt_mj(r.energy_mj("candidate")), fmt_mj(r.energy_mj("eager")))
         rows.append(
             (
                 r.task_id,
@@ -94,6 +97,7 @@ def task_table(
                 fmt_x(r.speedup("eager")),
                 fmt_x(r.speedup("compile")) if "compile" in baselines else "-",
                 fmt_frac(r.sol_fraction),
+                *(energy if metered else ()),
                 "" if r.correct else _one_line(r.message),
             )
         )
@@ -107,9 +111,12 @@ def task_table(
         f"x eager ({precision})",
         f"x compile ({precision})",
         "SOL",
+        *(("candidate mJ", "eager mJ") if metered else ()),
         "note",
     )
-    return Table(headers, tuple(rows), ("l", "l", "l") + ("r",) * 6 + ("l",))
+    numbers = 8 if metered else 6
+    return Table(headers, tuple(rows), ("l", "l", "l") + ("r",) * numbers + ("l",))
+
 
 
 def _one_line(text: str, limit: int = 120) -> str:

@@ -100,3 +100,23 @@ def test_plots_name_the_policy(document, make_result):
         plots.speedup_chart([], ["eager"], "fp32"),
     ):
         assert png.startswith(b"\x89PNG")
+
+
+def test_energy_columns_appear_only_when_the_gpu_measured_energy(make_result) -> None:
+    import dataclasses
+
+    from kernelwright.records import EnergyStats
+    from kernelwright.report.tables import task_table
+
+    plain = make_result("a", eager=2.0, compile=1.5)
+    table = task_table([plain], "fp32", ["eager", "compile"])
+    assert "candidate mJ" not in table.headers and len(table.rows[0]) == len(table.headers)
+    assert plain.to_dict()["candidate_mj"] is None
+    timing = dataclasses.replace(plain.verdict.timing, candidate_energy=EnergyStats(1.25, 300.0),
+                                 eager_energy=EnergyStats(2.5, 320.0))
+    metered = dataclasses.replace(plain, verdict=dataclasses.replace(plain.verdict, timing=timing))
+    table = task_table([metered, plain], "fp32", ["eager", "compile"])
+    assert table.headers[-3:] == ("candidate mJ", "eager mJ", "note")
+    assert table.rows[0][-3:-1] == ("1.250", "2.500") and table.rows[1][-3:-1] == ("-", "-")
+    assert len(table.align) == len(table.headers)
+    assert metered.to_dict()["candidate_mj"] == 1.25 and metered.to_dict()["eager_mj"] == 2.5
