@@ -98,6 +98,9 @@ class OptimizeOptions:
             the templates and the constant tuner, taking turns on one budget
             (``search.joint``); with ``llm.only``, the LLM alone.
         search: how the templates' designs are searched: one of :data:`SEARCH_MODES`.
+        workers: candidates judged at once, each worker a process with a judge of its own
+            (one GPU each on a GPU host, ``search.workers``); 1 judges in this process's
+            session.
 
     Raises:
         ConfigError: the constraints require another precision than ``evaluation``'s,
@@ -113,8 +116,11 @@ class OptimizeOptions:
     resume: str | None = None
     llm: LLMConfig | None = None
     search: str = "staged"
+    workers: int = 1
 
     def __post_init__(self) -> None:
+        if self.workers < 1:
+            raise ConfigError(f"--workers must be at least 1, got {self.workers}")
         if self.search not in SEARCH_MODES:
             raise ConfigError(f"--search {self.search!r} is not one of {', '.join(SEARCH_MODES)}")
         if self.llm is not None and self.llm.only and self.search != "staged":
@@ -228,7 +234,8 @@ def optimize_task(
         return result
     proposer = _proposer(task_obj, plan, options, budget, archive, run_id)
     judge = evaluate_fn or getattr(proposer, "evaluate_fn", None)
-    phase("evaluating candidates")
+    pool = _pool(options.workers, device) if options.workers > 1 and judge is None else None
+    phase("evaluating candidates" + (f" on {options.workers} workers" if pool else ""))
     try:
         search = run_search(
             task_obj,
@@ -242,6 +249,7 @@ def optimize_task(
             on_event=on_event,
             evaluate_fn=judge,
             equivalence=plan.candidate_key,
+            pool=pool,
             run_config={
                 "proposer": proposer.name,
                 "device": device,
@@ -264,6 +272,9 @@ def optimize_task(
         )
         _write(so_far, out_dir, archive)
         raise OptimizeInterrupted(so_far) from None
+    finally:
+        if pool is not None:
+            pool.close()
     result = OptimizeResult(task_obj, run_id, device, size, judged.precision, search, plan,
                             judged.objective)
     _write(result, out_dir, archive)
@@ -308,6 +319,15 @@ def plan_only(
     if task_obj.size != size:
         task_obj = load_task(task_obj.path, size=size)
     return plan_task(task_obj, device, size, archive=archive, isolate=options.isolate_capture)
+
+
+def _pool(workers: int, device: str) -> Any:
+    """Worker processes of this host for the search's candidates, one GPU each where there
+    are enough (``bench.pool``)."""
+    from kernelwright.bench.pool import LocalPool, visible_gpus, worker_devices
+
+    pins, _ = worker_devices(workers, device, visible_gpus() if device == "cuda" else [])
+    return LocalPool(workers, pins)
 
 
 def _proposer(

@@ -55,7 +55,8 @@ def repair_depth(trial: Trial, history: Sequence[Trial]) -> int:
 def next_step(history: Sequence[Trial], *, max_repairs: int = 3) -> Step:
     """Which role acts next, on what (see the module docstring)."""
     best = best_correct(history)
-    ours = [t for t in history if t.candidate.origin == ORIGIN]
+    # a candidate still being judged (a search over several workers) is not repaired yet
+    ours = [t for t in history if t.candidate.origin == ORIGIN and not t.pending]
     if not ours:
         return Step(AgentRole.TUNER, best) if best else Step(AgentRole.CODER)
     last = ours[-1]

@@ -44,6 +44,15 @@ class StepJob:
     options: EvalOptions
 
 
+class Wait:
+    """Yielded by a job source that has nothing to give until a running job finishes (a search
+    whose next proposals depend on the verdicts still out): the pool stops filling idle workers
+    until then, and asks again. A source yields it only while jobs are running."""
+
+
+WAIT = Wait()
+
+
 @dataclass(frozen=True, slots=True)
 class Finished:
     """A job's end: the step's outcome, or the error text of a result; ``timed_on`` names the
@@ -62,11 +71,12 @@ class WorkerPool(Protocol):
         """How many jobs run at once."""
         ...
 
-    def run(self, jobs: Iterable[StepJob]) -> Generator[Finished, None, None]:
+    def run(self, jobs: Iterable[StepJob | Wait]) -> Generator[Finished, None, None]:
         """Take a job from ``jobs`` whenever a worker is free; yield each as it finishes.
 
         A job is taken only when it can start, so ``jobs`` may decide late (a deadline) whether
-        to give one. A job whose worker died is run once more, then finished as an error.
+        to give one, or give :data:`WAIT` until a running job finishes. A job whose worker died
+        is run once more, then finished as an error.
         """
         ...
 
@@ -117,7 +127,7 @@ class LocalPool:
         """See :class:`WorkerPool`."""
         return len(self._slots)
 
-    def run(self, jobs: Iterable[StepJob]) -> Generator[Finished, None, None]:
+    def run(self, jobs: Iterable[StepJob | Wait]) -> Generator[Finished, None, None]:
         """See :class:`WorkerPool`."""
         source = iter(jobs)
         retries: deque[tuple[StepJob, int]] = deque()  # (job, the slot it died on)
@@ -137,6 +147,10 @@ class LocalPool:
                         next_job = next(source, None)
                         if next_job is None:
                             exhausted = True
+                            break
+                        if isinstance(next_job, Wait):
+                            if not running:  # nothing can come of waiting: the source is done
+                                exhausted = True
                             break
                         job = next_job
                     idle.remove(slot)

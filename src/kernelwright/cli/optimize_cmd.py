@@ -76,6 +76,13 @@ def optimize_command(
             "GPU has a counter."
         ),
     ] = "time",
+    workers: Annotated[
+        int,
+        typer.Option(
+            help="Candidates judged at once, each by a worker process with a judge of its own "
+            "(one GPU each on a GPU host; workers sharing a GPU disturb each other's timings)."
+        ),
+    ] = 1,
     structures: Annotated[
         int | None,
         typer.Option(
@@ -206,6 +213,7 @@ def optimize_command(
         structures=structures,
         tuner=tuner,
         search=search,
+        workers=workers,
         resume=resume,
         llm=LLMConfig(llm, llm_base_url, planner_notes, review, only=llm_only) if llm else None,
     )

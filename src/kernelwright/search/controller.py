@@ -24,7 +24,7 @@ import dataclasses
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kernelwright.archive import Archive
 from kernelwright.evaluate.executor import Executor
@@ -33,12 +33,16 @@ from kernelwright.records import Candidate, Status, Task, Verdict
 from kernelwright.search.dedup import canonical_key
 from kernelwright.search.proposer import (
     EQUIVALENT,
+    PENDING,
     REFUSED,
     Proposal,
     Proposer,
     Trial,
     best_correct,
 )
+
+if TYPE_CHECKING:
+    from kernelwright.bench.pool import WorkerPool
 
 # Refusals in a row after which the run stops: a proposer that keeps breaking the constraints
 # (an LLM ignoring them, templates a constraint rules out) would otherwise never end.
@@ -124,11 +128,15 @@ def run_search(
     evaluate_fn: Callable[..., Verdict] | None = None,
     run_config: dict[str, Any] | None = None,
     equivalence: EquivalenceKey | None = None,
+    pool: WorkerPool | None = None,
 ) -> SearchResult:
     """Drive ``proposer`` on ``task`` until the budget or the proposals run out.
 
     Candidates are judged in one :class:`~kernelwright.evaluate.harness.EvalSession` (one judge,
-    the reference computed once, a fresh process per candidate) unless ``evaluate_fn`` is given.
+    the reference computed once, a fresh process per candidate) unless ``evaluate_fn`` is given,
+    or on ``pool``'s workers, each with a session of its own (``search.workers``), as many at
+    once as it has workers: each free worker gets the next proposal, made from the verdicts in
+    so far and the candidates still out (stand-ins flagged :data:`PENDING`).
     ``seed`` is the proposer's (the same history and seed give the same proposals);
     ``options.constraints``, when set, screens every proposal before it is judged.
     ``equivalence`` keys a candidate by the kernel it renders (a plan's ``candidate_key``);
@@ -136,7 +144,10 @@ def run_search(
     """
     from kernelwright.evaluate.harness import EvalSession
 
-    session = None if evaluate_fn is not None else EvalSession(task, options, executor=executor)
+    if pool is not None and evaluate_fn is not None:
+        raise ValueError("a search on a pool judges with the workers' sessions, not evaluate_fn")
+    session = (None if evaluate_fn is not None or pool is not None
+               else EvalSession(task, options, executor=executor))
     loop = _Loop(
         task=task,
         options=options,
@@ -146,6 +157,7 @@ def run_search(
         judge=evaluate_fn or _session_judge(session),
         emit=on_event or (lambda _e: None),
         equivalence=equivalence or (lambda _c: None),
+        pool=pool,
     )
     try:
         archive.start_run(run_id, "search", task.sha256, run_config or {"proposer": proposer.name})
@@ -174,6 +186,7 @@ class _Loop:
     judge: Callable[..., Verdict]
     emit: Callable[[SearchEvent], None]
     equivalence: EquivalenceKey
+    pool: WorkerPool | None = None
 
     def run(self, proposer: Proposer, budget: Budget, batch: int, seed: int) -> SearchResult:
         result = SearchResult(self.run_id)
@@ -186,6 +199,8 @@ class _Loop:
         refused_in_a_row = _trailing_refusals(result.trials)
         repeated_asks = 0
         started = time.monotonic()
+        if self.pool is not None:
+            return self._run_on_pool(self.pool, proposer, budget, seed, result, known, started)
         try:
             while True:
                 remaining = _remaining(budget, result.evaluated, started)
@@ -233,6 +248,81 @@ class _Loop:
             result.stopped = "interrupted"
             self.archive.finish_run(self.run_id, "interrupted")
             raise
+        self.archive.finish_run(self.run_id, "finished")
+        self.emit(SearchEvent("stopped", None, result.best, result.evaluated, result.stopped))
+        return result
+
+    def _run_on_pool(
+        self, pool: WorkerPool, proposer: Proposer, budget: Budget, seed: int,
+        result: SearchResult, known: _Known, started: float,
+    ) -> SearchResult:
+        """The loop with a proposal per free worker (see :func:`run_search`)."""
+        from kernelwright.bench.pool import WAIT, StepJob
+        from kernelwright.bench.steps import StepOutcome
+        from kernelwright.search.workers import JudgeCandidate
+
+        out: dict[int, tuple[Proposal, Trial]] = {}  # position -> proposal, its stand-in
+        stop = {"why": ""}
+        step = JudgeCandidate()
+
+        def jobs() -> Any:
+            position = 0
+            repeated = 0
+            while True:
+                if not _remaining(budget, result.evaluated + len(out), started):
+                    stop["why"] = "budget"
+                    return
+                if _trailing_refusals(result.trials) >= MAX_REFUSED_IN_A_ROW:
+                    stop["why"] = (f"{MAX_REFUSED_IN_A_ROW} candidates in a row broke the "
+                                   "constraints")
+                    return
+                history = [*result.trials, *(stand_in for _, stand_in in out.values())]
+                proposals = proposer.ask(self.task, history, 1, seed)
+                fresh = [p for p in proposals if not known.same_source(p.candidate)]
+                result.pruned += len(proposals) - len(fresh)
+                if not fresh:
+                    repeated += 1
+                    if not proposals or repeated >= MAX_REPEATED_ASKS:
+                        if out:  # verdicts still out may open new proposals
+                            yield WAIT
+                            repeated = 0
+                            continue
+                        stop["why"] = (getattr(proposer, "stop_reason", None)
+                                       or ("proposer exhausted" if not proposals else
+                                           f"{repeated} asks in a row proposed only "
+                                           "candidates tried"))
+                        return
+                    continue
+                repeated = 0
+                p = fresh[0]
+                refused = refusal(self.task, p.candidate, self.options)
+                twin = None if refused else known.equivalent(p.candidate)
+                if refused is not None or twin is not None:
+                    trial = (self._reuse(p, twin, result) if twin
+                             else self._judge(p, result, refused))
+                    known.add(trial)
+                    continue
+                position += 1
+                stand_in = Trial(-position, p.candidate, _pending_verdict(), p.note)
+                out[position] = (p, stand_in)
+                known.sources.add(canonical_key(p.candidate.source))
+                yield StepJob(position, step, self.task, p.candidate, self.options)
+
+        try:
+            for finished in pool.run(jobs()):
+                proposal, _ = out.pop(finished.job.position)
+                attempt = finished.attempt
+                verdict = (attempt.verdict if isinstance(attempt, StepOutcome)
+                           else _worker_failure(attempt))
+                trial = self._record(proposal, verdict, result)
+                known.add(trial)
+                self.emit(SearchEvent("evaluated", trial, result.best, result.evaluated,
+                                      f"on {finished.timed_on}"))
+        except KeyboardInterrupt:
+            result.stopped = "interrupted"
+            self.archive.finish_run(self.run_id, "interrupted")
+            raise
+        result.stopped = stop["why"] or "budget"
         self.archive.finish_run(self.run_id, "finished")
         self.emit(SearchEvent("stopped", None, result.best, result.evaluated, result.stopped))
         return result
@@ -320,6 +410,16 @@ def refusal(task: Task, candidate: Candidate, options: EvalOptions) -> Verdict |
         task_sha256=task.sha256,
         solution_sha256=candidate.sha256,
     )
+
+
+def _pending_verdict() -> Verdict:
+    return Verdict(Status.RUNTIME_ERROR, False, message="being evaluated", flags=(PENDING,))
+
+
+def _worker_failure(error: str) -> Verdict:
+    """The verdict of a candidate whose worker could not judge it (it died twice, or the
+    harness failed there): recorded, so the run goes on and the proposer learns of it."""
+    return Verdict(Status.RUNTIME_ERROR, False, message=f"not judged: {error}"[:2000])
 
 
 def _trailing_refusals(trials: list[Trial]) -> int:

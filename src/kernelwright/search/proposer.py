@@ -71,6 +71,11 @@ REFUSED = "refused before evaluation: it breaks the run's constraints"
 # shapes as one already judged, whose verdict it carries (it costs no evaluation of the budget).
 EQUIVALENT = "not evaluated: the same kernel as an evaluated candidate, whose verdict it reuses"
 
+# The flag of a stand-in verdict while a candidate is being judged by one of several workers:
+# proposers see it as tried and failed so far (for a tree search, a virtual loss that steers
+# the next proposals elsewhere), and it never reaches the archive.
+PENDING = "being evaluated by another worker"
+
 
 @dataclass(frozen=True, slots=True)
 class Trial:
@@ -92,9 +97,14 @@ class Trial:
         return EQUIVALENT in self.verdict.flags
 
     @property
+    def pending(self) -> bool:
+        """Still being judged (a stand-in of a search over several workers, see :data:`PENDING`)."""
+        return PENDING in self.verdict.flags
+
+    @property
     def evaluated(self) -> bool:
         """Judged by the harness (neither refused nor a reused verdict): what a budget counts."""
-        return not (self.refused or self.reused)
+        return not (self.refused or self.reused or self.pending)
 
 
 Proposer: TypeAlias = Suggester[Task, Trial, Proposal]
