@@ -72,8 +72,18 @@ class NvmlMeter:
         return float(pynvml.nvmlDeviceGetTotalEnergyConsumption(self._handle))
 
 
+_METERS: dict[int, tuple[EnergyMeter | None, str]] = {}
+
+
 def open_meter(cuda_device: int) -> tuple[EnergyMeter | None, str]:
-    """The energy meter of a CUDA device, or None and why there is none."""
+    """The energy meter of a CUDA device, or None and why there is none (found once per
+    process: the judge times many candidates)."""
+    if cuda_device not in _METERS:
+        _METERS[cuda_device] = _open_meter(cuda_device)
+    return _METERS[cuda_device]
+
+
+def _open_meter(cuda_device: int) -> tuple[EnergyMeter | None, str]:
     try:
         import pynvml
     except ImportError:
