@@ -98,6 +98,8 @@ class OptimizeOptions:
             the templates and the constant tuner, taking turns on one budget
             (``search.joint``); with ``llm.only``, the LLM alone.
         search: how the templates' designs are searched: one of :data:`SEARCH_MODES`.
+        diagnoses: what a hardware profile of a kernel to improve shows (``kernelwright
+            diagnose`` lines): listed in the report and, with an LLM, in its planner's notes.
         workers: candidates judged at once, each worker a process with a judge of its own
             (one GPU each on a GPU host, ``search.workers``); 1 judges in this process's
             session.
@@ -117,6 +119,7 @@ class OptimizeOptions:
     llm: LLMConfig | None = None
     search: str = "staged"
     workers: int = 1
+    diagnoses: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if self.workers < 1:
@@ -150,6 +153,7 @@ class OptimizeResult:
     search: SearchResult | None
     plan: Any  # kernelwright.design.plan.DesignPlan
     objective: Objective = Objective.TIME  # what ranked the candidates
+    diagnoses: tuple[str, ...] = ()  # of a profile the person gave (``OptimizeOptions``)
     out_dir: Path | None = None
     written: list[Path] = field(default_factory=list)
 
@@ -229,7 +233,7 @@ def optimize_task(
         budget = options.constraints.limit(budget)
     if not plan.designs and options.llm is None:
         result = OptimizeResult(task_obj, run_id, device, size, judged.precision, None, plan,
-                                judged.objective)
+                                judged.objective, options.diagnoses)
         _write(result, out_dir, archive)
         return result
     proposer = _proposer(task_obj, plan, options, budget, archive, run_id)
@@ -269,6 +273,7 @@ def optimize_task(
             _so_far(task_obj, archive, run_id, judged.objective),
             plan,
             judged.objective,
+            options.diagnoses,
         )
         _write(so_far, out_dir, archive)
         raise OptimizeInterrupted(so_far) from None
@@ -276,7 +281,7 @@ def optimize_task(
         if pool is not None:
             pool.close()
     result = OptimizeResult(task_obj, run_id, device, size, judged.precision, search, plan,
-                            judged.objective)
+                            judged.objective, options.diagnoses)
     _write(result, out_dir, archive)
     return result
 
@@ -473,6 +478,7 @@ def summarise(result: OptimizeResult) -> dict[str, Any]:
         "stopped": result.search.stopped if result.search else "no template applies",
         "left_to_framework": [g["ops"] for g in result.plan.framework_groups()],
         "tree": lineage(result.trials),
+        "diagnoses": list(result.diagnoses),
     }
 
 

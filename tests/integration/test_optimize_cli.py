@@ -104,7 +104,8 @@ def test_optimize_refuses_bad_options_with_exit_2(tmp_path: Path) -> None:
     runner = CliRunner()
     for extra, message in [
         (["--notes", str(task)], "need --llm"),
-        (["--profile", str(task)], "need --llm"),
+        (["--llm-only"], "need --llm"),
+        (["--profile", str(task)], "no Nsight Compute raw-page table"),
         (["--llm", "openai:m", "--profile", str(task)], "no Nsight Compute raw-page table"),
         (["--constraints", str(task)], "cannot read the constraints file"),
         (["--tuner", "magic"], "unknown strategy 'magic'"),

@@ -118,16 +118,18 @@ def test_the_command_refuses_a_missing_or_foreign_file_in_one_line(fixtures, tmp
 
 
 def test_a_profile_joins_the_llm_planners_notes(fixtures, tmp_path) -> None:
-    from kernelwright.cli.optimize_cmd import notes_with_diagnoses
+    from kernelwright.cli.optimize_cmd import notes_with_diagnoses, profile_diagnoses
 
-    profile = fixtures / EXPORT
-    alone = notes_with_diagnoses(None, profile)
+    diagnoses = profile_diagnoses(fixtures / EXPORT)
+    assert "- row_sum_kernel: unvectorised loads: 128 bytes per warp load" in "\n".join(diagnoses)
+    alone = notes_with_diagnoses(None, diagnoses)
     assert alone is not None and alone.startswith("Hardware diagnoses of the profiled kernel")
     assert "- row_sum_kernel: unvectorised loads: 128 bytes per warp load" in alone
     notes = tmp_path / "notes.md"
     notes.write_text("Prefer one kernel.\n")
-    both = notes_with_diagnoses(notes, profile)
+    both = notes_with_diagnoses(notes, diagnoses)
     assert both is not None and both.startswith("Prefer one kernel.\n\nHardware diagnoses")
     # without a profile the notes stay a path, read by the proposer as before
-    assert notes_with_diagnoses(notes, None) == str(notes)
-    assert notes_with_diagnoses(None, None) is None
+    assert notes_with_diagnoses(notes, ()) == str(notes)
+    assert notes_with_diagnoses(None, ()) is None
+

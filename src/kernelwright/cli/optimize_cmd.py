@@ -137,7 +137,7 @@ def optimize_command(
         Path | None,
         typer.Option(
             help="A Nsight Compute profile of a kernel to improve (`kernelwright diagnose` "
-            "reads it): its diagnoses join the LLM proposer's notes."
+            "reads it): its diagnoses go into the report and, with --llm, the planner's notes."
         ),
     ] = None,
     review: Annotated[
@@ -181,9 +181,10 @@ def optimize_command(
         raise ConfigError(f"--size {size!r} is not one of full, small")
     if budget_candidates is not None and budget_candidates < 1:
         raise ConfigError(f"--budget-candidates must be at least 1, got {budget_candidates}")
-    if llm is None and (llm_only or any(x is not None for x in (llm_base_url, notes, profile))):
-        raise ConfigError("--llm-base-url, --llm-only, --notes and --profile need --llm SPEC")
-    planner_notes = notes_with_diagnoses(notes, profile)
+    if llm is None and (llm_only or any(x is not None for x in (llm_base_url, notes))):
+        raise ConfigError("--llm-base-url, --llm-only and --notes need --llm SPEC")
+    diagnoses = profile_diagnoses(profile) if profile is not None else ()
+    planner_notes = notes_with_diagnoses(notes, diagnoses) if llm else None
     rules = load_constraints(constraints) if constraints is not None else None
     if constraints_text is not None:
         from kernelwright.cli.constraints_cmd import formulated
@@ -214,6 +215,7 @@ def optimize_command(
         tuner=tuner,
         search=search,
         workers=workers,
+        diagnoses=diagnoses,
         resume=resume,
         llm=LLMConfig(llm, llm_base_url, planner_notes, review, only=llm_only) if llm else None,
     )
@@ -451,21 +453,31 @@ def skills_stats(
     out.print(table)
 
 
-def notes_with_diagnoses(notes: Path | None, profile: Path | None) -> str | None:
-    """The planner's notes: the engineer's (a path, read by the proposer), with the diagnoses of
-    ``profile`` appended as text when one is given."""
-    if profile is None:
-        return str(notes) if notes else None
+def profile_diagnoses(profile: Path) -> tuple[str, ...]:
+    """One line per diagnosis of a Nsight Compute raw-page export (``- kernel: text``)."""
     from kernelwright.errors import ConfigError
     from kernelwright.hardware.diagnose import ExportError, diagnose, parse_raw_csv
 
     try:
         findings = diagnose(parse_raw_csv(profile.read_text()))
-        text = notes.read_text() if notes else ""
     except ExportError as exc:
         raise ConfigError(f"--profile {profile}: {exc}") from None
     except OSError as exc:
         raise ConfigError(f"cannot read {exc.filename}: {exc.strerror or exc}") from None
-    lines = findings.for_prompt() or "- nothing stands out in its counters"
+    return tuple(findings.for_prompt().splitlines()) or ("- nothing stands out in its counters",)
+
+
+def notes_with_diagnoses(notes: Path | None, diagnoses: tuple[str, ...]) -> str | None:
+    """The planner's notes: the engineer's (a path, read by the proposer), with a profile's
+    diagnoses appended as text when there are any."""
+    if not diagnoses:
+        return str(notes) if notes else None
+    from kernelwright.errors import ConfigError
+
+    try:
+        text = notes.read_text() if notes else ""
+    except OSError as exc:
+        raise ConfigError(f"cannot read {exc.filename}: {exc.strerror or exc}") from None
     return (f"{text.rstrip()}\n\n" if text.strip() else "") + (
-        "Hardware diagnoses of the profiled kernel (Nsight Compute counters):\n" + lines + "\n")
+        "Hardware diagnoses of the profiled kernel (Nsight Compute counters):\n"
+        + "\n".join(diagnoses) + "\n")

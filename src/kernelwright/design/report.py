@@ -234,6 +234,10 @@ def report_markdown(result: Any, tree_picture: str | None = None) -> str:
                 "PyTorch), not this candidate (kept under `candidates/`); see the skills below "
                 "for what did not pay."
             )
+    if result.diagnoses:
+        lines += ["", "## Hardware diagnoses of the profiled kernel", "",
+                  "From the Nsight Compute profile given (`--profile`):", "",
+                  *result.diagnoses]
     lines += [""] + plan_markdown(plan)
     lines += ["## Candidates", ""]
     metered = any(t.verdict.timing.candidate_energy for t in result.trials)
