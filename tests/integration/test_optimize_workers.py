@@ -34,14 +34,14 @@ def _spawned_children() -> list[int]:
 def test_two_workers_judge_the_search_s_candidates(tmp_path: Path) -> None:
     archive, summary = tmp_path / "a.sqlite", tmp_path / "s.json"
     res = CliRunner().invoke(app, [
-        "optimize", str(TASK), "--device", "cpu", "--budget-candidates", "3", "--workers", "2",
+        "optimize", str(TASK), "--device", "cpu", "--budget-candidates", "2", "--workers", "2",
         "--archive", str(archive), "--json", str(summary), "--quiet"])
     assert res.exit_code == 0, res.output
     found = json.loads(summary.read_text())
-    assert found["evaluated"] == 3 and found["correct"] == 3 and found["stopped"] == "budget"
+    assert found["evaluated"] == 2 and found["correct"] == 2 and found["stopped"] == "budget"
     with Archive(archive) as store:
         records = store.history(run_id=found["run_id"])
-    assert len(records) == 3 and all(r.verdict.correct for r in records)
+    assert len(records) == 2 and all(r.verdict.correct for r in records)
     assert sorted(n["id"] for n in found["tree"]) == sorted(r.candidate_id for r in records)
     assert not _spawned_children()
     bad = CliRunner().invoke(app, ["optimize", str(TASK), "--workers", "0"])
