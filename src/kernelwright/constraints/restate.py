@@ -8,10 +8,15 @@ fragment as it sees. Nothing the model says is taken on trust:
 
 - each restatement is formulated by the vocabulary; one that is not wholly understood, that
   conflicts in itself or that gives no clause is dropped;
-- restatements giving the same clauses are one formulation (restrictions compared by their SymPy
-  canonical form, so ``BLOCK % 64 == 0`` and ``0 == BLOCK % 64`` are the same);
-- a fragment whose surviving formulations differ stays unrecognised, and the alternatives are
-  named, so the person chooses; one with a single formulation adds its clauses.
+- restatements meaning the same are one reading: restrictions admitting the same
+  configurations of the parameters' domains (the solver enumerates them), so
+  ``BLOCK % 64 == 0`` and ``0 == BLOCK % 64`` are one reading, and over 16, 32, 64, 128 so are
+  ``BLOCK >= 64`` and ``BLOCK > 32``;
+- the readings of all fragments are searched together (``constraints.search``: MCTS over one
+  reading per fragment, formulations that mean the same pruned as one node): the model kept
+  is free of conflicts, formulates as much as it can and follows the model's order; a fragment
+  read several ways says which reading was taken and which were not, so the person can take
+  another before accepting, and a fragment no reading fits stays unrecognised.
 
 Each clause keeps the fragment's own words, followed by the restatement it came through.
 """
@@ -23,10 +28,9 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
-from kernelwright.constraints.clauses import Kind
-from kernelwright.constraints.expressions import canonical
 from kernelwright.constraints.formulate import Formulation, assemble, builtin_domains, read
 from kernelwright.constraints.model import Constraints
+from kernelwright.constraints.search import Reading, meaning_key, search
 from kernelwright.constraints.vocabulary import VOCABULARY, Found
 from kernelwright.errors import ConfigError
 
@@ -74,27 +78,28 @@ def formulate_with_llm(
         m = _LINE.match(line)
         if m and 1 <= int(m.group(1)) <= len(unrecognised):
             alternatives.setdefault(int(m.group(1)) - 1, []).append(m.group(2).strip("`\"' "))
-    left: list[str] = []
-    notes: list[str] = []
-    for i, fragment in enumerate(unrecognised):
-        chosen = _formulations(alternatives.get(i, []), domains)
-        if len(chosen) == 1:
-            restated, clauses = next(iter(chosen.values()))
-            found += [_traced(f, fragment, restated) for f in clauses]
-        else:
-            left.append(fragment)
-            if chosen:
-                said = " or ".join(repr(r) for r, _ in chosen.values())
-                notes.append(f"ambiguous: {fragment!r} could be {said}")
-    model_of = assemble(text, found, left, domains, base)
-    return dataclasses.replace(model_of, warnings=model_of.warnings + tuple(notes))
+    readings = [
+        [Reading(fragment, restated, tuple(_traced(f, fragment, restated) for f in clauses), rank)
+         for rank, (restated, clauses) in enumerate(
+             _formulations(alternatives.get(i, []), domains).values())]
+        for i, fragment in enumerate(unrecognised)
+    ]
+    searched = search(text, found, _with_fragments(readings, unrecognised), domains, base)
+    return searched.formulation
+
+
+def _with_fragments(readings: list[list[Reading]], fragments: Sequence[str]) -> list[list[Reading]]:
+    """Each fragment's readings; a fragment with none gets a placeholder the search can only
+    leave (its fragment text is what the person sees)."""
+    return [r if r else [Reading(f, None, (), 0)] for r, f in zip(readings, fragments, strict=True)]
 
 
 def _formulations(
     restatements: Sequence[str], domains: Mapping[str, Sequence[int]]
-) -> dict[frozenset[tuple[str, str]], tuple[str, list[Found]]]:
-    """The distinct formulations among ``restatements`` (the first restatement of each kept)."""
-    distinct: dict[frozenset[tuple[str, str]], tuple[str, list[Found]]] = {}
+) -> dict[str, tuple[str, list[Found]]]:
+    """The distinct formulations among ``restatements`` (the first restatement of each kept),
+    distinct by meaning: restrictions admitting the same configurations are one."""
+    distinct: dict[str, tuple[str, list[Found]]] = {}
     for restated in restatements:
         try:
             found, unrecognised = read(restated, domains)
@@ -103,18 +108,8 @@ def _formulations(
             continue
         if not found or unrecognised or not checked.ok:
             continue
-        key = frozenset(_meaning(f) for f in found)
-        distinct.setdefault(key, (restated, found))
+        distinct.setdefault(meaning_key(found, domains), (restated, found))
     return distinct
-
-
-def _meaning(found: Found) -> tuple[str, str]:
-    """What a clause says, independent of how it was spelt."""
-    clause = found.clause
-    if clause.kind is Kind.RESTRICTION and found.restriction is not None:
-        derived = dict([found.derived]) if found.derived else None
-        return clause.kind.value, canonical(found.restriction, derived)
-    return clause.kind.value, clause.formal
 
 
 def _traced(found: Found, fragment: str, restated: str) -> Found:
