@@ -154,6 +154,7 @@ class OptimizeResult:
     plan: Any  # kernelwright.design.plan.DesignPlan
     objective: Objective = Objective.TIME  # what ranked the candidates
     diagnoses: tuple[str, ...] = ()  # of a profile the person gave (``OptimizeOptions``)
+    constraints: Constraints | None = None  # enforced for every proposer
     out_dir: Path | None = None
     written: list[Path] = field(default_factory=list)
 
@@ -233,7 +234,7 @@ def optimize_task(
         budget = options.constraints.limit(budget)
     if not plan.designs and options.llm is None:
         result = OptimizeResult(task_obj, run_id, device, size, judged.precision, None, plan,
-                                judged.objective, options.diagnoses)
+                                judged.objective, options.diagnoses, options.constraints)
         _write(result, out_dir, archive)
         return result
     proposer = _proposer(task_obj, plan, options, budget, archive, run_id)
@@ -274,6 +275,7 @@ def optimize_task(
             plan,
             judged.objective,
             options.diagnoses,
+            options.constraints,
         )
         _write(so_far, out_dir, archive)
         raise OptimizeInterrupted(so_far) from None
@@ -281,7 +283,7 @@ def optimize_task(
         if pool is not None:
             pool.close()
     result = OptimizeResult(task_obj, run_id, device, size, judged.precision, search, plan,
-                            judged.objective, options.diagnoses)
+                            judged.objective, options.diagnoses, options.constraints)
     _write(result, out_dir, archive)
     return result
 

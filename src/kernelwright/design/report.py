@@ -234,6 +234,7 @@ def report_markdown(result: Any, tree_picture: str | None = None) -> str:
                 "PyTorch), not this candidate (kept under `candidates/`); see the skills below "
                 "for what did not pay."
             )
+    lines += _constraints_section(result)
     if result.diagnoses:
         lines += ["", "## Hardware diagnoses of the profiled kernel", "",
                   "From the Nsight Compute profile given (`--profile`):", "",
@@ -279,6 +280,47 @@ def report_markdown(result: Any, tree_picture: str | None = None) -> str:
         )
     lines.append("")
     return "\n".join(lines)
+
+
+def _constraints_section(result: Any) -> list[str]:
+    """Each constraint of the run, how it was checked, and the candidates it refused."""
+    c = result.constraints
+    if c is None:
+        return []
+    before = "the source, before evaluation"
+    rows: list[tuple[str, str, str]] = [
+        (f"kernel languages: {', '.join(c.backends)}", "each launch's language, " + before,
+         "constraint-backend")]
+    if c.precision is not None:
+        rows.append((f"precision policy {c.precision.value}", "the harness: candidate and both "
+                     "baselines under it, outputs against float64", "constraint-precision"))
+    if c.dtypes is not None:
+        rows.append((f"storage {c.dtypes.storage}, math {c.dtypes.math}",
+                     "mapped onto the precision policy", "constraint-precision"))
+    rows += [(f"`{r}`", "tuning spaces pruned; each candidate's parameters, before evaluation",
+              "constraint-space") for r in c.space.restrictions]
+    rows += [(f"no `{op}`", before, "constraint-forbidden-op") for op in c.forbidden_ops]
+    rows += [(f"no {k}", before + " (CUDA in `load_inline` included)",
+              "constraint-forbidden-construct") for k in c.forbidden_constructs]
+    rows += [(f"signature `{n}({', '.join(p)})`", before, "constraint-signature")
+             for n, p in c.signatures]
+    props = c.properties
+    if props.deterministic:
+        rows.append(("bit-identical run to run", "the harness: two more runs on the first "
+                     "trial's inputs, compared bit for bit", "constraint-determinism"))
+    rows += [(f"works for {r.describe()}", "the harness: extra checked runs at both ends",
+              "constraint-shape-range") for r in props.shape_ranges]
+    if props.memory_ceiling_bytes is not None:
+        rows.append((f"peak extra memory at most {props.memory_ceiling_bytes} bytes",
+                     "the harness, on a GPU (not checked on the CPU)", "constraint-memory"))
+    refused: dict[str, int] = defaultdict(int)
+    for t in result.trials:
+        for check in {v.check for v in t.verdict.violations}:
+            refused[check] += 1
+    out = ["", "## Constraints", "", "Enforced for every proposer:", "",
+           "| constraint | how it is checked | candidates it refused |", "|---|---|---|"]
+    out += [f"| {what} | {how} | {refused.get(check, 0)} |" for what, how, check in rows]
+    return out
 
 
 def _energy_line(t: Timing, objective: Objective) -> list[str]:

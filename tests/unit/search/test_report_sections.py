@@ -37,3 +37,29 @@ def test_without_a_profile_the_report_has_no_such_section(pointwise_plan, tmp_pa
     assert summarise(result)["diagnoses"] == []
     write_outputs(result, tmp_path, None)
     assert "Hardware diagnoses" not in (tmp_path / "report.md").read_text()
+
+
+def test_the_report_lists_each_constraint_how_it_is_checked_and_what_it_refused(
+    pointwise_plan, tmp_path: Path
+) -> None:  # type: ignore[no-untyped-def]
+    import dataclasses
+
+    from kernelwright.constraints import Constraints
+    from kernelwright.constraints.properties import Properties
+    from kernelwright.constraints.space_rules import SpaceRules
+    from kernelwright.records import Violation
+
+    rules = Constraints(forbidden_ops=("torch.add",), space=SpaceRules(("BLOCK <= 512",)),
+                        properties=Properties(deterministic=True))
+    result = dataclasses.replace(_result(pointwise_plan, ()), constraints=rules)
+    refused = Verdict(Status.REJECTED, False, violations=(
+        Violation("constraint-forbidden-op", "calls torch.add"),))
+    assert result.search is not None
+    result.search.trials.append(Trial(2, Candidate("x", "llm"), refused))
+    write_outputs(result, tmp_path, None)
+    report = (tmp_path / "report.md").read_text()
+    assert "## Constraints" in report
+    assert "| no `torch.add` | the source, before evaluation | 1 |" in report
+    assert "| `BLOCK <= 512` | tuning spaces pruned;" in report
+    assert "| bit-identical run to run | the harness: two more runs" in report
+    assert "kernel languages: triton" in report
