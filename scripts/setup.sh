@@ -27,5 +27,5 @@ fi
 echo "installing kernelwright and its dependencies into .venv (first run: a minute or two)" >&2
 .venv/bin/python -m pip install -q --upgrade pip 2>/dev/null || true
 .venv/bin/python -m pip install -q "torch==2.13.0" "triton==3.6.0" "numpy<2.3"
-.venv/bin/python -m pip install -q -e ".[triton,bo,agents,report,dev]"
+.venv/bin/python -m pip install -q -e ".[triton,bo,agents,report,distributed,dev]"
 echo "$WANT" > "$STAMP"

@@ -103,6 +103,8 @@ class OptimizeOptions:
         workers: candidates judged at once, each worker a process with a judge of its own
             (one GPU each on a GPU host, ``search.workers``); 1 judges in this process's
             session.
+        scheduler: judge the candidates on a Dask cluster instead: its scheduler's address,
+            or ``local`` for ``workers`` processes of this host (``bench.dask_pool``).
 
     Raises:
         ConfigError: the constraints require another precision than ``evaluation``'s,
@@ -119,6 +121,7 @@ class OptimizeOptions:
     llm: LLMConfig | None = None
     search: str = "staged"
     workers: int = 1
+    scheduler: str | None = None
     diagnoses: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
@@ -239,8 +242,9 @@ def optimize_task(
         return result
     proposer = _proposer(task_obj, plan, options, budget, archive, run_id)
     judge = evaluate_fn or getattr(proposer, "evaluate_fn", None)
-    pool = _pool(options.workers, device) if options.workers > 1 and judge is None else None
-    phase("evaluating candidates" + (f" on {options.workers} workers" if pool else ""))
+    parallel = options.workers > 1 or options.scheduler is not None
+    pool = _pool(options, device) if parallel and judge is None else None
+    phase("evaluating candidates" + (f" on {pool.workers} workers" if pool else ""))
     try:
         search = run_search(
             task_obj,
@@ -328,13 +332,20 @@ def plan_only(
     return plan_task(task_obj, device, size, archive=archive, isolate=options.isolate_capture)
 
 
-def _pool(workers: int, device: str) -> Any:
-    """Worker processes of this host for the search's candidates, one GPU each where there
-    are enough (``bench.pool``)."""
+def _pool(options: OptimizeOptions, device: str) -> Any:
+    """Workers for the search's candidates: processes of this host, one GPU each where there
+    are enough (``bench.pool``), or a Dask cluster (``bench.dask_pool``)."""
     from kernelwright.bench.pool import LocalPool, visible_gpus, worker_devices
 
+    workers = options.workers
     pins, _ = worker_devices(workers, device, visible_gpus() if device == "cuda" else [])
-    return LocalPool(workers, pins)
+    if options.scheduler is None:
+        return LocalPool(workers, pins)
+    from kernelwright.bench.dask_pool import LOCAL, DaskPool
+
+    if options.scheduler == LOCAL:
+        return DaskPool(LOCAL, workers, pins)
+    return DaskPool(options.scheduler)
 
 
 def _proposer(

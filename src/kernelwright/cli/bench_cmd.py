@@ -104,6 +104,14 @@ def bench_command(
             "host worker i gets GPU i mod the GPU count)."
         ),
     ] = 1,
+    scheduler: Annotated[
+        str | None,
+        typer.Option(
+            help="Run the tasks on a Dask cluster: its scheduler's address (workers started "
+            "with `dask worker ADDRESS --nthreads 1`, one per GPU), or `local` for --workers "
+            "processes of this host (pip install 'kernelwright[distributed]')."
+        ),
+    ] = None,
     deadline: Annotated[
         float | None,
         typer.Option(
@@ -223,10 +231,10 @@ def bench_command(
         raise ConfigError(f"--budget-candidates must be at least 1, got {budget_candidates}")
     if workers < 1:
         raise ConfigError(f"--workers must be at least 1, got {workers}")
-    if workers > 1 and optimize:
+    if (workers > 1 or scheduler is not None) and optimize:
         raise ConfigError(
             "--optimize runs one task at a time (the optimizer writes the archive itself); "
-            "drop --workers, or split the suite with --shard"
+            "drop --workers and --scheduler, or split the suite with --shard"
         )
     if deadline is not None and deadline <= 0:
         raise ConfigError(f"--deadline must be a positive number of seconds, got {deadline}")
@@ -288,8 +296,9 @@ def bench_command(
                 search=search or "staged",
             )
         mine = sum(1 for position in range(len(items)) if part.holds(position))
-        pool = local_pool(workers, device) if workers > 1 else None
-        with bench_progress(not quiet, mine) as show:
+        pool = (dask_pool(scheduler, workers, device) if scheduler is not None
+                else local_pool(workers, device) if workers > 1 else None)
+        with bench_progress(not quiet, mine) as show, closing_pool(pool):
             run = run_bench(
                 items,
                 options,
@@ -341,6 +350,32 @@ def bench_command(
         _write_report(document, report, console)
     for path in writer.paths:
         console.print(f"[dim]results: {path}")
+
+
+def dask_pool(address: str, workers: int, device: str) -> Any:
+    """A Dask pool: at ``address``, or ``local`` (``workers`` processes here, one GPU each
+    where there are GPUs)."""
+    from kernelwright.bench.dask_pool import LOCAL, DaskPool
+    from kernelwright.bench.pool import visible_gpus, worker_devices
+    from kernelwright.evaluate.devices import resolve_device
+
+    if address != LOCAL:
+        return DaskPool(address)
+    resolved = resolve_device(device)
+    pins, note = worker_devices(workers, resolved, visible_gpus() if resolved == "cuda" else [])
+    if note:
+        err.print(f"[yellow]{note}", soft_wrap=True)
+    return DaskPool(LOCAL, workers, pins)
+
+
+@contextmanager
+def closing_pool(pool: Any) -> Iterator[None]:
+    """Close a pool that holds a connection (Dask's) when the run ends, however it ends."""
+    try:
+        yield
+    finally:
+        if pool is not None and hasattr(pool, "close"):
+            pool.close()
 
 
 def local_pool(workers: int, device: str) -> Any:

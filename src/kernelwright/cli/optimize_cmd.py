@@ -83,6 +83,13 @@ def optimize_command(
             "(one GPU each on a GPU host; workers sharing a GPU disturb each other's timings)."
         ),
     ] = 1,
+    scheduler: Annotated[
+        str | None,
+        typer.Option(
+            help="Judge the candidates on a Dask cluster: its scheduler's address, or `local` "
+            "for --workers processes of this host (pip install 'kernelwright[distributed]')."
+        ),
+    ] = None,
     structures: Annotated[
         int | None,
         typer.Option(
@@ -215,6 +222,7 @@ def optimize_command(
         tuner=tuner,
         search=search,
         workers=workers,
+        scheduler=scheduler,
         diagnoses=diagnoses,
         resume=resume,
         llm=LLMConfig(llm, llm_base_url, planner_notes, review, only=llm_only) if llm else None,
