@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import enum
 import functools
 import sys
 from collections.abc import Callable, Iterator
@@ -18,6 +19,7 @@ from kernelwright.hardware.energy import Objective
 from kernelwright.records import Precision
 
 F = TypeVar("F", bound=Callable[..., Any])
+C = TypeVar("C", bound=enum.StrEnum)  # a choice among an option's values
 
 # Results go to stdout; progress and errors to stderr, so `--json -` stays parseable.
 out = Console()
@@ -75,20 +77,20 @@ def user_errors(fn: F) -> F:
 
 def parse_precision(value: str) -> Precision:
     """``fp32`` / ``tf32`` / ``bf16`` -> Precision, with a helpful error."""
-    try:
-        return Precision(value.lower())
-    except ValueError:
-        choices = ", ".join(p.value for p in Precision)
-        raise ConfigError(f"--precision {value!r} is not one of {choices}") from None
+    return _parse_choice(Precision, value, "--precision")
 
 
 def parse_objective(value: str) -> Objective:
     """``time`` / ``energy`` / ``edp`` -> Objective, with a helpful error."""
+    return _parse_choice(Objective, value, "--objective")
+
+
+def _parse_choice(kind: type[C], value: str, option: str) -> C:
     try:
-        return Objective(value.lower())
+        return kind(value.lower())
     except ValueError:
-        choices = ", ".join(o.value for o in Objective)
-        raise ConfigError(f"--objective {value!r} is not one of {choices}") from None
+        choices = ", ".join(c.value for c in kind)
+        raise ConfigError(f"{option} {value!r} is not one of {choices}") from None
 
 
 def archive_path(path: Path | None, must_exist: bool = False) -> Path:
