@@ -308,13 +308,19 @@ class _Loop:
                 known.sources.add(canonical_key(p.candidate.source))
                 yield StepJob(position, step, self.task, p.candidate, self.options)
 
+        archived: dict[int, int] = {}  # a stand-in's id -> its candidate's id in the archive
         try:
             for finished in pool.run(jobs()):
-                proposal, _ = out.pop(finished.job.position)
+                proposal, stand_in = out.pop(finished.job.position)
+                parent = proposal.candidate.parent
+                if parent is not None and parent < 0:  # derived from a candidate then still out
+                    candidate = dataclasses.replace(proposal.candidate, parent=archived.get(parent))
+                    proposal = dataclasses.replace(proposal, candidate=candidate)
                 attempt = finished.attempt
                 verdict = (attempt.verdict if isinstance(attempt, StepOutcome)
                            else _worker_failure(attempt))
                 trial = self._record(proposal, verdict, result)
+                archived[stand_in.candidate_id] = trial.candidate_id
                 known.add(trial)
                 self.emit(SearchEvent("evaluated", trial, result.best, result.evaluated,
                                       f"on {finished.timed_on}"))

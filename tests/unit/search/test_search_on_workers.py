@@ -108,3 +108,28 @@ def test_a_worker_that_could_not_judge_is_recorded_as_a_runtime_error() -> None:
                             Budget(candidates=2), "run", pool=pool)
     assert [t.verdict.status for t in result.trials] == [Status.RUNTIME_ERROR] * 2
     assert all("not judged: the worker process died" in t.verdict.message for t in result.trials)
+
+
+class ChildOfPending:
+    """Proposes a child of a candidate still out (its stand-in's id is negative)."""
+
+    name = "child-of-pending"
+
+    def ask(self, task: Task, history: Sequence[Trial], n: int, seed: int) -> list[Proposal]:
+        tried = {t.candidate.source for t in history}
+        if "a" not in tried:
+            return [Proposal(Candidate("a", "template"), "a")]
+        pending = [t for t in history if t.pending and t.candidate.source == "a"]
+        if pending and "a child" not in tried:
+            return [Proposal(Candidate("a child", "template", parent=pending[0].candidate_id),
+                             "child")]
+        return []
+
+
+def test_a_child_of_a_candidate_then_out_is_archived_with_its_real_parent() -> None:
+    pool = FakePool(lambda c: StepOutcome(c, correct(1.0)))
+    with Archive(":memory:") as archive:
+        result = run_search(TASK, ChildOfPending(), EvalOptions(device="cpu"), archive,
+                            Budget(candidates=2), "run", pool=pool)
+    parent, child = result.trials
+    assert child.candidate.source == "a child" and child.candidate.parent == parent.candidate_id
