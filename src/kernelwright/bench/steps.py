@@ -118,6 +118,9 @@ class OptimizeStep:
         out_dir: ``out_dir/<task id>/`` gets each task's ``best.py``, ``report.md`` and
             candidates (None: nothing written).
         structures, tuner, search: passed on (see ``kernelwright optimize --help``).
+        workers, scheduler: each task's candidates judged on this many worker processes, or
+            on a Dask cluster (``optimize --workers``, ``--scheduler``); not part of the
+            resume key, since verdicts do not depend on where they were judged.
         optimize_fn: stands in for ``optimize_task`` (tests).
     """
 
@@ -135,6 +138,8 @@ class OptimizeStep:
         structures: int | None = None,
         tuner: str = "auto",
         search: str = "staged",
+        workers: int = 1,
+        scheduler: str | None = None,
         optimize_fn: Callable[..., Any] | None = None,
     ) -> None:
         self.archive = archive
@@ -144,6 +149,8 @@ class OptimizeStep:
         self.structures = structures
         self.tuner = tuner
         self.search = search
+        self.workers = workers
+        self.scheduler = scheduler
         self.settings: Mapping[str, Any] = {
             "budget_candidates": budget_candidates,
             "budget_minutes": budget_minutes,
@@ -164,7 +171,8 @@ class OptimizeStep:
 
         rules = options.constraints if isinstance(options.constraints, Constraints) else None
         opt = OptimizeOptions(evaluation=options, constraints=rules, structures=self.structures,
-                              tuner=self.tuner, search=self.search)
+                              tuner=self.tuner, search=self.search, workers=self.workers,
+                              scheduler=self.scheduler)
         budget = Budget(candidates=self.budget_candidates, minutes=self.budget_minutes)
 
         def on_event(event: Any) -> None:

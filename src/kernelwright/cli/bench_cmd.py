@@ -101,7 +101,8 @@ def bench_command(
         int,
         typer.Option(
             help="Run this many tasks at once, each in a worker process of its own (on a GPU "
-            "host worker i gets GPU i mod the GPU count)."
+            "host worker i gets GPU i mod the GPU count); with --optimize, judge this many of "
+            "a task's candidates at once."
         ),
     ] = 1,
     scheduler: Annotated[
@@ -231,11 +232,7 @@ def bench_command(
         raise ConfigError(f"--budget-candidates must be at least 1, got {budget_candidates}")
     if workers < 1:
         raise ConfigError(f"--workers must be at least 1, got {workers}")
-    if (workers > 1 or scheduler is not None) and optimize:
-        raise ConfigError(
-            "--optimize runs one task at a time (the optimizer writes the archive itself); "
-            "drop --workers and --scheduler, or split the suite with --shard"
-        )
+
     if deadline is not None and deadline <= 0:
         raise ConfigError(f"--deadline must be a positive number of seconds, got {deadline}")
     part = Shard.parse(shard) if shard is not None else Shard()
@@ -294,9 +291,14 @@ def bench_command(
                 out_dir=out,
                 structures=structures,
                 search=search or "staged",
+                # with --optimize the workers judge each task's candidates (one task at a time:
+                # the optimizer writes the archive itself)
+                workers=workers,
+                scheduler=scheduler,
             )
         mine = sum(1 for position in range(len(items)) if part.holds(position))
-        pool = (dask_pool(scheduler, workers, device) if scheduler is not None
+        pool = (None if optimize
+                else dask_pool(scheduler, workers, device) if scheduler is not None
                 else local_pool(workers, device) if workers > 1 else None)
         with bench_progress(not quiet, mine) as show, closing_pool(pool):
             run = run_bench(

@@ -133,7 +133,6 @@ def test_bad_input_exits_2(mini, tmp_path, calls):
     assert bench(mini, tmp_path, "--shard", "3/2").exit_code == 2
     assert bench(mini, tmp_path, "--deadline", "0").exit_code == 2
     assert bench(mini, tmp_path, "--workers", "0").exit_code == 2
-    assert bench(mini, tmp_path, "--workers", "2", "--optimize").exit_code == 2
     assert calls == []
 
 

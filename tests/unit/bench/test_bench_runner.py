@@ -231,6 +231,20 @@ def test_optimize_step_reports_the_optimizers_best(mini, tmp_path, make_verdict)
     assert "optimize: capturing the graph" in [e.phase for e in events]
 
 
+def test_optimize_step_passes_its_workers_on_and_they_do_not_change_the_resume_key(
+    mini, tmp_path, make_verdict
+):
+    fake = FakeOptimizer(make_verdict)
+    journal = Journal(tmp_path / "j.jsonl")
+    for workers in (3, 1):  # the second finds the first's result: workers judge, not decide
+        step = OptimizeStep(None, workers=workers, scheduler="local" if workers > 1 else None,
+                            optimize_fn=fake)
+        run_bench(items(mini, ["scale_bias"]), OPTS, step=step, journal=journal, resume=True)
+    assert len(fake.calls) == 1
+    options = fake.calls[0][1]
+    assert (options.workers, options.scheduler) == (3, "local")
+
+
 def test_optimize_without_a_correct_candidate_reports_the_last(mini, make_verdict):
     step = OptimizeStep(None, optimize_fn=FakeOptimizer(make_verdict, best=False))
     run = run_bench(items(mini, ["row_sum"]), OPTS, step=step)
