@@ -445,6 +445,7 @@ def _llm_proposer(
         run_id=run_id,
         seed_candidates=seeds,
         precision=options.evaluation.precision,
+        objective=options.evaluation.objective,
     )
     return proposer
 

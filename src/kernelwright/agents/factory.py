@@ -21,6 +21,7 @@ from kernelwright.agents.usage import PriceTable, load_prices
 from kernelwright.archive import Archive
 from kernelwright.constraints import Constraints, Reference, load_constraints
 from kernelwright.errors import ConfigError
+from kernelwright.hardware.energy import Objective
 from kernelwright.records import Candidate, Precision, Task
 
 _MAX_SEED_REFERENCES = 2
@@ -38,6 +39,7 @@ def make_llm_proposer(
     run_id: str,
     seed_candidates: Sequence[Candidate] = (),
     precision: Precision | None = None,
+    objective: Objective = Objective.TIME,
     reviewer: Reviewer | None = None,
     chat_model: ChatModel | None = None,
     settings: LLMSettings | None = None,
@@ -58,6 +60,7 @@ def make_llm_proposer(
         archive, run_id: where prompts, replies and candidates are recorded.
         seed_candidates: template candidates shown to the planner and coder as references.
         precision: the run's precision policy (the constraints' policy wins when set).
+        objective: what the run ranks candidates by (named in the system prompt).
         reviewer: who reviews when ``review`` is set (default: :class:`ConsoleReviewer`).
         chat_model: use this model instead of building one from ``spec`` (tests, custom
             providers).
@@ -85,6 +88,7 @@ def make_llm_proposer(
         notes=_notes(notes),
         references=references,
         precision=precision or Precision.FP32,
+        objective=objective,
         prices=prices if prices is not None else load_prices(),
         reviewer=(reviewer or ConsoleReviewer()) if review else None,
     )

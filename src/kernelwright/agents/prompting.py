@@ -16,6 +16,7 @@ from typing import Any
 
 import jinja2
 
+from kernelwright.hardware.energy import Objective
 from kernelwright.records import Precision
 
 _PRECISION_RULES = {
@@ -55,13 +56,22 @@ def render(name: str, **values: Any) -> str:
 
 
 def system_prompt(
-    *, backends: tuple[str, ...], precision: Precision, constraint_lines: list[str]
+    *, backends: tuple[str, ...], precision: Precision, constraint_lines: list[str],
+    objective: Objective = Objective.TIME,
 ) -> str:
-    """The rules every role works under."""
+    """The rules every role works under (the run's objective named when it is not time)."""
     return render(
         "system",
         backends=" or ".join(_BACKEND_TEXT.get(b, b) for b in backends),
         precision=precision.value,
         precision_rule=_PRECISION_RULES[precision],
         constraints=constraint_lines,
+        objective=_OBJECTIVE_TEXT.get(objective, ""),
     )
+
+
+_OBJECTIVE_TEXT = {
+    Objective.ENERGY: "energy per call (joules), not time",
+    Objective.EDP: "energy x time per call (a kernel that saves energy by running slowly "
+                   "gains nothing)",
+}

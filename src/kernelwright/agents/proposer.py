@@ -35,6 +35,7 @@ from kernelwright.agents.skills import SkillHint, SkillSource
 from kernelwright.agents.usage import Ledger, PriceTable
 from kernelwright.archive import Archive
 from kernelwright.constraints import Constraints, Reference
+from kernelwright.hardware.energy import Objective
 from kernelwright.records import Candidate, Precision, Task
 from kernelwright.search.constants import tunables
 from kernelwright.search.dedup import canonical_key
@@ -80,6 +81,7 @@ class LLMProposer:
         notes: str | None = None,
         references: Sequence[Reference] = (),
         precision: Precision = Precision.FP32,
+        objective: Objective = Objective.TIME,
         prices: PriceTable | None = None,
         reviewer: Reviewer | None = None,
         max_turns: int = 3,
@@ -94,6 +96,7 @@ class LLMProposer:
         self.notes = notes.strip() if notes and notes.strip() else None
         self.references = tuple(references)
         self.precision = constraints.precision or precision
+        self.objective = objective
         self.prices = prices or PriceTable({})
         self.max_turns = max(1, max_turns)
         self.max_repairs = max_repairs
@@ -247,6 +250,7 @@ class LLMProposer:
             backends=self.constraints.backends,
             precision=self.precision,
             constraint_lines=self.constraints.rules(),
+            objective=self.objective,
         )
 
     def _prompt(self, task: Task, step: Step, history: Sequence[Trial], plan: str | None) -> str:

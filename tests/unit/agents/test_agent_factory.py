@@ -172,3 +172,23 @@ def test_the_runs_precision_policy_reaches_every_prompt(task, archive, replies):
     systems = [request[0].content for request in model.requests]
     assert len(systems) == 2
     assert all("Precision policy `bf16`" in s and "`fp32`" not in s for s in systems)
+
+
+@pytest.mark.parametrize(("objective", "said"), [("energy", "ranked by energy per call"),
+                                                 ("edp", "ranked by energy x time"),
+                                                 ("time", None)])
+def test_the_runs_objective_reaches_the_system_prompt(task, archive, replies, objective, said):
+    from kernelwright.hardware.energy import Objective
+
+    model = ScriptedChatModel([replies["plan"], replies["debugger_right"]])
+    proposer = make_llm_proposer(
+        spec="openai:ignored", base_url=None, task=task, constraints=None, notes=None,
+        review=False, archive=archive, run_id="r", objective=Objective(objective),
+        chat_model=model, skills=StaticSkills(),
+    )
+    proposer.ask(task, [], 1, 0)
+    system = model.requests[0][0].content
+    if said is None:
+        assert "ranked by" not in system
+    else:
+        assert said in system
