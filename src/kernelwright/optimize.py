@@ -100,6 +100,8 @@ class OptimizeOptions:
         search: how the templates' designs are searched: one of :data:`SEARCH_MODES`.
         diagnoses: what a hardware profile of a kernel to improve shows (``kernelwright
             diagnose`` lines): listed in the report and, with an LLM, in its planner's notes.
+        diagnosed: the kinds of those diagnoses (``memory-bound``, ``tail``...): skills that
+            relieve one rank higher (``Skill.relieves``, ``design.plan.RELIEF``).
         workers: candidates judged at once, each worker a process with a judge of its own
             (one GPU each on a GPU host, ``search.workers``); 1 judges in this process's
             session.
@@ -123,6 +125,7 @@ class OptimizeOptions:
     workers: int = 1
     scheduler: str | None = None
     diagnoses: tuple[str, ...] = ()
+    diagnosed: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if self.workers < 1:
@@ -329,7 +332,8 @@ def plan_only(
     task_obj = task if isinstance(task, Task) else load_task(task, size=size)
     if task_obj.size != size:
         task_obj = load_task(task_obj.path, size=size)
-    return plan_task(task_obj, device, size, archive=archive, isolate=options.isolate_capture)
+    return plan_task(task_obj, device, size, archive=archive, isolate=options.isolate_capture,
+                     diagnosed=options.diagnosed)
 
 
 def _pool(options: OptimizeOptions, device: str) -> Any:

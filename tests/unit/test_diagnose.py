@@ -120,7 +120,8 @@ def test_the_command_refuses_a_missing_or_foreign_file_in_one_line(fixtures, tmp
 def test_a_profile_joins_the_llm_planners_notes(fixtures, tmp_path) -> None:
     from kernelwright.cli.optimize_cmd import notes_with_diagnoses, profile_diagnoses
 
-    diagnoses = profile_diagnoses(fixtures / EXPORT)
+    diagnoses, kinds = profile_diagnoses(fixtures / EXPORT)
+    assert {"memory-bound", "unvectorised", "spills", "tail"} <= set(kinds)
     assert "- row_sum_kernel: unvectorised loads: 128 bytes per warp load" in "\n".join(diagnoses)
     alone = notes_with_diagnoses(None, diagnoses)
     assert alone is not None and alone.startswith("Hardware diagnoses of the profiled kernel")

@@ -190,7 +190,7 @@ def optimize_command(
         raise ConfigError(f"--budget-candidates must be at least 1, got {budget_candidates}")
     if llm is None and (llm_only or any(x is not None for x in (llm_base_url, notes))):
         raise ConfigError("--llm-base-url, --llm-only and --notes need --llm SPEC")
-    diagnoses = profile_diagnoses(profile) if profile is not None else ()
+    diagnoses, diagnosed = profile_diagnoses(profile) if profile is not None else ((), ())
     planner_notes = notes_with_diagnoses(notes, diagnoses) if llm else None
     rules = load_constraints(constraints) if constraints is not None else None
     if constraints_text is not None:
@@ -224,6 +224,7 @@ def optimize_command(
         workers=workers,
         scheduler=scheduler,
         diagnoses=diagnoses,
+        diagnosed=diagnosed,
         resume=resume,
         llm=LLMConfig(llm, llm_base_url, planner_notes, review, only=llm_only) if llm else None,
     )
@@ -415,6 +416,8 @@ def skills_show(
     out.print(s.intent)
     for cond in s.conditions:
         out.print(f"  condition: {cond.describe()}")
+    if s.relieves:
+        out.print(f"  relieves: {', '.join(s.relieves)} (a profile showing one ranks it higher)")
     for pitfall in s.pitfalls:
         out.print(f"  pitfall: {pitfall}")
     for param in s.params:
@@ -461,8 +464,9 @@ def skills_stats(
     out.print(table)
 
 
-def profile_diagnoses(profile: Path) -> tuple[str, ...]:
-    """One line per diagnosis of a Nsight Compute raw-page export (``- kernel: text``)."""
+def profile_diagnoses(profile: Path) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """One line per diagnosis of a Nsight Compute raw-page export (``- kernel: text``), and
+    the kinds diagnosed (``memory-bound``...)."""
     from kernelwright.errors import ConfigError
     from kernelwright.hardware.diagnose import ExportError, diagnose, parse_raw_csv
 
@@ -472,7 +476,8 @@ def profile_diagnoses(profile: Path) -> tuple[str, ...]:
         raise ConfigError(f"--profile {profile}: {exc}") from None
     except OSError as exc:
         raise ConfigError(f"cannot read {exc.filename}: {exc.strerror or exc}") from None
-    return tuple(findings.for_prompt().splitlines()) or ("- nothing stands out in its counters",)
+    lines = tuple(findings.for_prompt().splitlines()) or ("- nothing stands out in its counters",)
+    return lines, tuple(dict.fromkeys(d.kind for d in findings.diagnoses))
 
 
 def notes_with_diagnoses(notes: Path | None, diagnoses: tuple[str, ...]) -> str | None:

@@ -23,6 +23,8 @@ from kernelwright.skills.library import SkillLibrary
 # A Hopper GPU does about 100 FLOP of tensor-core math in the time its memory moves one byte (H200:
 # ~400 TFLOP/s of TF32, ~4 TB/s): the exchange rate between a product's work and a sweep's
 FLOP_PER_BYTE = 100
+# How much higher a skill ranks when a profile of the kernel to improve shows a limit it relieves
+RELIEF = 1.5
 
 
 @dataclass
@@ -38,6 +40,7 @@ class DesignPlan:
     designs: list[Design]
     prior: Mapping[str, float] = field(default_factory=dict)
     archive: Any | None = None
+    relieved: tuple[str, ...] = ()  # skills ranked higher for a limit a profile showed
 
     def render(self, design: Design) -> str:
         """The ModelNew source of ``design`` (raises DesignError when it cannot be rendered)."""
@@ -126,8 +129,11 @@ def plan_task(
     isolate: bool = True,
     library: SkillLibrary | None = None,
     limit: int = 12,
+    diagnosed: Sequence[str] = (),
 ) -> DesignPlan:
-    """Capture, lower and fuse ``task``; check the skills; rank the designs."""
+    """Capture, lower and fuse ``task``; check the skills; rank the designs. ``diagnosed``:
+    the limits a hardware profile showed (``hardware.diagnose`` kinds); a skill that relieves
+    one ranks :data:`RELIEF` times higher within its cost class."""
     graph = capture(task, size, isolated=isolate)
     try:
         partition = fuse(lower(recognise_attention(graph)))
@@ -142,6 +148,11 @@ def plan_task(
         from kernelwright.skills.stats import skill_priors
 
         prior = skill_priors(archive, lib)
+    relieved = tuple(s.id for s in lib if set(s.relieves) & set(diagnosed))
+    if relieved:
+        prior = {**prior, **{s: prior.get(s, 1.0) * RELIEF for s in relieved}}
     groups = [group_options(partition, g, lib, device, prior) for g in partition.fused]
     designs = rank_designs(groups, limit)
-    return DesignPlan(task, size, device, partition, lib, groups, designs, prior, archive)
+    held = {s for g in groups for o in g.options for s in (o.choice.skill, *o.choice.options)}
+    return DesignPlan(task, size, device, partition, lib, groups, designs, prior, archive,
+                      tuple(s for s in relieved if s in held))

@@ -239,6 +239,10 @@ def report_markdown(result: Any, tree_picture: str | None = None) -> str:
         lines += ["", "## Hardware diagnoses of the profiled kernel", "",
                   "From the Nsight Compute profile given (`--profile`):", "",
                   *result.diagnoses]
+        relieved = getattr(plan, "relieved", ())
+        if relieved:
+            lines += ["", "Skills that relieve these limits ranked higher: "
+                      + ", ".join(f"`{s}`" for s in relieved) + "."]
     lines += [""] + plan_markdown(plan)
     lines += ["## Candidates", ""]
     metered = any(t.verdict.timing.candidate_energy for t in result.trials)

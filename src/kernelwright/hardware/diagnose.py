@@ -86,6 +86,11 @@ class KernelProfile:
     counters: Mapping[str, float]
 
 
+# The diagnosis kinds, as the rules name them (skills say which ones they relieve)
+KINDS = ("memory-bound", "compute-bound", "latency-bound", "unvectorised", "uncoalesced",
+         "spills", "occupancy", "tail")
+
+
 @dataclass(frozen=True, slots=True)
 class Diagnosis:
     """What limits one kernel, as ``kind`` (one of the rules above) and a sentence."""

@@ -10,6 +10,8 @@
                    differ only beyond the clamp are known to be one kernel before any runs
       defaults     name of a heuristic giving shape-aware default values
       modifies     for modifier skills (online softmax, Welford): the variants they refine
+      relieves     the hardware diagnoses (``hardware.diagnose`` kinds) the skill answers:
+                   a profile showing one ranks the skill higher
 
 Skills live in TOML files beside their kernel family (``kernelwright/design/families/<family>/
 skills/*.toml``); the parser is the standard library's ``tomllib``. Conditions are named checks
@@ -95,6 +97,9 @@ class Skill:
     defaults: str = ""
     modifies: tuple[str, ...] = ()
     source: str = ""
+    # what the skill relieves, in the words of the hardware diagnoses (``hardware.diagnose``):
+    # a profile showing one of these limits ranks the skill higher
+    relieves: tuple[str, ...] = ()
 
     @property
     def is_modifier(self) -> bool:
@@ -146,6 +151,14 @@ def skill_from_dict(data: Mapping[str, Any], source: str = "") -> Skill:
         Condition(str(c["check"]), {k: v for k, v in c.items() if k != "check"})
         for c in data.get("conditions", ())
     )
+    from kernelwright.hardware.diagnose import KINDS
+
+    relieves = tuple(str(k) for k in data.get("relieves", ()))
+    unknown = [k for k in relieves if k not in KINDS]
+    if unknown:
+        raise ConfigError(
+            f"skill {data['id']}: relieves {', '.join(unknown)}; the diagnoses are "
+            f"{', '.join(KINDS)}")
     return Skill(
         id=str(data["id"]),
         intent=str(data["intent"]),
@@ -160,6 +173,7 @@ def skill_from_dict(data: Mapping[str, Any], source: str = "") -> Skill:
         defaults=str(data.get("defaults", "")),
         modifies=tuple(str(m) for m in data.get("modifies", ())),
         source=source,
+        relieves=relieves,
     )
 
 

@@ -5,13 +5,33 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
+from kernelwright.design.plan import RELIEF, plan_task
 from kernelwright.design.report import write_outputs
 from kernelwright.hardware.energy import Objective
 from kernelwright.optimize import OptimizeResult, summarise
 from kernelwright.records import Candidate, Precision, Status, Timing, TimingStats, Verdict
 from kernelwright.search.controller import SearchResult
 from kernelwright.search.proposer import Trial
+from kernelwright.task import load_task
 
+SOFTMAX = """import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def forward(self, x):
+        return torch.softmax(x, dim=-1)
+
+
+def get_inputs():
+    return [torch.randn(64, 2000)]
+
+
+def get_init_inputs():
+    return []
+"""
 LINES = ("- softmax_kernel: memory-bound at 82% of DRAM peak (SM 26%): wider loads",)
 
 
@@ -63,3 +83,25 @@ def test_the_report_lists_each_constraint_how_it_is_checked_and_what_it_refused(
     assert "| `BLOCK <= 512` | tuning spaces pruned;" in report
     assert "| bit-identical run to run | the harness: two more runs" in report
     assert "kernel languages: triton" in report
+
+
+def test_a_profiled_limit_ranks_the_skills_that_relieve_it_higher(tmp_path: Path) -> None:
+    path = tmp_path / "softmax.py"
+    path.write_text(SOFTMAX)
+    task = load_task(path, "small")
+
+    def scores(plan) -> dict[tuple[str, tuple[str, ...]], float]:  # type: ignore[no-untyped-def]
+        return {(o.choice.skill, o.choice.options): o.score for g in plan.groups for o in g.options}
+
+    plain = plan_task(task, "cpu", "small", isolate=False)
+    profiled = plan_task(task, "cpu", "small", isolate=False, diagnosed=("memory-bound",))
+    assert plain.relieved == () and set(profiled.relieved) == {"row-onepass", "online-softmax"}
+    before, after = scores(plain), scores(profiled)
+    # both skills relieve a memory-bound kernel (one read fewer): each multiplies the score
+    assert after["row-onepass", ("online-softmax",)] == pytest.approx(
+        before["row-onepass", ("online-softmax",)] * RELIEF**2)
+    assert after["row-looped", ("online-softmax",)] == pytest.approx(
+        before["row-looped", ("online-softmax",)] * RELIEF)
+    assert after["row-looped", ()] == pytest.approx(before["row-looped", ()])
+    late = plan_task(task, "cpu", "small", isolate=False, diagnosed=("latency-bound",))
+    assert late.relieved == ()  # no skill that holds here relieves it: nothing to say

@@ -75,3 +75,8 @@ def test_skill_files_are_validated(tmp_path: Path) -> None:
         'id = "mine"\nintent = "x"\napplies_to = "scan"\nvariant = "scan"\nexpected_gain = 1.5\n'
     )
     assert SkillLibrary.load([tmp_path]).get("mine").expected_gain == 1.5
+    base = {"id": "x", "intent": "i", "applies_to": "pointwise", "variant": "flat",
+            "expected_gain": 1}
+    assert skill_from_dict({**base, "relieves": ["tail"]}).relieves == ("tail",)
+    with pytest.raises(ConfigError, match="relieves slow; the diagnoses are memory-bound"):
+        skill_from_dict({**base, "relieves": ["slow"]})
