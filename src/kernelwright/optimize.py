@@ -102,6 +102,9 @@ class OptimizeOptions:
             diagnose`` lines): listed in the report and, with an LLM, in its planner's notes.
         diagnosed: the kinds of those diagnoses (``memory-bound``, ``tail``...): skills that
             relieve one rank higher (``Skill.relieves``, ``design.plan.RELIEF``).
+        profile_best: after the search, profile the best candidate with Nsight Compute (a
+            template candidate, on a GPU; ``hardware.profile``): its export beside the report,
+            its diagnoses in the report and the summary.
         workers: candidates judged at once, each worker a process with a judge of its own
             (one GPU each on a GPU host, ``search.workers``); 1 judges in this process's
             session.
@@ -126,6 +129,7 @@ class OptimizeOptions:
     scheduler: str | None = None
     diagnoses: tuple[str, ...] = ()
     diagnosed: tuple[str, ...] = ()
+    profile_best: bool = False
 
     def __post_init__(self) -> None:
         if self.workers < 1:
@@ -161,6 +165,7 @@ class OptimizeResult:
     objective: Objective = Objective.TIME  # what ranked the candidates
     diagnoses: tuple[str, ...] = ()  # of a profile the person gave (``OptimizeOptions``)
     constraints: Constraints | None = None  # enforced for every proposer
+    best_profile: tuple[str, ...] = ()  # diagnoses of the best candidate (``profile_best``)
     out_dir: Path | None = None
     written: list[Path] = field(default_factory=list)
 
@@ -232,6 +237,10 @@ def optimize_task(
     task_obj, device, size = plan.task, plan.device, plan.size
     run_id = options.resume or run_id_for(task_obj, options, device, size)
     judged = dataclasses.replace(options.evaluation, device=device, size=size)
+    if options.profile_best and device != "cuda":
+        raise ConfigError("--profile-best profiles kernels on a GPU; this run is on the CPU")
+    if options.profile_best and out_dir is None:
+        raise ConfigError("--profile-best needs --out: the profile is written beside the report")
     if judged.objective.needs_energy and (why := unavailable_reason(device)):
         raise ConfigError(f"--objective {judged.objective.value} cannot be measured here: {why}")
     if options.constraints is not None:
@@ -291,8 +300,32 @@ def optimize_task(
             pool.close()
     result = OptimizeResult(task_obj, run_id, device, size, judged.precision, search, plan,
                             judged.objective, options.diagnoses, options.constraints)
+    if options.profile_best and out_dir is not None:
+        phase("profiling the best candidate")
+        result.best_profile = _profile_best(result, Path(out_dir))
     _write(result, out_dir, archive)
     return result
+
+
+def _profile_best(result: OptimizeResult, out_dir: Path) -> tuple[str, ...]:
+    """The diagnoses of the best candidate's kernels under Nsight Compute (its export beside
+    the report), or one line saying why there are none: a failed profile costs the run
+    nothing. Only kernelwright's own template candidates are profiled: the profiler runs them
+    outside the harness's confinement."""
+    best = result.best
+    if best is None:
+        return ("not profiled: no correct candidate",)
+    if best.candidate.origin != "template":
+        return (f"not profiled: the best candidate came from {best.candidate.origin}, and only "
+                "kernelwright's own templates run outside the harness's confinement",)
+    from kernelwright.hardware.profile import profile_solution
+
+    try:
+        _, findings = profile_solution(result.task, best.candidate.source,
+                                       out_dir / "profile.csv")
+    except ConfigError as exc:
+        return (f"not profiled: {exc}",)
+    return tuple(findings.for_prompt().splitlines()) or ("- nothing stands out in its counters",)
 
 
 class OptimizeInterrupted(KeyboardInterrupt):
@@ -497,6 +530,7 @@ def summarise(result: OptimizeResult) -> dict[str, Any]:
         "left_to_framework": [g["ops"] for g in result.plan.framework_groups()],
         "tree": lineage(result.trials),
         "diagnoses": list(result.diagnoses),
+        "best_profile": list(result.best_profile),
     }
 
 

@@ -26,6 +26,7 @@ COMMAND_MODULES = (
     "kernelwright.cli.optimize_cmd",
     "kernelwright.cli.constraints_cmd",
     "kernelwright.cli.diagnose_cmd",
+    "kernelwright.cli.profile_cmd",
 )
 
 for _name in COMMAND_MODULES:

@@ -10,6 +10,7 @@ import typer
 
 from kernelwright.cli.common import out, user_errors
 from kernelwright.errors import ConfigError
+from kernelwright.hardware.diagnose import Findings
 
 
 @user_errors
@@ -50,10 +51,14 @@ def diagnose_command(
         profiles = parse_raw_csv(text)
     except ExportError as exc:
         raise ConfigError(f"{export}: {exc}") from None
-    findings = diagnose(profiles)
+    show_findings(diagnose(profiles), len(profiles), as_json)
+
+
+def show_findings(findings: Findings, kernels: int, as_json: bool) -> None:
+    """The diagnoses as a table (or JSON), the counters missing from the export named."""
     if as_json:
         typer.echo(json.dumps({
-            "kernels": len(profiles),
+            "kernels": kernels,
             "diagnoses": [{"kernel": d.kernel, "kind": d.kind, "text": d.text}
                           for d in findings.diagnoses],
             "missing_counters": sorted(findings.missing),
@@ -61,7 +66,7 @@ def diagnose_command(
         return
     from rich.table import Table
 
-    table = Table(title=f"{len(profiles)} profiled launches", show_lines=False)
+    table = Table(title=f"{kernels} profiled launches", show_lines=False)
     table.add_column("kernel", overflow="fold", max_width=40)
     table.add_column("kind")
     table.add_column("diagnosis", overflow="fold")

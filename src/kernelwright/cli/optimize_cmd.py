@@ -147,6 +147,14 @@ def optimize_command(
             "reads it): its diagnoses go into the report and, with --llm, the planner's notes."
         ),
     ] = None,
+    profile_best: Annotated[
+        bool,
+        typer.Option(
+            "--profile-best",
+            help="After the search, profile the best (template) candidate with Nsight Compute "
+            "on the GPU: profile.csv beside the report, its diagnoses in the report.",
+        ),
+    ] = False,
     review: Annotated[
         bool, typer.Option("--review", help="Ask before promoting a new best (LLM).")
     ] = False,
@@ -225,6 +233,7 @@ def optimize_command(
         scheduler=scheduler,
         diagnoses=diagnoses,
         diagnosed=diagnosed,
+        profile_best=profile_best,
         resume=resume,
         llm=LLMConfig(llm, llm_base_url, planner_notes, review, only=llm_only) if llm else None,
     )

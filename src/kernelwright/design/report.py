@@ -234,6 +234,10 @@ def report_markdown(result: Any, tree_picture: str | None = None) -> str:
                 "PyTorch), not this candidate (kept under `candidates/`); see the skills below "
                 "for what did not pay."
             )
+    if result.best_profile:
+        lines += ["", "## Hardware diagnoses of the best candidate", "",
+                  "Its kernels under Nsight Compute (`profile.csv` beside this report):", "",
+                  *result.best_profile]
     lines += _constraints_section(result)
     if result.diagnoses:
         lines += ["", "## Hardware diagnoses of the profiled kernel", "",
