@@ -255,6 +255,9 @@ def optimize_task(
     proposer = _proposer(task_obj, plan, options, budget, archive, run_id)
     judge = evaluate_fn or getattr(proposer, "evaluate_fn", None)
     parallel = options.workers > 1 or options.scheduler is not None
+    if parallel and evaluate_fn is None and judge is not None:
+        raise ConfigError("--review asks before each new best in this process: drop --workers "
+                          "and --scheduler, or --review")
     pool = _pool(options, device) if parallel and judge is None else None
     phase("evaluating candidates" + (f" on {pool.workers} workers" if pool else ""))
     try:
