@@ -262,6 +262,7 @@ class Runner:
         ablation = h.get("ablation")
         observer = ForwardObserver(Counter(), watch=[tuple(s) for s in h.get("expect", [])])
         launches_before = dict(self.monitor.counts)
+        programs_before = dict(self.monitor.programs)
         before = _allocated(self.device)
         if ablation:
             self.monitor.set_mode(ablation)
@@ -288,6 +289,7 @@ class Runner:
         observed = (observer.summary(outputs) if h.get("observe", True) else {}) | {
             "launches": sum(self.monitor.counts.values()) - sum(launches_before.values()),
             "launch_names": _launched_since(self.monitor.counts, launches_before),
+            "launch_programs": _launched_since(self.monitor.programs, programs_before),
         }
         if before is not None:  # the peak above what was allocated, less the outputs
             out_bytes = sum(o.untyped_storage().nbytes() for o in outputs)
@@ -317,6 +319,7 @@ class Runner:
             raise ValueError("the regions to reveal do not match the calls")
         self._drop_outputs()
         launches_before = dict(self.monitor.counts)
+        programs_before = dict(self.monitor.programs)
         gc.disable()
         try:
             with torch.no_grad():
@@ -345,9 +348,10 @@ class Runner:
         outputs = [_checked_outputs(out, self.device) for out in self.batch_outputs]
         self.batch_outputs = outputs
         names = _launched_since(self.monitor.counts, launches_before)
+        programs = _launched_since(self.monitor.programs, programs_before)
         reply, payload = self._outputs_reply(outputs)
         return {"ok": True, "events_ms": times, "launches": sum(names.values()),
-                "launch_names": names} | reply, payload
+                "launch_names": names, "launch_programs": programs} | reply, payload
 
     def do_release(self, _h: dict[str, Any], _p: bytes) -> tuple[dict[str, Any], bytes]:
         self._drop_outputs()
@@ -529,7 +533,7 @@ def _alias(t: Any) -> Any:
 
 
 def _launched_since(counts: dict[str, int], before: dict[str, int]) -> dict[str, int]:
-    """Launches per kernel name since ``before`` was copied from ``counts``."""
+    """Launches (or programs) per kernel name since ``before`` was copied from ``counts``."""
     return {name: n - before.get(name, 0) for name, n in counts.items()
             if n > before.get(name, 0)}
 

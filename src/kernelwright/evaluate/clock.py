@@ -230,6 +230,7 @@ def time_batches(r: Referee) -> dict[str, Any]:
     events: list[float] = []
     launches: list[float] = []
     launch_names: list[dict[str, float]] = []
+    launch_programs: list[dict[str, float]] = []
     aliased = False
     precision_batch = _rng.randrange(n)
     last_s = 0.0
@@ -260,6 +261,9 @@ def time_batches(r: Referee) -> dict[str, Any]:
         if result.launch_names is not None:
             launch_names.append({name: count / calls
                                  for name, count in result.launch_names.items()})
+        if result.launch_programs is not None:
+            launch_programs.append({name: count / calls
+                                    for name, count in result.launch_programs.items()})
         b += 1
     r.ask("forget", {"models": ["timing"]})
     buffers.forget(r)
@@ -281,6 +285,7 @@ def time_batches(r: Referee) -> dict[str, Any]:
         "events_ms": events,
         "launches_per_call": launches,
         "launch_names_per_call": launch_names,
+        "launch_programs_per_call": launch_programs,
         "overhead_ms": r.overhead.of(calls, calls, min(PICKED, calls)) if r.overhead else 0.0,
         "aliased_outputs": aliased,
         "method": method,
@@ -297,6 +302,7 @@ class _Batch:
     events: list[float]
     launches: float | None
     launch_names: dict[str, int] | None  # launches per kernel name in the whole batch
+    launch_programs: dict[str, int] | None  # programs (grid size) per kernel name, likewise
     aliased: bool
     energy: tuple[float, float, float] | None = None  # counter before, after (mJ); window ms
 
@@ -358,11 +364,15 @@ def _batch(
     times = [float(e) for e in events] if valid and isinstance(events, list) else []
     count = reply.get("launches")
     launches = float(count) if isinstance(count, int) and count >= 0 else None
-    named = reply.get("launch_names")
-    names = named if isinstance(named, dict) and all(
-        isinstance(key, str) and isinstance(n, int) and n >= 0 for key, n in named.items()
-    ) else None
-    return _Batch(ms, entries, times, launches, names, bool(reused), energy)
+    return _Batch(ms, entries, times, launches, _per_name(reply.get("launch_names")),
+                  _per_name(reply.get("launch_programs")), bool(reused), energy)
+
+
+def _per_name(counted: Any) -> dict[str, int] | None:
+    """A reply's counts per kernel name, or None where they are malformed."""
+    valid = isinstance(counted, dict) and all(
+        isinstance(key, str) and isinstance(n, int) and n >= 0 for key, n in counted.items())
+    return counted if valid else None
 
 
 def _reused(reply: dict[str, Any], payload: bytes, k: int, picked: list[int],

@@ -435,7 +435,8 @@ _STR_LIST = ("identity_after_import", "identity_changed", "new_threads", "audit_
 _INT_LIST = ("new_os_threads",)
 _INT = ("framework_work", "vendor_work", "numpy_conversions", "launches", "peak_extra_bytes")
 _BOOL = ("mode_intact",)
-_DICT = ("op_counts", "policy_before", "policy_after", "launches", "launch_names")
+_DICT = ("op_counts", "policy_before", "policy_after", "launches", "launch_names",
+         "launch_programs")
 
 
 def same_bits(a: Any, b: Any) -> bool:

@@ -50,3 +50,37 @@ def test_install_patches_tritons_compiled_kernels() -> None:
     finally:
         monitor.uninstall()
     assert CompiledKernel.__dict__["__getitem__"] is original
+
+
+def test_programs_are_counted_from_the_grid_that_launches() -> None:
+    class _Shifty:
+        """A grid dimension that answers differently each time it is read."""
+
+        reads = 0
+
+        def __int__(self) -> int:
+            _Shifty.reads += 1
+            return 4096 if _Shifty.reads == 1 else 1
+
+    monitor = LaunchMonitor()
+    monitor._patch_compiled(_Compiled)
+    try:
+        kernel = _Compiled()
+        launched = kernel[(_Shifty(), 2, 1)](1)
+        # the launch got the normalised grid: what was counted is what ran
+        assert launched == ("launched", (4096, 2, 1), (1,))
+        assert monitor.programs["triton-compiled:scale_kernel"] == 8192
+        monitor.set_mode("skip")
+        kernel[(8, 1, 1)](1)
+        assert monitor.programs["triton-compiled:scale_kernel"] == 8192
+    finally:
+        monitor.uninstall()
+
+
+def test_a_grid_function_is_counted_when_triton_resolves_it() -> None:
+    monitor = LaunchMonitor()
+    counted = monitor._counted_grid("triton:k", lambda meta: (meta["n"] // meta["BLOCK"],))
+    assert monitor.programs["triton:k"] == 0  # not yet launched
+    assert counted({"n": 4096, "BLOCK": 256}) == (16,)
+    assert monitor._counted_grid("triton:k", (3, 2)) == (3, 2)
+    assert monitor.programs["triton:k"] == 22

@@ -193,6 +193,22 @@ def test_a_timed_call_must_launch_each_kernel_a_checked_call_launched():
     assert "timed-kernels" not in {v.check for v in _runtime(honest)}
 
 
+def test_a_timed_call_must_launch_each_kernel_over_as_many_programs():
+    def rep(programs):
+        return report(observed={"launches": 1, "launch_names": {"softmax": 1},
+                                "launch_programs": {"softmax": 4096}},
+                      timing={"samples_ms": [1.0], "events_ms": [], "method": "",
+                              "launches_per_call": [1.0], "launch_names_per_call": [{"softmax": 1}],
+                              "launch_programs_per_call": [{"softmax": 4096.0}, programs]})
+
+    token = {v.reason for v in _runtime(rep({"softmax": 1.0})) if v.check == "timed-kernels"}
+    assert token == {"a timed call launched softmax over 1 program(s), a checked call over 4096"}
+    assert "timed-kernels" in {v.check for v in _runtime(rep({"softmax": 2048.0}))}
+    # a grid that depends on the inputs' values may vary a little between calls
+    assert "timed-kernels" not in {v.check for v in _runtime(rep({"softmax": 3900.0}))}
+    assert "timed-kernels" not in {v.check for v in _runtime(rep({"softmax": 8192.0}))}
+
+
 def test_a_framework_result_equal_to_the_answer_is_delegation():
     rep = report(observed={"launches": 1, "op_counts": {"erf": 1, "mul": 2},
                            "answer_from_framework": ["mul"]})

@@ -3,7 +3,9 @@
 Installed before the candidate is imported, at class level, so every ``@triton.jit`` function
 and every ``load_inline`` / ``load`` extension the candidate builds goes through it:
 
-    count    launches pass through and are counted by kernel name
+    count    launches pass through and are counted by kernel name, with the programs each
+             Triton launch asks for (its grid, resolved and normalised to plain integers, so
+             that what is counted is what runs)
     skip     launches are dropped (Triton) or their tensor results replaced by NaN (extensions):
              if the outputs are still right, the kernels' results were not used
     raise    launches raise :class:`AblatedLaunch`: if the forward still returns the right
@@ -35,6 +37,8 @@ class LaunchMonitor:
     def __init__(self) -> None:
         self.mode = "count"
         self.counts: Counter[str] = Counter()
+        # Programs launched per kernel name (Triton grids; extensions' grids are not seen).
+        self.programs: Counter[str] = Counter()
         # Told of each launch's arguments before and after it runs (the observer of a checked
         # call uses it to learn which tensors the candidate's kernels wrote).
         self.watcher: Any = None
@@ -91,8 +95,11 @@ class LaunchMonitor:
             if kwargs.get("warmup"):  # compiles, launches nothing (a launch of what it returns
                 return original(fn_self, *args, **kwargs)  # goes through _patch_compiled)
             name = getattr(getattr(fn_self, "fn", None), "__name__", None) or repr(fn_self)
-            return monitor._launch(f"{label}:{name}", name,
-                                   lambda: original(fn_self, *args, **kwargs), args, kwargs)
+            key = f"{label}:{name}"
+            if monitor.mode == "count" and "grid" in kwargs:
+                kwargs = kwargs | {"grid": monitor._counted_grid(key, kwargs["grid"])}
+            return monitor._launch(key, name, lambda: original(fn_self, *args, **kwargs),
+                                   args, kwargs)
 
         self._originals.append((cls, "run", original))
         cls.run = run  # type: ignore[attr-defined]
@@ -109,18 +116,36 @@ class LaunchMonitor:
 
         @functools.wraps(original)
         def getitem(ck_self: Any, grid: Any) -> Any:
-            runner = original(ck_self, grid)
             name = str(getattr(ck_self, "name", None) or repr(ck_self))
+            key = f"triton-compiled:{name}"
+            programs = grid_programs(grid)
+            runner = original(ck_self, programs[0])
 
             def launch(*args: Any, **kwargs: Any) -> Any:
-                return monitor._launch(f"triton-compiled:{name}", name,
-                                       lambda: runner(*args, **kwargs), args, kwargs)
+                if monitor.mode == "count":
+                    monitor.programs[key] += programs[1]
+                return monitor._launch(key, name, lambda: runner(*args, **kwargs), args, kwargs)
 
             return launch
 
         self._originals.append((cls, "__getitem__", original))
         cls.__getitem__ = getitem  # type: ignore[index,attr-defined]
         self.patched[f"{cls.__module__}:{cls.__name__}.__getitem__"] = getitem
+
+    def _counted_grid(self, key: str, grid: Any) -> Any:
+        """``grid`` (a tuple, or a function of the launch's arguments that Triton calls once
+        per launch) in a form that adds the programs it resolves to under ``key``."""
+        if not callable(grid):
+            normal, programs = grid_programs(grid)
+            self.programs[key] += programs
+            return normal
+
+        def resolved(meta: Any) -> tuple[int, ...]:
+            normal, programs = grid_programs(grid(meta))
+            self.programs[key] += programs
+            return normal
+
+        return resolved
 
     def _launch(self, key: str, name: str, call: Callable[[], Any], args: Any,
                 kwargs: Any) -> Any:
@@ -164,6 +189,18 @@ class LaunchMonitor:
         watcher.after_launch(args, kwargs)
         watcher.produced(result)
         return result
+
+
+def grid_programs(grid: Any) -> tuple[tuple[int, ...], int]:
+    """A launch grid as a tuple of plain integers, and how many programs it launches. The
+    launch then gets the normalised tuple: a grid object that answers differently each time it
+    is read cannot launch other than what was counted."""
+    dims = (grid,) if isinstance(grid, int) else tuple(grid)
+    normal = tuple(int(d) for d in dims)
+    programs = 1
+    for d in normal:
+        programs *= max(d, 0)
+    return normal, programs
 
 
 class _MonitoredExtension:

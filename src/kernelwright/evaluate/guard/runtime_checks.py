@@ -335,13 +335,22 @@ def processes(ctx: GuardContext) -> list[str]:
     return reasons
 
 
+# A timed call must launch at least this share of a checked call's programs, kernel by kernel:
+# grids that depend on the inputs' values (a compaction, a list of non-empty tiles) vary a little
+# between calls, while a token launch or half the rows is far below it.
+PROGRAMS_KEPT = 0.875
+
+
 @register_check(
     "timed-kernels",
     stage="runtime",
-    catches="timed calls that run fewer of the candidate's kernels than checked calls (handing "
-    "the timed work to the framework, or a token launch in place of the real kernel)",
+    catches="timed calls that run fewer of the candidate's kernels than checked calls, or the "
+    "same kernels over fewer programs (handing the timed work to the framework, a token launch "
+    "in place of the real kernel, a smaller grid)",
     how="the launch monitor counts the candidate's launches per kernel name in each timed "
-    "batch; per call they must be at least those of a checked call, kernel by kernel",
+    "batch, and the programs of each Triton launch (its grid, normalised before it launches); "
+    "per call they must be at least those of a checked call, kernel by kernel (programs: at "
+    f"least {PROGRAMS_KEPT:.0%})",
 )
 def timed_kernels(ctx: GuardContext) -> list[str]:
     timing = ctx.report.get("timing") or {}
@@ -358,6 +367,12 @@ def timed_kernels(ctx: GuardContext) -> list[str]:
             if isinstance(n, int) and batch.get(name, 0) < n:
                 return [f"a timed call launched {name} {batch.get(name, 0):g} time(s), a "
                         f"checked call {n}"]
+    programs = ctx.observed.get("launch_programs") or {}
+    for batch in timing.get("launch_programs_per_call") or []:
+        for name, n in sorted(programs.items()):
+            if isinstance(n, int) and batch.get(name, 0) < PROGRAMS_KEPT * n:
+                return [f"a timed call launched {name} over {batch.get(name, 0):g} program(s), "
+                        f"a checked call over {n}"]
     return []
 
 
