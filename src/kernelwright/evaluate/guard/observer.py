@@ -117,10 +117,15 @@ def _subtree_names(ev: Any) -> list[str]:
 
 
 def _tensors(value: Any) -> list[Any]:
+    """The tensors in an operator's or a launch's arguments, lists of tensors included (the
+    inputs of ``cat`` and ``stack`` come as one list)."""
     import torch
 
-    items = list(value) if isinstance(value, list | tuple) else [value]
-    return [v for v in items if isinstance(v, torch.Tensor)]
+    if isinstance(value, torch.Tensor):
+        return [value]
+    if isinstance(value, list | tuple):
+        return [t for item in value for t in _tensors(item)]
+    return []
 
 
 def _ptr(t: Any) -> int:
