@@ -43,6 +43,7 @@ from typing import Any
 from kernelwright.archive import Archive
 from kernelwright.constraints import Constraints
 from kernelwright.errors import ConfigError
+from kernelwright.evaluate.fingerprint import harness_fingerprint
 from kernelwright.evaluate.options import EvalOptions
 from kernelwright.hardware.energy import Objective, unavailable_reason
 from kernelwright.records import Candidate, Precision, Task
@@ -195,7 +196,8 @@ class OptimizeResult:
 
 def run_id_for(task: Task, options: OptimizeOptions, device: str, size: str) -> str:
     """The deterministic run id of (task text, device, precision, size, proposer, constraints,
-    objective)."""
+    objective, the harness's code): running the same optimize again resumes the run, unless
+    the harness changed since, whose verdicts would then be another judge's."""
     llm = options.llm
     if llm is not None and llm.only:
         proposer = f"llm:{llm.spec}"
@@ -203,7 +205,8 @@ def run_id_for(task: Task, options: OptimizeOptions, device: str, size: str) -> 
         proposer = f"templates+llm:{llm.spec}" if llm is not None else "templates"
         if options.search != "staged":
             proposer += f":{options.search}"  # a staged run keeps the id it always had
-    parts = [task.sha256, device, options.evaluation.precision.value, size, proposer]
+    parts = [task.sha256, device, options.evaluation.precision.value, size, proposer,
+             harness_fingerprint()]
     if options.constraints is not None:
         parts.append(options.constraints.fingerprint)
     if options.evaluation.objective is not Objective.TIME:

@@ -44,6 +44,7 @@ from kernelwright.evaluate.executor import (
     Launch,
     SubprocessExecutor,
 )
+from kernelwright.evaluate.fingerprint import harness_fingerprint
 from kernelwright.evaluate.guard.registry import GuardContext, run_checks
 from kernelwright.evaluate.judge import JudgeProcess, ProgressFn
 from kernelwright.evaluate.options import EvalOptions
@@ -271,7 +272,8 @@ class EvalSession:
         cache = cache_dir() if opts.cache_baselines else None
         key = baseline_key(self.task.sha256, self.size, str(info.get("name")),
                            opts.precision.value,
-                           f"torch {info.get('torch')} triton {info.get('triton')}")
+                           f"torch {info.get('torch')} triton {info.get('triton')} "
+                           f"harness {harness_fingerprint()}")
         found = (load_baselines(cache, key) or {}) if cache is not None else {}
         # A baseline cached without energy, or with the short windows of a run ranked by time,
         # is measured again when the run ranks by energy (like for like with its candidates).

@@ -93,3 +93,13 @@ def test_staged_tuning_reuses_the_verdict_of_a_block_past_the_shape(
     assert len({(c.params["g0.WARPS"], min(c.params["g0.BLOCK"], 1024)) for c in calls}) == 6
     report = (tmp_path / "out" / "report.md").read_text()
     assert f"equivalence pruning saved {saved} evaluation(s)" in report
+
+
+def test_a_changed_harness_starts_a_new_run(softmax_plan, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """A resumed run reuses archived verdicts: only while the code that judged them is the same."""
+    import kernelwright.optimize as optimize_module
+
+    task = softmax_plan.task
+    before = run_id_for(task, options("staged"), "cpu", "small")
+    monkeypatch.setattr(optimize_module, "harness_fingerprint", lambda: "another-judge")
+    assert run_id_for(task, options("staged"), "cpu", "small") != before
