@@ -1,6 +1,8 @@
-"""``kernelwright optimize`` on attention written out by hand (MinGPT's causal self-attention):
-the plan holds one attention group instead of two products and a softmax, and the flash kernel
-is judged correct against the Model by the real harness under Triton's interpreter."""
+"""``kernelwright optimize`` on attention written out by hand (MinGPT's causal self-attention;
+grouped-query attention with repeated key/value heads, a suite task): the plan holds one
+attention group instead of two products and a softmax (and the copies repeating the heads), and
+the flash kernel is judged correct against the Model by the real harness under Triton's
+interpreter."""
 
 from __future__ import annotations
 
@@ -13,6 +15,9 @@ from typer.testing import CliRunner
 from kernelwright.cli import app
 
 pytest.importorskip("triton")
+
+ROOT = Path(__file__).resolve().parents[2]
+GQA_TASK = ROOT / "benchmarks" / "level1" / "43_gqa_attention_repeat_kv.py"
 
 TASK = """import math
 
@@ -70,3 +75,21 @@ def test_optimize_runs_written_out_attention_as_one_verified_flash_kernel(tmp_pa
     assert "| attention | - | - | scaled_dot_product_attention |" in report
     recognised = "recognised from written-out attention (scale 0.223607, boolean mask)"
     assert recognised in report and recognised in (out / "best.py").read_text()
+
+
+@pytest.mark.interpreter
+@pytest.mark.slow
+def test_optimize_reads_repeated_key_value_heads_in_the_flash_kernel(tmp_path: Path) -> None:
+    """Grouped-query attention with Hugging Face's repeat_kv: the repeated keys and values are
+    never copied out; one flash kernel reads each key/value head for its group of query heads."""
+    args = ["optimize", str(GQA_TASK), "--device", "cpu", "--size", "small", "--trials", "1"]
+    args += ["--budget-candidates", "1", "--out", str(tmp_path / "out")]
+    args += ["--archive", str(tmp_path / "a.db"), "--json", str(tmp_path / "s.json")]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 0, result.output
+    summary = json.loads((tmp_path / "s.json").read_text())
+    assert summary["evaluated"] == 1 and summary["correct"] == 1
+    groups = list(summary["best_design"]["groups"].values())
+    assert [(g["kind"], g["skill"]) for g in groups] == [("attention", "attention-flash")], groups
+    best = (tmp_path / "out" / "best.py").read_text()
+    assert "attn_0(q, k, " in best and "clone" not in best  # the kernel reads the inputs' heads

@@ -34,7 +34,7 @@ REQUIRED = {
     ("level1", "pool"): 3,
     ("level1", "loss"): 4,
     ("level1", "gemm"): 5,
-    ("level1", "attention"): 2,
+    ("level1", "attention"): 3,
     ("level2", "gemm_epilogue"): 4,
     ("level2", "conv_epilogue"): 2,
     ("level3", "block"): 4,

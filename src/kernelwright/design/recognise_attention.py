@@ -19,8 +19,20 @@
       -> out = scaled_dot_product_attention(q, k, v, attn_mask, scale=c[, enable_gqa=True])
 
 A scale may come before or after a boolean mask (-inf times a positive scale stays -inf), but
-only before an additive one (after it, the mask would be scaled too). Keys and values expanded
-from one head to all heads become grouped-query attention with one key/value head.
+only before an additive one (after it, the mask would be scaled too).
+
+Keys and values whose H heads repeat KV heads in groups of consecutive heads (head h is head
+h // (H / KV), the order of SDPA's ``enable_gqa``) become grouped-query attention on the KV
+heads themselves, so the repeated copies are never made:
+
+    x[:, :1] expanded to the H heads                    one key/value head
+    x[:, :, None].expand(B, KV, n, S, D)                KV heads in groups of n (Hugging Face's
+        .reshape(B, KV * n, S, D)                       repeat_kv)
+    x.repeat_interleave(n, dim=1)                       the same, as torch.export captures it
+
+keys and values in groups of one size. Keys or values repeated another way (``x.repeat(1, n,
+1, 1)`` tiles the heads: head h is head h % KV), or in groups of two sizes, are attended as the
+(B, H, ., .) tensors they are: the copies first, then one attention over them.
 
 Anything else leaves the graph as it is, so the rewrite never changes what is computed:
 another op between the products (a ReLU in place of the softmax, a second mask, a fill other
@@ -39,7 +51,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from kernelwright.design.aten import SDPA
 from kernelwright.design.builder import meta_like, meta_swapped
@@ -120,6 +132,15 @@ class _Scores:
 
 
 @dataclass(frozen=True, slots=True)
+class _Grouped:
+    """Key or value heads that a (B, H, ., .) operand reads in groups of consecutive heads."""
+
+    heads: Ref  # (B, KV, ., .)
+    size: str  # H / KV, as the graph spells it
+    swapped: bool  # ``heads`` hold the operand SDPA reads with its last two dimensions exchanged
+
+
+@dataclass(frozen=True, slots=True)
 class _Attention:
     """One match: SDPA's operands and the node whose value it replaces."""
 
@@ -169,10 +190,18 @@ def _match(
         # (c q) k^T = c (q k^T): the query's scale is the attention's
         factor = folded[0]
         query, scale, steps = unscaled, scale * factor, (f"query scaled {factor:.6g}", *steps)
-    gqa = k[1] is not None and v[1] is not None  # both expanded from one key/value head
-    key, value = (k[1], v[1]) if gqa else (k[0], v[0])
-    assert key is not None and value is not None
+    key, value, gqa = k[0], v[0], False
+    grouped_k, grouped_v = k[1], v[1]
+    if grouped_k is not None and grouped_v is not None and _sdpa_groups(grouped_k, grouped_v):
+        # SDPA reads the fewer heads itself: the copies repeating them are never made
+        key, value, gqa = (grouped_k.heads, grouped_k.swapped), grouped_v.heads, True
     return _Attention(query, *key, value, scores.mask, scale, gqa, out, steps, flat)
+
+
+def _sdpa_groups(keys: _Grouped, values: _Grouped) -> bool:
+    """SDPA can read these as grouped-query heads: keys and values in groups of one size (so as
+    many heads of each), the values' last two dimensions in their order."""
+    return keys.size == values.size and not values.swapped
 
 
 def _producer(graph: OpGraph, a: Arg) -> Node | None:
@@ -364,9 +393,9 @@ def _minus_inf(graph: OpGraph, a: Arg) -> bool:
     return len(node.args) > position and node.args[position] == -math.inf
 
 
-def _operand(graph: OpGraph, a: Arg, lead: Sequence[str]) -> tuple[Ref, Ref | None] | None:
-    """The (B, H, R, C) tensor a (B*H, R, C) bmm operand regroups, and the (B, 1, R, C) one it
-    was expanded from when it broadcasts one head to every head; None when there is none. With
+def _operand(graph: OpGraph, a: Arg, lead: Sequence[str]) -> tuple[Ref, _Grouped | None] | None:
+    """The (B, H, R, C) tensor a (B*H, R, C) bmm operand regroups, and the (B, KV, ., .) one
+    whose heads it reads in groups of H / KV (``_fewer_heads``); None when there is none. With
     flattened heads (``lead`` (B*H,)), the (B*H, R, C) operand itself."""
     full: Ref | None = None
     value = a
@@ -377,37 +406,126 @@ def _operand(graph: OpGraph, a: Arg, lead: Sequence[str]) -> tuple[Ref, Ref | No
             full = value
             if len(lead) == 1:
                 break  # flattened heads: nothing to regroup
-            if node is not None and node.target == EXPAND and lead[1] != "1":
-                src = node.args[0]
-                one_head = (lead[0], "1", *meta.shape[2:])
-                if isinstance(src, Ref) and graph.meta(src.name).shape == one_head:
-                    return full, src
+            fewer = _fewer_heads(graph, value)
+            if fewer is not None:
+                return full, fewer
         if node is None or not _same_values(graph, node):
             break
         value = node.args[0]
     return (full, None) if full is not None else None
 
 
+def _fewer_heads(graph: OpGraph, x: Ref) -> _Grouped | None:
+    """The (B, KV, ., .) tensor whose heads ``x`` (B, H, ., .) holds in groups of H / KV
+    consecutive heads (head h holds head h // (H / KV), SDPA's grouped-query order): one head
+    expanded to all, or each head repeated by an expand and a reshape (``repeat_kv``,
+    ``repeat_interleave``). An expand of the heads alone and an exchange of the last two
+    dimensions are looked through, in that order; None for any other ``x``."""
+    heads = graph.meta(x.name).shape[1]
+    node = _producer(graph, x)
+    if node is not None and node.target == EXPAND and _expands_heads_only(graph, node):
+        x = _first_ref(node)
+    node = _producer(graph, x)
+    swapped = node is not None and _swaps_last_two(node)
+    if node is not None and swapped:
+        x = _first_ref(node)
+    if graph.meta(x.name).shape[1] == "1":
+        return _Grouped(x, heads, swapped) if heads != "1" else None
+    repeated = _repeated_heads(graph, x)
+    return _Grouped(repeated[0], repeated[1], swapped) if repeated is not None else None
+
+
+def _first_ref(node: Node) -> Ref:
+    """The tensor a view (an expand, a transpose) was taken of."""
+    src = node.args[0]
+    assert isinstance(src, Ref)
+    return src
+
+
+def _expands_heads_only(graph: OpGraph, node: Node) -> bool:
+    """An expand of a (B, X, R, C) tensor to (B, H, R, C): every other dimension kept. X is H,
+    or 1 (broadcast); any other size would fail to expand."""
+    src = node.args[0]
+    if not isinstance(src, Ref) or len(node.meta) != 1:
+        return False
+    before, after = graph.meta(src.name), node.out
+    if before.rank != 4 or after.rank != 4 or before.dtype != after.dtype:
+        return False
+    return before.shape[0] == after.shape[0] and before.shape[2:] == after.shape[2:]
+
+
+def _repeated_heads(graph: OpGraph, x: Ref) -> tuple[Ref, str] | None:
+    """The (B, KV, R, C) tensor ``x`` (B, KV*n, R, C) repeats head by head (head h of ``x`` is
+    its head h // n), and n: a (B, KV, 1, R, C) view expanded to (B, KV, n, R, C), then copied
+    and reshaped into ``x``. Flattening (KV, n) in row-major order is what puts the n copies of
+    a head next to each other; a tiling (``x.repeat``: head h is head h % KV) is no such chain."""
+    shape = graph.meta(x.name).shape
+    node = _producer(graph, x)
+    while node is not None and node.target != EXPAND and _same_values(graph, node):
+        node = _producer(graph, node.args[0])
+    if node is None or node.target != EXPAND or node.out.rank != 5 or len(shape) != 4:
+        return None
+    batch, kv, n, rows, cols = node.out.shape
+    src = node.args[0]
+    if (shape[0], *shape[2:]) != (batch, rows, cols):
+        return None  # the reshape regroups more than the heads and their copies
+    if not isinstance(src, Ref) or graph.meta(src.name).shape != (batch, kv, "1", rows, cols):
+        return None  # the expand broadcasts more than the new axis
+    source = _view_of(graph, src, (batch, kv, rows, cols))
+    return (source, n) if source is not None else None
+
+
+def _view_of(graph: OpGraph, x: Ref, shape: tuple[str, ...]) -> Ref | None:
+    """The earliest tensor of ``shape`` that ``x`` holds the values of in row-major order,
+    through copies, reshapes and slices that keep everything; None when there is none."""
+    found: Ref | None = None
+    value: Arg = x
+    while isinstance(value, Ref):
+        if graph.meta(value.name).shape == shape:
+            found = value
+        node = _producer(graph, value)
+        if node is None or not (_same_values(graph, node) or _slices_nothing(graph, node)):
+            break
+        value = node.args[0]
+    return found
+
+
+def _slices_nothing(graph: OpGraph, node: Node) -> bool:
+    """A slice from 0 with step 1 that keeps the whole dimension (``x[:, :, None]`` spells
+    these around its new axis)."""
+    args = node.args
+    if node.target != "aten.slice.Tensor" or len(node.meta) != 1 or len(args) < 3:
+        return False
+    src = args[0]
+    step = args[4] if len(args) > 4 else 1
+    if not isinstance(src, Ref) or args[2] not in (0, None) or step != 1:
+        return False
+    before = graph.meta(src.name)
+    return (before.shape, before.dtype) == (node.out.shape, node.out.dtype)
+
+
 def _keys(
     graph: OpGraph, a: Arg, lead: Sequence[str]
-) -> tuple[tuple[Ref, bool], tuple[Ref, bool] | None] | None:
-    """As ``_operand`` for q @ k^T's right operand ``a`` (B*H, D, N), each tensor paired with
-    whether it still holds k^T (B, H, D, N) and needs transposing. The transpose is looked
-    through where it was taken of the 4-D keys or of their (B*H, N, D) regrouping."""
+) -> tuple[tuple[Ref, bool], _Grouped | None] | None:
+    """As ``_operand`` for q @ k^T's right operand ``a`` (B*H, D, N), the full keys paired with
+    whether they still hold k^T (B, H, D, N) and need transposing (grouped keys: ``swapped``).
+    The transpose is looked through where it was taken of the 4-D keys or of their (B*H, N, D)
+    regrouping."""
     found = _operand(graph, a, lead)
     if found is not None:
-        full, one_head = found
-        return _untransposed(graph, full), (
-            _untransposed(graph, one_head) if one_head is not None else None
-        )
+        full, grouped = found
+        # the operand holds k^T: fewer heads seen through a transpose are k itself
+        if grouped is not None:
+            grouped = replace(grouped, swapped=not grouped.swapped)
+        return _untransposed(graph, full), grouped
     transpose = _source(graph, a, [])
     if transpose is None or not _swaps_last_two(transpose):
         return None
     found = _operand(graph, transpose.args[0], lead)
     if found is None:
         return None
-    full, one_head = found
-    return (full, False), ((one_head, False) if one_head is not None else None)
+    full, grouped = found
+    return (full, False), grouped
 
 
 def _untransposed(graph: OpGraph, kt: Ref) -> tuple[Ref, bool]:

@@ -129,6 +129,83 @@ def test_keys_and_values_of_one_head_become_grouped_query_heads(tmp_path: Path) 
     assert spec.gqa and spec.q == "q"
 
 
+# 6 query heads on 2 key/value heads (q, k, v inputs)
+GROUPED_QKV = "torch.randn(2, 6, 13, 20), torch.randn(2, 2, 11, 20), torch.randn(2, 2, 11, 20)"
+# Hugging Face's repeat_kv, the group size read from the shapes as LLM code does
+REPEAT_KV = (
+    "def repeat_kv(x, n):\n"
+    "    b, kv, s, d = x.shape\n"
+    "    return x[:, :, None, :, :].expand(b, kv, n, s, d).reshape(b, kv * n, s, d)\n"
+    "n = q.shape[1] // k.shape[1]\n"
+)
+GROUPED_ATTENTION = "return F.softmax(q @ kr.transpose(2, 3) / math.sqrt(20), -1) @ vr"
+
+
+@pytest.mark.parametrize(
+    "repeat",
+    [
+        REPEAT_KV + "kr, vr = repeat_kv(k, n), repeat_kv(v, n)\n",
+        "kr, vr = k.repeat_interleave(3, dim=1), v.repeat_interleave(3, dim=1)\n",
+    ],
+    ids=["repeat-kv", "repeat-interleave"],
+)
+def test_keys_and_values_repeated_per_head_become_grouped_query_heads(
+    tmp_path: Path, repeat: str
+) -> None:
+    """Head h of the repeated keys and values is head h // 3 of k and v: SDPA's enable_gqa
+    order, so the attention reads k and v themselves and the copies are never made."""
+    graph = captured(tmp_path, repeat + GROUPED_ATTENTION, inputs=GROUPED_QKV)
+    part, spec = the_attention(graph)
+    assert (spec.q, spec.k, spec.v) == ("q", "k", "v")
+    assert spec.gqa and spec.node.kwarg("enable_gqa") is True
+    assert spec.scale == pytest.approx(1 / math.sqrt(20), rel=1e-15)
+    copies = ("aten.clone.default", "aten.expand.default", "aten.repeat_interleave.self_int")
+    assert not any(n.target in copies for n in part.graph.nodes)
+
+
+def test_repeated_keys_given_transposed_are_transposed_back(tmp_path: Path) -> None:
+    forward = REPEAT_KV.replace("k.shape", "kt.shape")
+    forward += "return F.softmax(q @ repeat_kv(kt, n) * 0.3, -1) @ repeat_kv(v, n)"
+    inputs = "torch.randn(2, 6, 13, 20), torch.randn(2, 2, 20, 11), torch.randn(2, 2, 11, 20)"
+    graph = capture_path(
+        write_task(tmp_path, attention_task(forward, inputs, params="q, kt, v")), "small"
+    )
+    part, spec = the_attention(graph)
+    assert spec.gqa and spec.v == "v"
+    key = part.graph.node(spec.k)
+    assert key.target == "aten.permute.default" and key.args == (Ref("kt"), (0, 1, 3, 2))
+    assert part.graph.meta(spec.k).hint == (2, 2, 11, 20)
+
+
+@pytest.mark.parametrize(
+    ("repeat", "kv_heads"),
+    [
+        # tiled: head h is head h % 2, not SDPA's h // 3
+        ("kr, vr = k.repeat(1, 3, 1, 1), v.repeat(1, 3, 1, 1)\n", 2),
+        (
+            "kr = k[:, None].expand(2, 3, 2, 11, 20).reshape(2, 6, 11, 20)\n"
+            "vr = v[:, None].expand(2, 3, 2, 11, 20).reshape(2, 6, 11, 20)\n",
+            2,
+        ),
+        # keys in groups of 3, values in groups of 2 (or of 6: one head for all)
+        ("kr, vr = k[:, :2].repeat_interleave(3, dim=1), v.repeat_interleave(2, dim=1)\n", 3),
+        ("kr, vr = k[:, :2].repeat_interleave(3, dim=1), v[:, :1].expand(2, 6, 11, 20)\n", 3),
+    ],
+    ids=["repeat-tiles-heads", "expand-tiles-heads", "groups-of-3-and-2", "groups-of-3-and-6"],
+)
+def test_heads_repeated_otherwise_are_attended_as_copies(
+    tmp_path: Path, repeat: str, kv_heads: int
+) -> None:
+    """Keys and values repeated in another order, or in groups of two sizes: still one
+    attention, over the (2, 6, ., .) repeated tensors as they are, without grouped heads."""
+    inputs = GROUPED_QKV.replace("(2, 2,", f"(2, {kv_heads},")
+    part, spec = the_attention(captured(tmp_path, repeat + GROUPED_ATTENTION, inputs=inputs))
+    assert not spec.gqa and spec.node.kwarg("enable_gqa") is None
+    for x in (spec.k, spec.v):
+        assert part.graph.has_node(x), x  # the repeated copy, not the input k or v
+        assert part.graph.meta(x).hint[1] == 6
+
+
 def test_keys_given_transposed_are_transposed_back(tmp_path: Path) -> None:
     inputs = "torch.randn(2, 3, 13, 20), torch.randn(2, 3, 20, 11), torch.randn(2, 3, 11, 20)"
     forward = "return F.softmax(q @ kt * 0.3, -1) @ v"

@@ -1,10 +1,11 @@
 """Attention written out (q @ k^T, a scale, a mask, softmax, @ v) runs as the flash kernel once
 recognised, and matches the task's own Model in float64 under the interpreter: MinGPT's causal
-masked_fill with its dropout, an additive mask, keys and values of one head, keys given
-transposed, heads flattened into the products' batch, heads flattened throughout with the
-query scaled first (``nn.MultiheadAttention``, whose module is one case), at odd sizes with
-variants of other sizes. Which graphs are rewritten:
-tests/unit/design/test_design_recognise_attention.py."""
+masked_fill with its dropout, an additive mask, keys and values of one head, repeated per head
+(Hugging Face's repeat_kv: grouped-query heads) or tiled (attended as copies), keys given
+transposed, heads flattened into the products' batch, heads flattened throughout with the query
+scaled first (``nn.MultiheadAttention``, whose module is one case), at odd sizes with variants
+of other sizes. Which graphs are rewritten: tests/unit/design/test_design_recognise_attention.py.
+"""
 
 from __future__ import annotations
 
@@ -54,6 +55,27 @@ CASES = {
         "[]",
         "q, k, v",
     ),
+    # Hugging Face's repeat_kv: 6 query heads on 2 key/value heads (a variant: 8 on 2)
+    "repeat-kv": (
+        "b, kv, s, d = k.shape\n"
+        "n = q.shape[1] // kv\n"
+        "k = k[:, :, None, :, :].expand(b, kv, n, s, d).reshape(b, kv * n, s, d)\n"
+        "v = v[:, :, None, :, :].expand(b, kv, n, s, d).reshape(b, kv * n, s, d)\n"
+        "return F.softmax(q @ k.transpose(-2, -1) * 0.25, -1) @ v",
+        "",
+        "torch.randn(2, 6, 21, 16), torch.randn(2, 2, 29, 16), torch.randn(2, 2, 29, 16)",
+        "[[torch.randn(1, 8, 5, 16), torch.randn(1, 2, 7, 16), torch.randn(1, 2, 7, 16)]]",
+        "q, k, v",
+    ),
+    # tiled heads (head h is head h % 2): attended over the copies, no grouped heads
+    "repeat-tiled": (
+        "k, v = k.repeat(1, 3, 1, 1), v.repeat(1, 3, 1, 1)\n"
+        "return F.softmax(q @ k.transpose(-2, -1) * 0.25, -1) @ v",
+        "",
+        "torch.randn(2, 6, 21, 16), torch.randn(2, 2, 29, 16), torch.randn(2, 2, 29, 16)",
+        "[]",
+        "q, k, v",
+    ),
     "keys-transposed": (
         "return F.softmax(q @ kt * 0.2, -1) @ v",
         "",
@@ -93,6 +115,8 @@ def test_written_out_attention_runs_as_the_flash_kernel(check_launches, case: st
     assert runs
     # the scores never reach a reduction or GEMM kernel (the module's projections are GEMMs)
     allowed = {"attn", "elementwise"} | ({"gemm"} if case == "multihead-module" else set())
+    if case == "repeat-kv":
+        allowed = {"attn"}  # the kernel reads each key/value head for its group: no copies
     for _, launched in runs:
         kinds = {name.split("_")[0] for name in launched}
         assert "attn" in kinds and kinds <= allowed, launched
