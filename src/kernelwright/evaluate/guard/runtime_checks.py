@@ -350,7 +350,7 @@ PROGRAMS_KEPT = 0.875
     how="the launch monitor counts the candidate's launches per kernel name in each timed "
     "batch, and the programs of each Triton launch (its grid, normalised before it launches); "
     "per call they must be at least those of a checked call, kernel by kernel (programs: at "
-    f"least {PROGRAMS_KEPT:.0%})",
+    f"least {PROGRAMS_KEPT:.1%})",
 )
 def timed_kernels(ctx: GuardContext) -> list[str]:
     timing = ctx.report.get("timing") or {}
