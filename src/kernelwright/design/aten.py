@@ -3,7 +3,7 @@
     kind         operators                                       where it goes
     pointwise    add, mul, exp, where, gelu, comparisons...      fused into any kernel
     reduction    sum, mean, amax, amin, argmax, argmin, prod     reduction kernels
-    scan         cumsum, cumprod, kw.scan (reverse)              scan kernels
+    scan         cumsum, cumprod, kw.scan (reverse, exclusive)   scan kernels
     gather       gather along the reduced dimension              point evaluation in a row kernel
     lookup       table[i] (index.Tensor, one integer index;      an indexed load in an element-wise
                  embedding)                                      kernel (an embedding's or a
@@ -341,6 +341,11 @@ def scan_info(node: Node, rank: int) -> tuple[int, str, bool]:
     if node.target == "kw.scan":
         return int(node.args[1]) % rank, str(node.args[2]), bool(node.args[3])  # type: ignore[arg-type]
     return int(node.args[1]) % rank, SCANS[node.target] or "sum", False  # type: ignore[arg-type]
+
+
+def scan_exclusive(node: Node) -> bool:
+    """Whether a scan leaves each position's own value out (``kw.scan``'s fifth argument)."""
+    return node.target == "kw.scan" and len(node.args) > 4 and bool(node.args[4])
 
 
 def select_info(node: Node, rank: int) -> tuple[int, int | None, bool, bool]:

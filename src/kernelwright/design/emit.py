@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from kernelwright.design.aten import CONSTS, classify
+from kernelwright.design.aten import CONSTS, classify, scan_exclusive
 from kernelwright.design.choices import Design, GroupChoice
 from kernelwright.design.families import FAMILIES, family
 from kernelwright.design.fusion import Group, Partition
@@ -312,8 +312,15 @@ def _node_line(graph: OpGraph, n: Node, device: str | None, partition: Partition
     if n.kind == "getitem":
         return [f"{name} = {args[0]}[{args[1]}]"]
     if n.target == "kw.scan":
-        x, d, kind, _ = n.args
+        _, d, kind = n.args[:3]
         fn = "cumsum" if kind == "sum" else "cumprod"
+        if scan_exclusive(n):  # the neutral value, then the scan of all but the last step
+            neutral = 0 if kind == "sum" else 1
+            return [
+                f"{name} = torch.cat([torch.full_like({args[0]}.narrow({d}, 0, 1), {neutral}), "
+                f"torch.{fn}({args[0]}.narrow({d}, 0, {args[0]}.shape[{d}] - 1), {d})], {d})"
+                "  # left to PyTorch"
+            ]
         return [
             f"{name} = torch.flip(torch.{fn}(torch.flip({args[0]}, [{d}]), {d}), [{d}])"
             "  # left to PyTorch"

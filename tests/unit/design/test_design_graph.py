@@ -71,6 +71,26 @@ def test_reverse_cumsum_idiom_becomes_one_reverse_scan(tmp_path: Path) -> None:
     assert node.target == "kw.scan" and node.args[2:] == ("sum", True)
 
 
+def test_an_exclusive_cumsum_idiom_becomes_one_exclusive_scan_pytorch_can_run(
+    tmp_path: Path,
+) -> None:
+    import torch
+
+    from kernelwright.design.emit import _node_line
+
+    fwd = "torch.cumsum(F.pad(x, (1, 0))[:, :-1], dim=1)"
+    graph = lower(capture_path(task(tmp_path, fwd, "torch.randn(4, 9)"), "small"))
+    (node,) = graph.nodes
+    assert node.target == "kw.scan" and node.args[1:] == (1, "sum", False, True)
+    # where no template takes it, PyTorch runs the same function
+    (line,) = _node_line(graph, node, None, None)  # type: ignore[arg-type]
+    x = torch.randn(4, 9)
+    scope = {"torch": torch, "x": x}
+    exec(line, scope)
+    expected = torch.cumsum(torch.nn.functional.pad(x, (1, 0))[:, :-1], dim=1)
+    assert torch.equal(scope[line.split(" = ")[0]], expected)
+
+
 def test_norm_is_one_reduction_group(tmp_path: Path) -> None:
     fwd = "x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-6)"
     assert groups(tmp_path, fwd, "torch.randn(3, 4, 16)") == [

@@ -52,6 +52,8 @@ RESERVED = frozenset(
         "start",
         "r_mask",
         "rs",
+        "prev",
+        "prev_mask",
         "pid_outer",
         "offs",
         "None",

@@ -20,6 +20,11 @@ reverse  the same walk from the end: a suffix sum without the two flips PyTorch 
          totals are scanned forward (their order is already the suffix order); a reverse row
          product keeps ``reverse=True`` (its exclusive prefix cannot come from a division)
 
+An exclusive scan (each position gets the scan of the positions before it) reads every step's
+predecessor: the scanned values are loaded one step back along the scanned axis (the first
+step gets the neutral value), then scanned as usual, which is exact, where an inclusive scan
+minus each value would cancel.
+
 The chained scan orders programs by a ticket taken when each starts (not the program id, whose
 launch order the hardware does not promise): chunk ``c`` of every column gets a ticket after
 chunk ``c - 1``'s, so a program only waits for programs that have started and the look-back
@@ -38,10 +43,10 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
-from kernelwright.design.aten import classify, scan_info
+from kernelwright.design.aten import classify, scan_exclusive, scan_info
 from kernelwright.design.fusion import Group
 from kernelwright.design.graph import OpGraph, Ref
 from kernelwright.design.kernel.common import (
@@ -79,6 +84,7 @@ class ScanPlan:
         reverse: a suffix scan.
         chunked: a reverse row sum read as 4-element vectors counted from the block's end.
         acc: the Triton dtype of the running values.
+        exclusive: each position's own value left out (the values read one step back).
     """
 
     row: bool
@@ -86,6 +92,7 @@ class ScanPlan:
     reverse: bool
     chunked: bool
     acc: str
+    exclusive: bool = False
 
     @property
     def neutral(self) -> str:
@@ -108,10 +115,13 @@ def render_scan(
     src = node.args[0]
     assert isinstance(src, Ref)
     _, kind, reverse = scan_info(node, graph.meta(src.name).rank)
+    exclusive = scan_exclusive(node)
+    if exclusive and reverse:
+        raise DesignError("an exclusive scan walks forward")
     (sd,) = layout.reduce
     row = sd == len(layout.hint) - 1
     acc = "tl.float32" if graph.meta(s).is_float else "tl.int64"
-    plan = ScanPlan(row, kind, reverse, row and reverse and kind == "sum", acc)
+    plan = ScanPlan(row, kind, reverse, row and reverse and kind == "sum", acc, exclusive)
     chained = variant == "chained"
     if chained and row:
         raise DesignError("a chained scan cuts a column walk; this scan runs along rows")
@@ -229,12 +239,8 @@ def _chunk(plan: ScanPlan, em: BodyEmitter, ctx: Context, src: str, scan: str, c
         code.add("r_mask = rs >= 0")
     else:
         code.add(f"rs = {first}", "r_mask = rs < n_scan")
-    lines: list[str] = []
-    v = em.value(src, ctx, lines)
-    code.extend(lines)
-    vm = em.mask_for(src, ctx) or "True"
+    _scanned_values(plan, em, ctx, src, code)
     n, acc = plan.neutral, plan.acc
-    code.add(f"v = tl.where({vm}, {v}.to({acc}), {n})  # masked lanes: neutral element")
     if plan.kind == "sum":
         total, combine = "tl.sum(v, axis=0, keep_dims=True)", "+"
         local = "tl.cumsum(v, axis=0)"
@@ -288,13 +294,7 @@ def _walk(plan: ScanPlan, em: BodyEmitter, ctx: Context, src: str, scan: str, co
     )
     code.indent()
     code.add(*_indices(plan))
-    lines: list[str] = []
-    v = em.value(src, ctx, lines)
-    code.extend(lines)
-    vm = em.mask_for(src, ctx) or "True"
-    code.add(
-        f"v = tl.where({vm}, {v}.to({plan.acc}), {plan.neutral})  # masked lanes: neutral element"
-    )
+    _scanned_values(plan, em, ctx, src, code)
     ax = 1 if plan.row else 0
     # a reverse column walk reads its rows downwards: the forward scan is the suffix scan
     rev = ", reverse=True" if plan.reverse and plan.row else ""
@@ -312,6 +312,29 @@ def _walk(plan: ScanPlan, em: BodyEmitter, ctx: Context, src: str, scan: str, co
         )
         em.helpers.add(PROD_COMBINE)
     em.done[em.key(scan, ctx)] = safe_name(scan)
+
+
+def _scanned_values(plan: ScanPlan, em: BodyEmitter, ctx: Context, src: str, code: Code) -> None:
+    """``v``: the block's values to scan (masked lanes: the neutral element); an exclusive
+    scan's are read one step back along the scanned axis (``prev``), the first step neutral."""
+    if plan.exclusive:
+        axis = next(g for g in ctx.groups if not g.hoist and g.axis is not None)
+        code.add(
+            f"prev = {axis.index} - 1  # an exclusive scan reads each step's predecessor",
+            f"prev_mask = {axis.mask} & (prev >= 0)",
+        )
+        ctx = Context(
+            tuple(replace(g, index="prev", mask="prev_mask") if g is axis else g
+                  for g in ctx.groups),
+            ctx.suffix + "_prev",
+        )
+    lines: list[str] = []
+    v = em.value(src, ctx, lines)
+    code.extend(lines)
+    vm = em.mask_for(src, ctx) or "True"
+    code.add(
+        f"v = tl.where({vm}, {v}.to({plan.acc}), {plan.neutral})  # masked lanes: neutral element"
+    )
 
 
 def _indices(plan: ScanPlan) -> list[str]:
