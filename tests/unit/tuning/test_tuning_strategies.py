@@ -15,6 +15,7 @@ FAST_BO = {"max_iter": 5, "dense_until": 8, "refit_every": 4}
 ASK_TELL = {
     "random": {},
     "bo": FAST_BO,
+    "bo-local": FAST_BO,
     "gp-default": FAST_BO,
     "bo-discovered": {
         **FAST_BO,

@@ -5,6 +5,7 @@ fails only when its strategy is used, with the command that installs it).
     neighbours      coordinate descent from the fastest config, nearest values first
     bo              Bayesian optimisation with the GPU-aware kernel
     neighbours-then-bo   one-parameter moves until 3 timings, then bo (optimize's default)
+    bo-local        bo that searches near its fastest configs once it stops improving
     bo-select       bo with its kernel chosen per space by LOO-CRPS (library + discovered kernels)
     neighbours-then-bo-select   neighbours-then-bo with bo-select as its model
     bo-discovered   BO with a kernel discovered from the run's own data by LOO-CRPS
@@ -69,6 +70,12 @@ _REGISTRY: dict[str, _Entry] = {
     ),
     "bo": _Entry(
         "kernelwright.tuning.strategies.bayesopt", {"variant": "bo"}, "scipy", "pip install scipy"
+    ),
+    "bo-local": _Entry(
+        "kernelwright.tuning.strategies.bayesopt",
+        {"variant": "bo-local"},
+        "scipy",
+        "pip install scipy",
     ),
     "bo-select": _Entry(
         "kernelwright.tuning.strategies.bayesopt",

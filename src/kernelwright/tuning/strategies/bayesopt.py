@@ -3,10 +3,14 @@
     history -> targets (log time, standardised per source) -> fit GP (MAP, memoised by prefix)
             -> candidates (valid, unevaluated) -> log EI + log P(runs) -> kriging-believer batch
 
-Four registered variants share this loop:
+Five registered variants share this loop:
 
     bo             the GPU-aware kernel (gp.library.gpu_kernel), log time, feasibility-weighted EI,
-                   maximin initial design
+                   Latin-hypercube initial design
+    bo-local       as bo, but a lower confidence bound (mean - 1 sd) replaces EI, and once 5
+                   evaluations in a row bring no improvement the candidates are only configs that
+                   differ from the fastest one in at most 2 parameters (a trust region in the
+                   discrete valid set, tuning.neighbourhood), until an evaluation improves
     bo-select      as bo, but the kernel is chosen per space by exact LOO-CRPS among the library's
                    kernels (and discovered ones handed over) once enough timings exist, re-chosen
                    as they arrive (gp.selection)
@@ -38,6 +42,7 @@ from kernelwright.tuning.gp.library import default_kernel, gpu_kernel
 from kernelwright.tuning.gp.model import GP, Hypers, condition, fit
 from kernelwright.tuning.gp.selection import KernelChoice, choose_kernel, library_candidates
 from kernelwright.tuning.initial import design_pool, latin_hypercube, maximin
+from kernelwright.tuning.neighbourhood import evaluations_since_improvement, value_codes, within
 from kernelwright.tuning.space import Space
 from kernelwright.tuning.strategies.base import Observation, step_rng, unevaluated
 
@@ -71,12 +76,18 @@ class BOSettings:
         max_iter: L-BFGS-B iteration cap per fit.
         max_candidates: acquisition scores at most this many unevaluated configs (a seeded
             subsample).
+        acquisition: ``"ei"`` (log expected improvement) or ``"lcb:<beta>"`` (minus the lower
+            confidence bound mu - beta sd); either plus log P(runs).
         discover_at: own-data sizes at which ``"discovered"`` re-runs kernel discovery.
         discovery_generations: generations per discovery run.
         discovery_population: population size per discovery run.
         select_from: successful timings before ``"select"`` chooses (the GPU-aware kernel
             before that).
         reselect_every: ``"select"`` re-chooses after every this many further successes.
+        local_radius: once the run stalls, candidates are restricted to configs that differ
+            from an incumbent in at most this many parameters (0: never restricted).
+        local_patience: the run has stalled when this many evaluations followed its fastest.
+        local_centres: how many of the fastest configs are incumbents.
     """
 
     kernel: Literal["gpu", "default", "discovered", "select"] = "gpu"
@@ -95,6 +106,9 @@ class BOSettings:
     discovery_population: int = 12
     select_from: int = SELECT_FROM
     reselect_every: int = RESELECT_EVERY
+    local_radius: int = 0
+    local_patience: int = 5
+    local_centres: int = 1
 
 
 @dataclass
@@ -151,13 +165,32 @@ class BayesOpt:
             return out + [
                 int(r) for r in rng.choice(free, size=min(n - len(out), len(free)), replace=False)
             ]
-        cand = free
+        cand = self._trust_region(space, own, free)
         if len(cand) > s.max_candidates:
             cand = np.sort(rng.choice(cand, size=s.max_candidates, replace=False))
         evaluated = np.array([o.row for o in own], dtype=np.intp)
         ok = np.array([not o.failed for o in own])
         out += self._select(gp, cand, n - len(out), best, evaluated, ok)
         return out
+
+    def _trust_region(
+        self, space: Space, own: list[Observation], free: npt.NDArray[np.intp]
+    ) -> npt.NDArray[np.intp]:
+        """The candidates: every free row, or, once the run has stalled, those near an incumbent
+        (all of them again when that neighbourhood is exhausted)."""
+        s = self.settings
+        if s.local_radius <= 0:
+            return free
+        if evaluations_since_improvement([o.time_ms for o in own]) < s.local_patience:
+            return free
+        timed = sorted((o for o in own if not o.failed), key=lambda o: o.time_ms or 0.0)
+        centres = [o.row for o in timed[: max(1, s.local_centres)]]
+        codes = self._memo.get(("codes", space.fingerprint))
+        if codes is None:
+            codes = self._memo[("codes", space.fingerprint)] = value_codes(space)
+        assert isinstance(codes, np.ndarray)
+        near = free[within(codes, free, centres, s.local_radius)]
+        return near if len(near) else free
 
     # -- the GP's numerical work (a subclass may hand it to another library) ----------------
 
@@ -464,7 +497,7 @@ def _single_threaded_blas() -> Iterator[None]:
 
 
 def make(variant: str = "bo", **options: object) -> BayesOpt:
-    """Registry factory for ``bo``, ``bo-select``, ``bo-discovered`` and ``gp-default``.
+    """Registry factory for ``bo``, ``bo-local``, ``bo-select``, ``bo-discovered``, ``gp-default``.
 
     ``discovered`` (a sequence of kernel expressions) is handed to ``bo-select``'s candidates.
     """
@@ -477,6 +510,7 @@ def make(variant: str = "bo", **options: object) -> BayesOpt:
     presets: dict[str, dict[str, object]] = {
         "bo": {},
         "bo-select": {"kernel": "select"},
+        "bo-local": {"local_radius": 2, "acquisition": "lcb:1"},
         "bo-discovered": {"kernel": "discovered"},
         "gp-default": {
             "kernel": "default",
