@@ -35,6 +35,13 @@ CASES = {
         "torch.rand(2, 300, 20) * 0.02 + 0.99",
         "torch.rand(2, 40, 7) * 0.5 + 0.75",
     ),
+    "exclusive-sum": (  # each chunk loads its steps' predecessors (the first step: 0)
+        "torch.cat([torch.zeros_like(x.narrow(1, 0, 1)), "
+        "torch.cumsum(x.narrow(1, 0, x.size(1) - 1), dim=1)], dim=1)",
+        "",
+        "torch.randn(2, 300, 20)",
+        "torch.randn(1, 257, 3)",
+    ),
     "integer-sum": (
         "torch.cumsum(x, dim=1)",
         "",
