@@ -204,7 +204,7 @@ def run_id_for(task: Task, options: OptimizeOptions, device: str, size: str) -> 
     else:
         proposer = f"templates+llm:{llm.spec}" if llm is not None else "templates"
         if options.search != "staged":
-            proposer += f":{options.search}"  # a staged run keeps the id it always had
+            proposer += f":{options.search}"  # a staged run's id does not name its mode
     parts = [task.sha256, device, options.evaluation.precision.value, size, proposer,
              harness_fingerprint()]
     if options.constraints is not None:
