@@ -140,14 +140,16 @@ class EnergyWindows:
         return sum(w for _, w in self.windows)
 
     def summary(self, call_ms: float) -> dict[str, Any] | None:
-        """The verdict's energy record for calls of median ``call_ms`` (None: nothing measured).
+        """The verdict's energy record for calls of median ``call_ms`` (None: nothing measured,
+        or windows whose counter never stepped: a GPU never draws 0 W, so a sum of 0 says the
+        windows were too short to see a step, not that the calls were free).
 
         ``watts_se`` is the standard error of the mean power, as a ratio estimator over the
         windows: the counter's steps make single windows coarse (many see no step at all), and
         the spread between them is what says how far the sum can be trusted.
         """
         total_ms = self.window_ms
-        if not self.windows or total_ms <= 0:
+        if not self.windows or total_ms <= 0 or self.millijoules <= 0:
             return None
         watts = self.millijoules / total_ms
         n = len(self.windows)

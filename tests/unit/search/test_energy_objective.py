@@ -74,7 +74,11 @@ def test_a_counter_that_goes_back_adds_nothing_and_no_window_gives_no_record() -
     windows = EnergyWindows(Counter(1.0))
     assert windows.summary(1.0) is None
     windows.add(500.0, 400.0, 10.0)  # a reset driver must not subtract energy
-    assert windows.millijoules == 0.0 and windows.summary(1.0)["mj_per_call"] == 0.0  # type: ignore[index]
+    assert windows.millijoules == 0.0
+    # no step seen in any window is no measurement (a report would otherwise print 0 mJ)
+    assert windows.summary(1.0) is None
+    windows.add(0.0, 12.5, 10.0)
+    assert windows.summary(1.0)["mj_per_call"] == pytest.approx(12.5 / 20.0)  # type: ignore[index]
 
 
 @pytest.mark.parametrize(
