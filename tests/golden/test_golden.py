@@ -65,6 +65,11 @@ CASES = {
     "conv_relu_bias": ("conv", ("conv-implicit-gemm",), {"STAGES": 3, "WARPS": 8}),
     "causal_attention": ("attention", ("attention-flash",), {"BLOCK_M": 128, "BLOCK_N": 64}),
     "written_attention": ("attention", ("attention-flash",), {"BLOCK_M": 64, "BLOCK_N": 32}),
+    "attention_decode": (
+        "attention",
+        ("attention-decode",),
+        {"BLOCK_N": 64, "SPLIT_PROGRAMS": 528, "WARPS": 4},
+    ),
 }
 
 

@@ -4,6 +4,8 @@
     kernels.py    the flash kernel: BLOCK_M queries of one (batch, head) a program, an online
                   softmax over blocks of keys, tl.dot for q k^T and p v with fp32 accumulation
     launch.py     the wrapper: sizes, strides, the math the policy allows, blocks, stages
+    decode.py     the decode variant for a few queries: one query row a program, IEEE fp32
+                  products on the CUDA cores, keys split over programs where rows are few
     conditions.py, defaults.py   the skills' conditions and default parameters
 
 Capture keeps ``F.scaled_dot_product_attention`` one node (``capture.KEPT_WHOLE``) instead of
@@ -22,6 +24,7 @@ from importlib.resources.abc import Traversable
 
 from kernelwright.design.choices import GroupChoice
 from kernelwright.design.families.attention import conditions, defaults  # noqa: F401 (register)
+from kernelwright.design.families.attention.decode import DECODE_DEFAULTS
 from kernelwright.design.families.attention.launch import (
     ATTN_LAUNCH,
     ATTN_STAGES,
@@ -37,7 +40,8 @@ from kernelwright.skills.conditions import GroupFacts
 
 
 class AttentionFamily:
-    """One flash-attention kernel per ``scaled_dot_product_attention`` node."""
+    """One flash-attention kernel per ``scaled_dot_product_attention`` node (a decode kernel,
+    and a combine kernel where keys are split, for a few queries)."""
 
     kind = "attention"
     prefix = "attn"
@@ -76,9 +80,15 @@ class AttentionFamily:
         self, partition: Partition, group: Group, facts: GroupFacts, choice: GroupChoice
     ) -> float:
         """The inverse of the fraction of the SMs the programs fill (one program per block of
-        queries of one head; a decode step has one per head)."""
+        queries of one head; the decode variant one per query row and key split)."""
         a = facts.attention
         assert a is not None
+        if choice.variant == "decode":
+            d = {**DECODE_DEFAULTS, **choice.params}
+            rows = a.batch * a.heads * a.m
+            block_n = max(16, min(int(d["BLOCK_N"]), 1 << max(0, (a.n - 1).bit_length())))
+            split = max(1, min(-(-int(d["SPLIT_PROGRAMS"]) // rows), -(-a.n // (4 * block_n))))
+            return 1.0 / min(1.0, rows * split / facts.sm_count)
         p = {**DEFAULTS, **choice.params}
         block_m = max(16, min(int(p["BLOCK_M"]), 1 << max(0, (a.m - 1).bit_length())))
         programs = a.batch * a.heads * -(-a.m // block_m)

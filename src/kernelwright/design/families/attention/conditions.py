@@ -55,3 +55,13 @@ def head_dim_above(f: GroupFacts, limit: int) -> Outcome:
     if d > limit:
         return Ok(f"head dim {d} > {limit}: smaller query and key blocks")
     return Fail(f"head dim {d} <= {limit}: the narrower template's tiles fit")
+
+
+@condition("queries_at_most")
+def queries_at_most(f: GroupFacts, limit: int) -> Outcome:
+    """A few queries a (batch, head): a decode step, or a handful of speculative tokens."""
+    a = _shape(f)
+    if a.m <= limit:
+        return Ok(f"{a.m} quer{'y' if a.m == 1 else 'ies'} a head <= {limit}: a decode step "
+                  "streams the keys and values once")
+    return Fail(f"{a.m} queries a head > {limit}: blocks of queries share each key block")

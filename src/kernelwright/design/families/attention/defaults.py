@@ -44,3 +44,17 @@ def attention_flash_wide(f: GroupFacts) -> dict[str, int]:
         "WARPS": 8,
         "FP32_MATH": 0,
     }
+
+
+@heuristic("attention_decode")
+def attention_decode(f: GroupFacts) -> dict[str, int]:
+    """Key blocks of 8192 values (64 keys at head dim 128) in 4 warps; key splits up to four
+    programs per SM."""
+    a = f.attention
+    assert a is not None
+    block_d = max(16, next_pow2(max(a.d, a.dv)))
+    return {
+        "BLOCK_N": max(16, min(8192 // block_d, next_pow2(a.n))),
+        "WARPS": 4,
+        "SPLIT_PROGRAMS": 4 * f.sm_count,
+    }

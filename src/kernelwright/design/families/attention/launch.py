@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from kernelwright.design.families.attention.decode import render_decode
 from kernelwright.design.families.attention.kernels import (
     MASK_ADD,
     MASK_BOOL,
@@ -37,7 +38,7 @@ from kernelwright.design.kernel.common import (
 )
 from kernelwright.design.kernel.emitter import safe_name
 
-VARIANTS = ("flash",)
+VARIANTS = ("flash", "decode")
 DEFAULTS = {"BLOCK_M": 128, "BLOCK_N": 64, "STAGES": 3, "WARPS": 8, "FP32_MATH": 0}
 LOG2E = 1.4426950408889634
 
@@ -75,6 +76,8 @@ def render_attention(
     if variant not in VARIANTS:
         raise DesignError(f"the attention template renders {', '.join(VARIANTS)}, not {variant}")
     spec = attention_spec(graph, group)
+    if variant == "decode":
+        return render_decode(spec, group, name, params, _describe(spec, "decode"))
     p = {**DEFAULTS, **{k: int(v) for k, v in params.items() if k in DEFAULTS}}
     if p["FP32_MATH"] not in FP32_MATH:
         raise DesignError(f"FP32_MATH {p['FP32_MATH']}: 0 (tf32x3) or 1 (ieee)")
@@ -89,7 +92,7 @@ def render_attention(
     code.add(f"def {name}({', '.join(params_in)}):")
     code.indent()
     note = math_note(fp32_math)
-    first, *rest = wrap_words(_describe(spec), 84)
+    first, *rest = wrap_words(_describe(spec, "flash"), 84)
     code.add(f'"""{first}', *rest, "", *wrap_words(note, 88), '"""')
     code.add(f"q, k, v = {', '.join(names)}  # (B, H, M, D), (B, Hk, N, D), (B, Hk, N, Dv)")
     if mask is not None:
@@ -189,7 +192,7 @@ def render_attention(
     )
 
 
-def _describe(spec: AttentionSpec) -> str:
+def _describe(spec: AttentionSpec, variant: str) -> str:
     what = "Scaled-dot-product attention"
     opts = []
     if spec.causal:
@@ -200,6 +203,12 @@ def _describe(spec: AttentionSpec) -> str:
         opts.append("grouped-query heads")
     if opts:
         what += f" ({', '.join(opts)})"
+    if variant == "decode":
+        return (
+            f"{what}: decode, one query row a program (its keys split over several programs "
+            "where rows are few), an online softmax over blocks of keys in fp32; the scores "
+            "never reach memory."
+        )
     return (
         f"{what}: flash, BLOCK_M queries of one (batch, head) a program, an online softmax "
         "over blocks of keys in fp32; the scores never reach memory."

@@ -58,3 +58,15 @@ def test_what_the_template_cannot_do_is_refused_with_the_reason(
     go = options(tmp_path, call, inputs, params)
     assert go.options == []
     assert any(reason in " ".join(why) for _, why in go.skipped), go.skipped
+
+
+def test_a_decode_step_ranks_the_decode_template_first(tmp_path: Path) -> None:
+    """One query a head: the decode template first, the flash one still an option (the harness
+    decides); five queries a head refuse the decode template, with the reason."""
+    kv = "torch.randn(1, 2, 300, 48), torch.randn(1, 2, 300, 48)"
+    decode = options(tmp_path, "q, k, v", f"torch.randn(1, 2, 1, 48), {kv}")
+    assert [o.choice.skill for o in decode.options] == ["attention-decode", "attention-flash"]
+    assert decode.options[0].choice.variant == "decode"
+    few = options(tmp_path, "q, k, v", f"torch.randn(1, 2, 5, 48), {kv}")
+    assert [o.choice.skill for o in few.options] == ["attention-flash"]
+    assert any("5 queries a head > 4" in " ".join(why) for _, why in few.skipped)

@@ -1,0 +1,282 @@
+"""Attention for a few queries (a decode step): the ``decode`` variant's kernels and wrapper.
+
+With one query a (batch, head), the flash kernel's 16-row tl.dot blocks are 15/16 padding and
+the work is two matrix-vector products that stream the keys and values once: memory-bound, so
+the products run on the CUDA cores in IEEE fp32 (as accurate as an fp32 policy asks, whatever
+the operands' dtype), and what matters is keeping enough loads in flight.
+
+    decode kernel    one program per (query row, key split): scores s = k . q for BLOCK_N keys a
+                     step (a sum over the head dim), the online softmax of the flash kernel,
+                     acc = acc * alpha + sum over keys of p v
+    combine kernel   with several key splits: each row's partial (max, sum, acc) merged, scaled
+                     to the largest max, and normalised once
+
+Key splits (flash-decoding) give a short batch enough programs to fill the GPU: about
+``SPLIT_PROGRAMS`` programs, each at least four key blocks; one split writes the output
+directly. Causal rows stop at their query (top-left aligned, as torch's ``is_causal``); a
+boolean or additive mask is read per key block; grouped-query heads read their shared key and
+value head, and the heads of one group are neighbouring programs, so a key block read by one
+is in L2 for the next.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from kernelwright.design.families.attention.kernels import (
+    MASK_ADD,
+    MASK_BOOL,
+    MASK_NONE,
+    STRIDES,
+)
+from kernelwright.design.families.attention.spec import AttentionSpec
+from kernelwright.design.fusion import Group
+from kernelwright.design.kernel.common import Code, RenderedKernel, launch, signature, wrap_words
+from kernelwright.design.kernel.emitter import KernelArgs, safe_name
+
+DECODE_DEFAULTS = {"BLOCK_N": 64, "WARPS": 4, "SPLIT_PROGRAMS": 528}
+LOG2E = 1.4426950408889634
+CONSTS = ["BLOCK_N", "BLOCK_D", "BLOCK_DV", "HEAD_D", "HEAD_DV", "CAUSAL", "MASK", "SPLIT"]
+NOTE = (
+    "Both products in IEEE fp32 on the CUDA cores (operands converted to fp32): a decode step "
+    "reads each key and value once, so the math is never the limit."
+)
+
+
+def decode_kernel(name: str, has_mask: bool) -> tuple[str, KernelArgs]:
+    """The decode kernel's source and its arguments, in order."""
+    args = KernelArgs()
+    for t in ("q", "k", "v", *(("mask",) if has_mask else ()), "out", "part_acc", "part_ml"):
+        args.pointer(t)
+    for s in ("M", "N", "n_heads", "kv_group", "qk_scale", "chunk"):
+        args.scalar(s, s)
+    for t, dims in STRIDES.items():
+        if t != "mask" or has_mask:
+            for d in dims:
+                args.scalar(f"stride_{t}{d}", f"stride_{t}{d}")
+    code = Code()
+    code.indent()
+    code.add(
+        "# ---- this program's query row and its slice of the keys",
+        "row = tl.program_id(0)  # over (batch, head, query): the heads of a group are neighbours",
+        "split = tl.program_id(1)",
+        "off_m = row % M",
+        "off_h = (row // M) % n_heads",
+        "off_b = (row // M // n_heads).to(tl.int64)",
+        "off_kh = (off_h // kv_group).to(tl.int64)  # grouped-query heads share a K/V head",
+        "off_h = off_h.to(tl.int64)",
+        "offs_n = tl.arange(0, BLOCK_N)",
+        "offs_d = tl.arange(0, BLOCK_D)",
+        "offs_dv = tl.arange(0, BLOCK_DV)",
+        "d_mask = offs_d < HEAD_D",
+        "dv_mask = offs_dv < HEAD_DV",
+        "q_row = q_ptr + off_b * stride_qb + off_h * stride_qh + off_m * stride_qm",
+        "q = tl.load(q_row + offs_d * stride_qd, mask=d_mask, other=0.0).to(tl.float32)",
+        "q = q * qk_scale  # scores in the log2 domain: exp2 of them is exp",
+        "k_tile = k_ptr + off_b * stride_kb + off_kh * stride_kh",
+        "k_tile += offs_n[:, None] * stride_kn + offs_d[None, :] * stride_kd",
+        "v_tile = v_ptr + off_b * stride_vb + off_kh * stride_vh",
+        "v_tile += offs_n[:, None] * stride_vn + offs_dv[None, :] * stride_vd",
+        "lo = split * chunk",
+        "hi = tl.minimum(N, lo + chunk)",
+        "if CAUSAL:  # query i sees keys 0..i",
+        "    hi = tl.minimum(hi, off_m + 1)",
+        "# ---- online softmax state, fp32: running max and sum, unnormalised output",
+        'm_i = tl.max(tl.full([BLOCK_N], float("-inf"), tl.float32), 0)',
+        "l_i = tl.sum(tl.zeros([BLOCK_N], tl.float32), 0)",
+        "acc = tl.zeros([BLOCK_DV], tl.float32)",
+    )
+    if has_mask:
+        code.add(
+            "mask_row = mask_ptr + off_b * stride_maskb + off_h * stride_maskh",
+            "mask_row += off_m * stride_maskm",
+        )
+    code.add("for start_n in range(lo, hi, BLOCK_N):")
+    code.indent()
+    code.add(
+        "cols = start_n + offs_n",
+        "n_mask = cols < hi",
+        "k = tl.load(k_tile + start_n * stride_kn, mask=n_mask[:, None] & d_mask[None, :], "
+        "other=0.0)",
+        "s = tl.sum(k.to(tl.float32) * q[None, :], 1)",
+        "valid = n_mask",
+    )
+    if has_mask:
+        code.add(
+            f"if MASK == {MASK_BOOL}:  # True: attend",
+            "    keep = tl.load(mask_row + cols * stride_maskn, mask=n_mask, other=0)",
+            "    valid = valid & (keep != 0)",
+            f"if MASK == {MASK_ADD}:  # added to the scaled scores (-inf: masked out)",
+            "    bias = tl.load(mask_row + cols * stride_maskn, mask=n_mask, other=0.0)",
+            f"    s += bias.to(tl.float32) * {LOG2E}",
+        )
+    code.add(
+        's = tl.where(valid, s, float("-inf"))',
+        "m_new = tl.maximum(m_i, tl.max(s, 0))",
+        "# while every key so far is masked the max is -inf: shift by 0 (exp2(-inf) = 0)",
+        'm_shift = tl.where(m_new == float("-inf"), 0.0, m_new)',
+        "p = tl.math.exp2(s - m_shift)",
+        "alpha = tl.math.exp2(m_i - m_shift)",
+        "l_i = l_i * alpha + tl.sum(p, 0)",
+        "v = tl.load(v_tile + start_n * stride_vn, mask=n_mask[:, None] & dv_mask[None, :], "
+        "other=0.0)",
+        "acc = acc * alpha + tl.sum(p[:, None] * v.to(tl.float32), 0)",
+        "m_i = m_new",
+    )
+    code.dedent()
+    code.add(
+        "if SPLIT == 1:  # the whole row: normalise and store (0 where every key is masked)",
+        "    out = acc / tl.where(l_i == 0.0, 1.0, l_i)",
+        "    o_row = out_ptr + off_b * stride_outb + off_h * stride_outh + off_m * stride_outm",
+        "    tl.store(o_row + offs_dv * stride_outd, out.to(out_ptr.dtype.element_ty), "
+        "mask=dv_mask)",
+        "else:  # a slice: its unnormalised partials, merged by the combine kernel",
+        "    part = row.to(tl.int64) * SPLIT + split",
+        "    tl.store(part_acc_ptr + part * BLOCK_DV + offs_dv, acc)",
+        "    tl.store(part_ml_ptr + part * 2, m_i)",
+        "    tl.store(part_ml_ptr + part * 2 + 1, l_i)",
+    )
+    return "\n".join(signature(name, args, CONSTS) + code.lines), args
+
+
+def combine_kernel(name: str) -> tuple[str, KernelArgs]:
+    """The kernel merging each row's key-split partials into its output."""
+    args = KernelArgs()
+    for t in ("part_acc", "part_ml", "out"):
+        args.pointer(t)
+    for s in ("M", "n_heads"):
+        args.scalar(s, s)
+    for d in STRIDES["out"]:
+        args.scalar(f"stride_out{d}", f"stride_out{d}")
+    code = Code()
+    code.indent()
+    code.add(
+        "row = tl.program_id(0)",
+        "off_m = row % M",
+        "off_h = ((row // M) % n_heads).to(tl.int64)",
+        "off_b = (row // M // n_heads).to(tl.int64)",
+        "offs_s = tl.arange(0, SPLIT_BLOCK)",
+        "offs_dv = tl.arange(0, BLOCK_DV)",
+        "s_mask = offs_s < SPLIT",
+        "part = row.to(tl.int64) * SPLIT + offs_s",
+        'm = tl.load(part_ml_ptr + part * 2, mask=s_mask, other=float("-inf"))',
+        "l = tl.load(part_ml_ptr + part * 2 + 1, mask=s_mask, other=0.0)",
+        "acc = tl.load(part_acc_ptr + part[:, None] * BLOCK_DV + offs_dv[None, :],",
+        "              mask=s_mask[:, None], other=0.0)",
+        "# every partial scaled to the row's largest max (a split with every key masked has a",
+        "# max of -inf and adds nothing)",
+        "m_row = tl.max(m, 0)",
+        'm_shift = tl.where(m_row == float("-inf"), 0.0, m_row)',
+        "w = tl.math.exp2(m - m_shift)",
+        "l_row = tl.sum(l * w, 0)",
+        "out = tl.sum(acc * w[:, None], 0) / tl.where(l_row == 0.0, 1.0, l_row)",
+        "o_row = out_ptr + off_b * stride_outb + off_h * stride_outh + off_m * stride_outm",
+        "tl.store(o_row + offs_dv * stride_outd, out.to(out_ptr.dtype.element_ty), "
+        "mask=offs_dv < HEAD_DV)",
+    )
+    consts = ["BLOCK_DV", "HEAD_DV", "SPLIT", "SPLIT_BLOCK"]
+    return "\n".join(signature(name, args, consts) + code.lines), args
+
+
+def render_decode(
+    spec: AttentionSpec, group: Group, name: str, params: Mapping[str, Any], describe: str
+) -> RenderedKernel:
+    """The decode kernels and the wrapper that sizes the key splits and launches them."""
+    params_in = [safe_name(x) for x in group.inputs]
+    out = safe_name(group.outputs[0])
+    p = {**DECODE_DEFAULTS, **{k: int(v) for k, v in params.items() if k in DECODE_DEFAULTS}}
+    kname, cname = f"{name}_decode_kernel", f"{name}_combine_kernel"
+    kernel, args = decode_kernel(kname, spec.mask is not None)
+    combine, cargs = combine_kernel(cname)
+    names = [safe_name(x) for x in (spec.q, spec.k, spec.v)]
+    code = Code()
+    code.add(f"def {name}({', '.join(params_in)}):")
+    code.indent()
+    first, *rest = wrap_words(describe, 84)
+    code.add(f'"""{first}', *rest, "", *wrap_words(NOTE, 88), '"""')
+    code.add(f"q, k, v = {', '.join(names)}  # (B, H, M, D), (B, Hk, N, D), (B, Hk, N, Dv)")
+    if spec.mask is not None:
+        code.add(f"mask = {safe_name(spec.mask)}  # broadcasts to (B, H, M, N)")
+    code.add(
+        "B, H, M, D = q.shape",
+        "Hk, N, DV = k.shape[1], k.shape[2], v.shape[3]",
+        "if k.shape[0] != B or k.shape[3] != D or tuple(v.shape[:3]) != (B, Hk, N) or H % Hk:",
+        '    raise RuntimeError(f"attention over {tuple(q.shape)}, {tuple(k.shape)}, "',
+        '                       f"{tuple(v.shape)}")',
+        f"{out} = torch.empty((B, H, M, DV), device=q.device, dtype=q.dtype)",
+    )
+    scale = repr(spec.scale) if spec.scale is not None else "D ** -0.5"
+    code.add(
+        f"qk_scale = {scale} * {LOG2E}  # the softmax runs in the log2 domain (exp2)",
+        "kv_group = H // Hk  # query heads per key/value head (grouped-query attention)",
+        "n_heads = H",
+    )
+    if spec.mask is not None:
+        code.add(
+            "# the mask broadcast to (B, H, M, N): its broadcast dimensions get a zero stride",
+            "mask = mask.expand(B, H, M, N)",
+            f"MASK = {MASK_BOOL} if mask.dtype == torch.bool else {MASK_ADD}",
+        )
+    else:
+        code.add(f"MASK = {MASK_NONE}")
+    for t, dims in STRIDES.items():
+        if t == "mask" and spec.mask is None:
+            continue
+        tensor = out if t == "out" else t
+        code.add(
+            f"stride_{t}{dims[0]}, stride_{t}{dims[1]}, stride_{t}{dims[2]}, "
+            f"stride_{t}{dims[3]} = {tensor}.stride()"
+        )
+    code.add(
+        f"BLOCK_N = max(16, min({p['BLOCK_N']}, triton.next_power_of_2(N)))",
+        "BLOCK_D = max(16, triton.next_power_of_2(D))",
+        "BLOCK_DV = max(16, triton.next_power_of_2(DV))",
+        "rows = B * H * M",
+        f"# key splits: about {p['SPLIT_PROGRAMS']} programs in all, each of at least four",
+        "# key blocks; chunks are whole key blocks and no split is left empty",
+        f"SPLIT = max(1, min(triton.cdiv({p['SPLIT_PROGRAMS']}, rows), "
+        "triton.cdiv(N, 4 * BLOCK_N)))",
+        "chunk = triton.cdiv(triton.cdiv(N, SPLIT), BLOCK_N) * BLOCK_N",
+        "SPLIT = triton.cdiv(N, chunk)",
+        "# the partials of each (row, split), fp32; never read when one split does it all",
+        "parts = rows * SPLIT if SPLIT > 1 else 1",
+        "part_acc = torch.empty((parts, BLOCK_DV), device=q.device, dtype=torch.float32)",
+        "part_ml = torch.empty((parts, 2), device=q.device, dtype=torch.float32)",
+    )
+    consts = {
+        "BLOCK_N": "BLOCK_N",
+        "BLOCK_D": "BLOCK_D",
+        "BLOCK_DV": "BLOCK_DV",
+        "HEAD_D": "D",
+        "HEAD_DV": "DV",
+        "CAUSAL": str(spec.causal),
+        "MASK": "MASK",
+        "SPLIT": "SPLIT",
+        "num_warps": p["WARPS"],
+    }
+    pointers = {"q": "q", "k": "k", "v": "v", "mask": "mask", "out": out,
+                "part_acc": "part_acc", "part_ml": "part_ml"}
+    args.pointers = [(kp, pointers[w]) for kp, w in args.pointers]
+    launch(kname, "(rows, SPLIT)", args, consts, code)
+    code.add("if SPLIT > 1:")
+    code.indent()
+    cargs.pointers = [(kp, pointers[w]) for kp, w in cargs.pointers]
+    launch(
+        cname,
+        "(rows,)",
+        cargs,
+        {"BLOCK_DV": "BLOCK_DV", "HEAD_DV": "DV", "SPLIT": "SPLIT",
+         "SPLIT_BLOCK": "triton.next_power_of_2(SPLIT)", "num_warps": 4},
+        code,
+    )
+    code.dedent()
+    code.add(f"return ({out},)")
+    return RenderedKernel(
+        (kernel, combine),
+        code.text(),
+        name,
+        tuple(params_in),
+        (group.outputs[0],),
+        notes=(spec.node.origin, NOTE) if spec.node.origin else (NOTE,),
+    )
