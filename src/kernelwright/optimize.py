@@ -234,18 +234,23 @@ def optimize_task(
         ConfigError: bad options, ``llm`` set without the agents package, or an energy
             objective where the device has no energy counter.
     """
+    from kernelwright.evaluate.devices import resolve_device
+
     phase = on_phase or (lambda _msg: None)
+    # options the device cannot serve fail before the capture's seconds are spent
+    device = resolve_device(options.evaluation.device)
+    if options.profile_best and device != "cuda":
+        raise ConfigError("--profile-best profiles kernels on a GPU; this run is on the CPU")
+    if options.profile_best and out_dir is None:
+        raise ConfigError("--profile-best needs --out: the profile is written beside the report")
+    objective = options.evaluation.objective
+    if objective.needs_energy and (why := unavailable_reason(device)):
+        raise ConfigError(f"--objective {objective.value} cannot be measured here: {why}")
     phase("capturing the graph")
     plan = plan_only(task, options, archive)
     task_obj, device, size = plan.task, plan.device, plan.size
     run_id = options.resume or run_id_for(task_obj, options, device, size)
     judged = dataclasses.replace(options.evaluation, device=device, size=size)
-    if options.profile_best and device != "cuda":
-        raise ConfigError("--profile-best profiles kernels on a GPU; this run is on the CPU")
-    if options.profile_best and out_dir is None:
-        raise ConfigError("--profile-best needs --out: the profile is written beside the report")
-    if judged.objective.needs_energy and (why := unavailable_reason(device)):
-        raise ConfigError(f"--objective {judged.objective.value} cannot be measured here: {why}")
     if options.constraints is not None:
         judged = options.constraints.apply(judged)
     if options.constraints is not None:

@@ -17,6 +17,7 @@ to real tensors.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import subprocess
@@ -133,6 +134,13 @@ def _decompositions() -> Any:
     """Core ATen's decompositions, less those of operators a kernel family takes whole:
     scaled-dot-product attention stays one node (the attention family's flash kernel) instead
     of a product, a softmax and a product that materialise the scores."""
+    return _decomposition_table().copy()
+
+
+@functools.cache
+def _decomposition_table() -> Any:
+    """The table of :func:`_decompositions`, built once a process (building it walks every
+    registered operator); export is given a copy, since a table may be changed in use."""
     import torch
 
     table = torch.export.default_decompositions()
