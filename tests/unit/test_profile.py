@@ -106,3 +106,43 @@ def test_profile_best_needs_a_gpu_and_an_out_folder(tmp_path):
                                    "--out", str(tmp_path / "o"), "--archive",
                                    str(tmp_path / "a.sqlite")])
     assert res.exit_code == 2 and "--profile-best profiles kernels on a GPU" in res.output
+
+
+def test_the_driver_runs_the_files_as_named_modules(tmp_path):
+    """Triton's compiler reads the module name of each global a kernel calls (a @triton.jit
+    helper such as ``_tanh``): the driver must not leave it None, or every kernel that calls a
+    helper fails to compile under ncu. Checked without a GPU: the driver's loading lines run on
+    the CPU and every @triton.jit function it defined names its module."""
+    import textwrap
+
+    from kernelwright.hardware.profile import DRIVER
+
+    solution = tmp_path / "solution.py"
+    solution.write_text(textwrap.dedent('''
+        import triton
+        import triton.language as tl
+
+        @triton.jit
+        def _twice(x):
+            return x * 2.0
+
+        @triton.jit
+        def scale_kernel(x_ptr, BLOCK: tl.constexpr):
+            offs = tl.arange(0, BLOCK)
+            tl.store(x_ptr + offs, _twice(tl.load(x_ptr + offs)))
+        '''))
+    driver = textwrap.dedent(DRIVER.format(task_dir=str(TASK.parent), task_file=str(TASK),
+                                           solution_file=str(solution), calls=1))
+    loading = driver[: driver.index("torch.manual_seed(0)")]
+    probe = tmp_path / "probe.py"
+    probe.write_text(loading + textwrap.dedent('''
+        from triton.runtime.jit import JITFunction
+        jitted = {k: v for k, v in solution.items() if isinstance(v, JITFunction)}
+        print(sorted(jitted), sorted({type(v.__module__).__name__ for v in jitted.values()}))
+        '''))
+    import subprocess
+
+    done = subprocess.run([sys.executable, str(probe)], capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split("\n")[0] == "['_twice', 'scale_kernel'] ['str']"

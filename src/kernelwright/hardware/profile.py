@@ -32,16 +32,17 @@ from kernelwright.records import Task
 NCU_ENV = "KERNELWRIGHT_NCU"  # the ncu to run (default: ncu on PATH, then CUDA's own)
 CALLS = 3
 
+# The files run as named modules: Triton's compiler reads the module name of every global a
+# kernel calls (a @triton.jit helper such as _tanh), and a function run without one has None.
 DRIVER = '''\
+import runpy
 import sys
 
 import torch
 
 sys.path[:0] = [{task_dir!r}]
-task = {{}}
-exec(compile(open({task_file!r}).read(), {task_file!r}, "exec"), task)
-solution = {{}}
-exec(compile(open({solution_file!r}).read(), {solution_file!r}, "exec"), solution)
+task = runpy.run_path({task_file!r}, run_name="kernelwright_task")
+solution = runpy.run_path({solution_file!r}, run_name="kernelwright_solution")
 torch.manual_seed(0)
 model = solution["ModelNew"](*task["get_init_inputs"]()).cuda().eval()
 inputs = [x.cuda() if isinstance(x, torch.Tensor) else x for x in task["get_inputs"]()]
