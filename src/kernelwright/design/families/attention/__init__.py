@@ -3,7 +3,8 @@
     spec.py       the node's operands and options (causal, scale, mask, grouped-query heads)
     kernels.py    the flash kernel: BLOCK_M queries of one (batch, head) a program, an online
                   softmax over blocks of keys, tl.dot for q k^T and p v with fp32 accumulation
-    launch.py     the wrapper: sizes, strides, the math the policy allows, blocks, stages
+    prelude.py    the lines every wrapper starts with: operands, sizes, scale, mask, strides
+    launch.py     the flash wrapper: the math the policy allows, blocks, stages
     decode.py     the decode variant for a few queries: one query row a program, IEEE fp32
                   products on the CUDA cores, keys split over programs where rows are few
     conditions.py, defaults.py   the skills' conditions and default parameters

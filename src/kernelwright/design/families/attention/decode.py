@@ -24,10 +24,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from kernelwright.design.families.attention import prelude
 from kernelwright.design.families.attention.kernels import (
+    LOG2E,
     MASK_ADD,
     MASK_BOOL,
-    MASK_NONE,
     STRIDES,
 )
 from kernelwright.design.families.attention.spec import AttentionSpec
@@ -36,7 +37,6 @@ from kernelwright.design.kernel.common import Code, RenderedKernel, launch, sign
 from kernelwright.design.kernel.emitter import KernelArgs, safe_name
 
 DECODE_DEFAULTS = {"BLOCK_N": 64, "WARPS": 4, "SPLIT_PROGRAMS": 528}
-LOG2E = 1.4426950408889634
 CONSTS = ["BLOCK_N", "BLOCK_D", "BLOCK_DV", "HEAD_D", "HEAD_DV", "CAUSAL", "MASK", "SPLIT"]
 NOTE = (
     "Both products in IEEE fp32 on the CUDA cores (operands converted to fp32): a decode step "
@@ -189,45 +189,14 @@ def render_decode(
     kname, cname = f"{name}_decode_kernel", f"{name}_combine_kernel"
     kernel, args = decode_kernel(kname, spec.mask is not None)
     combine, cargs = combine_kernel(cname)
-    names = [safe_name(x) for x in (spec.q, spec.k, spec.v)]
     code = Code()
     code.add(f"def {name}({', '.join(params_in)}):")
     code.indent()
     first, *rest = wrap_words(describe, 84)
     code.add(f'"""{first}', *rest, "", *wrap_words(NOTE, 88), '"""')
-    code.add(f"q, k, v = {', '.join(names)}  # (B, H, M, D), (B, Hk, N, D), (B, Hk, N, Dv)")
-    if spec.mask is not None:
-        code.add(f"mask = {safe_name(spec.mask)}  # broadcasts to (B, H, M, N)")
-    code.add(
-        "B, H, M, D = q.shape",
-        "Hk, N, DV = k.shape[1], k.shape[2], v.shape[3]",
-        "if k.shape[0] != B or k.shape[3] != D or tuple(v.shape[:3]) != (B, Hk, N) or H % Hk:",
-        '    raise RuntimeError(f"attention over {tuple(q.shape)}, {tuple(k.shape)}, "',
-        '                       f"{tuple(v.shape)}")',
-        f"{out} = torch.empty((B, H, M, DV), device=q.device, dtype=q.dtype)",
-    )
-    scale = repr(spec.scale) if spec.scale is not None else "D ** -0.5"
-    code.add(
-        f"qk_scale = {scale} * {LOG2E}  # the softmax runs in the log2 domain (exp2)",
-        "kv_group = H // Hk  # query heads per key/value head (grouped-query attention)",
-        "n_heads = H",
-    )
-    if spec.mask is not None:
-        code.add(
-            "# the mask broadcast to (B, H, M, N): its broadcast dimensions get a zero stride",
-            "mask = mask.expand(B, H, M, N)",
-            f"MASK = {MASK_BOOL} if mask.dtype == torch.bool else {MASK_ADD}",
-        )
-    else:
-        code.add(f"MASK = {MASK_NONE}")
-    for t, dims in STRIDES.items():
-        if t == "mask" and spec.mask is None:
-            continue
-        tensor = out if t == "out" else t
-        code.add(
-            f"stride_{t}{dims[0]}, stride_{t}{dims[1]}, stride_{t}{dims[2]}, "
-            f"stride_{t}{dims[3]} = {tensor}.stride()"
-        )
+    prelude.operands(code, spec, out)
+    prelude.heads(code, spec)
+    prelude.mask_and_strides(code, spec, out)
     code.add(
         f"BLOCK_N = max(16, min({p['BLOCK_N']}, triton.next_power_of_2(N)))",
         "BLOCK_D = max(16, triton.next_power_of_2(D))",

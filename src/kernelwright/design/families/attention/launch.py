@@ -16,12 +16,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from kernelwright.design.families.attention import prelude
 from kernelwright.design.families.attention.decode import render_decode
 from kernelwright.design.families.attention.kernels import (
-    MASK_ADD,
-    MASK_BOOL,
-    MASK_NONE,
-    STRIDES,
     flash_kernel,
 )
 from kernelwright.design.families.attention.spec import AttentionSpec, attention_spec
@@ -40,7 +37,6 @@ from kernelwright.design.kernel.emitter import safe_name
 
 VARIANTS = ("flash", "decode")
 DEFAULTS = {"BLOCK_M": 128, "BLOCK_N": 64, "STAGES": 3, "WARPS": 8, "FP32_MATH": 0}
-LOG2E = 1.4426950408889634
 
 ATTN_STAGES = '''def _attn_stages(stages, block_m, block_n, block_d, block_dv, item, smem):
     """The pipeline's depth: at most stages, within smem bytes of shared memory. The query
@@ -84,7 +80,6 @@ def render_attention(
     fp32_math = FP32_MATH[p["FP32_MATH"]]
     kname = f"{name}_kernel"
     kernel, args = flash_kernel(kname, spec.mask is not None)
-    names = [safe_name(x) for x in (spec.q, spec.k, spec.v)]
     mask = safe_name(spec.mask) if spec.mask is not None else None
     params_in = [safe_name(x) for x in group.inputs]
     out = safe_name(group.outputs[0])
@@ -94,27 +89,14 @@ def render_attention(
     note = math_note(fp32_math)
     first, *rest = wrap_words(_describe(spec, "flash"), 84)
     code.add(f'"""{first}', *rest, "", *wrap_words(note, 88), '"""')
-    code.add(f"q, k, v = {', '.join(names)}  # (B, H, M, D), (B, Hk, N, D), (B, Hk, N, Dv)")
-    if mask is not None:
-        code.add(f"mask = {mask}  # broadcasts to (B, H, M, N)")
+    prelude.operands(code, spec, out)
     code.add(
-        "B, H, M, D = q.shape",
-        "Hk, N, DV = k.shape[1], k.shape[2], v.shape[3]",
-        "if k.shape[0] != B or k.shape[3] != D or tuple(v.shape[:3]) != (B, Hk, N) or H % Hk:",
-        '    raise RuntimeError(f"attention over {tuple(q.shape)}, {tuple(k.shape)}, "',
-        '                       f"{tuple(v.shape)}")',
-        f"{out} = torch.empty((B, H, M, DV), device=q.device, dtype=q.dtype)",
         "q, k = _dot_operands(q, k)",
         "v, _ = _dot_operands(v, v)",
         "# tl.dot's input precision, from the operands' dtype and the caller's matmul policy",
         f'DOT_PRECISION = _dot_precision(q, "{fp32_math}")',
     )
-    scale = repr(spec.scale) if spec.scale is not None else "D ** -0.5"
-    code.add(
-        f"qk_scale = {scale} * {LOG2E}  # the softmax runs in the log2 domain (exp2)",
-        "kv_group = H // Hk  # query heads per key/value head (grouped-query attention)",
-        "n_heads = H",
-    )
+    prelude.heads(code, spec)
     causal = str(spec.causal)
     if mask is not None and not spec.causal:
         causal = "CAUSAL"
@@ -126,22 +108,7 @@ def render_attention(
             "CAUSAL = mask.dtype == torch.bool and not bool(",
             "    mask.expand(*mask.shape[:-2], M, N).triu(1).any())",
         )
-    if mask is not None:
-        code.add(
-            "# the mask broadcast to (B, H, M, N): its broadcast dimensions get a zero stride",
-            "mask = mask.expand(B, H, M, N)",
-            f"MASK = {MASK_BOOL} if mask.dtype == torch.bool else {MASK_ADD}",
-        )
-    else:
-        code.add(f"MASK = {MASK_NONE}")
-    for t, dims in STRIDES.items():
-        if t == "mask" and mask is None:
-            continue
-        tensor = out if t == "out" else t
-        code.add(
-            f"stride_{t}{dims[0]}, stride_{t}{dims[1]}, stride_{t}{dims[2]}, "
-            f"stride_{t}{dims[3]} = {tensor}.stride()"
-        )
+    prelude.mask_and_strides(code, spec, out)
     code.add(
         "# blocks: BLOCK_M queries (at least 16, tl.dot's minimum: one query decodes in 16",
         "# rows), BLOCK_N keys a step, head dims padded to a power of two",
