@@ -12,11 +12,7 @@ bash scripts/setup.sh
 # candidate process would otherwise compile every module it imports (about 0.5 s a process).
 python -m compileall -q src > /dev/null
 ruff check src tests
-# Type-checking runs beside the tests: the two pytest workers leave part of the two cores idle
-# (processes starting, waiting on each other), and mypy fills it; its verdict comes after theirs.
-mypy_log=$(mktemp)
-mypy > "$mypy_log" 2>&1 &
-mypy_pid=$!
+mypy
 # Two markers are left out unless a -m option chooses otherwise:
 #   sm90  the sm_90 compile checks: they prepare GPU work and run with
 #         `bash scripts/test.sh -m sm90` (and in scripts/gpu_check.sh)
@@ -26,9 +22,4 @@ marks=(-m "not sm90 and not slow")
 for arg in "$@"; do
   case "$arg" in -m|-m*) marks=() ;; esac
 done
-status=0
-python -m pytest -q -p no:cacheprovider -n auto --dist worksteal --timeout=900 "${marks[@]}" "$@" \
-  || status=$?
-if wait "$mypy_pid"; then tail -n 1 "$mypy_log"; else cat "$mypy_log"; status=1; fi
-rm -f "$mypy_log"
-exit "$status"
+python -m pytest -q -p no:cacheprovider -n auto --dist worksteal --timeout=900 "${marks[@]}" "$@"
