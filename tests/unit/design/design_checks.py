@@ -7,7 +7,8 @@ The child reads one JSON request per line and answers one JSON line:
 
     {"body": "...task body...", "skills": [...], "params": {...}, "inputs": "python expr" | null,
      "dtype": "bfloat16" | null, "tol": 1e-4, "expect": 1, "policy": "fp32" | "tf32" | null,
-     "reference": "float64" | null (the reference model and inputs in that dtype)}
+     "reference": "float64" | null (the reference model and inputs in that dtype),
+     "record": ["BLOCK_N", ...] | null (launch arguments recorded with each kernel's name)}
     -> {"sources": [...], "checked": [...skills per design...],
         "launched": [...kernel names launched per design...]} or {"error": "..."}
 
@@ -191,16 +192,19 @@ def with_params(design: Any, params: dict[str, int]) -> Any:
 
 class _Launches:
     """A ``@triton.jit`` kernel that records its name each time it is launched, and its name
-    with ``+causal`` where it is launched with ``CAUSAL=True``."""
+    with ``+causal`` where it is launched with ``CAUSAL=True``; ``keys``: launch arguments
+    recorded after the name (``name BLOCK_N=256``)."""
 
-    def __init__(self, kernel: Any, name: str, record: list[str]) -> None:
-        self.kernel, self.name, self.record = kernel, name, record
+    def __init__(self, kernel: Any, name: str, record: list[str], keys: Iterable[str]) -> None:
+        self.kernel, self.name, self.record, self.keys = kernel, name, record, tuple(keys)
 
     def __getitem__(self, grid: Any) -> Any:
         launch = self.kernel[grid]
 
         def run(*args: Any, **kwargs: Any) -> Any:
-            self.record.append(self.name + ("+causal" if kwargs.get("CAUSAL") is True else ""))
+            name = self.name + ("+causal" if kwargs.get("CAUSAL") is True else "")
+            name += "".join(f" {k}={kwargs[k]}" for k in self.keys if k in kwargs)
+            self.record.append(name)
             return launch(*args, **kwargs)
 
         return run
@@ -214,6 +218,7 @@ def compare(
     tol: float,
     launched: list[str] | None = None,
     reference: Any = None,
+    keys: Iterable[str] = (),
 ) -> None:
     """Run the emitted ModelNew and the reference on the task's inputs and variants
     (``launched``: collects the name of every kernel launched, in order; ``reference``: the
@@ -227,7 +232,7 @@ def compare(
     exec(compile(source, "<candidate>", "exec"), module.__dict__)
     if launched is not None:
         for name in [n for n in vars(module) if n.endswith("_kernel")]:
-            setattr(module, name, _Launches(getattr(module, name), name, launched))
+            setattr(module, name, _Launches(getattr(module, name), name, launched, keys))
     sets = list(inputs) if inputs is not None else [task.get_inputs()]
     if inputs is None and hasattr(task, "get_input_variants"):
         sets += list(task.get_input_variants())
@@ -304,9 +309,9 @@ def check(request: dict[str, Any]) -> dict[str, Any]:
             )
             launched: list[str] = []
             try:
-                compare(
-                    path, src, inputs, dtype, float(request.get("tol", 1e-4)), launched, ref_dtype
-                )
+                tol = float(request.get("tol", 1e-4))
+                keys = request.get("record") or ()
+                compare(path, src, inputs, dtype, tol, launched, ref_dtype, keys)
             except AssertionError as exc:
                 return {"error": f"design {d.skills}: {exc}", "source": src}
             sources.append(src)

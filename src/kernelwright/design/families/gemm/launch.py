@@ -48,6 +48,9 @@ DEFAULTS = {
 # K-major copies of 32-bit operands under TF32 math, from this size of the other operand's free
 # dimension on (M for the right operand, N for the left: see the wrapper's comment)
 K_MAJOR_REUSE = 256
+# the fp32 accumulator's values a thread at most (the skills' constraint BLOCK_M * BLOCK_N <=
+# 4096 * WARPS): the widest tile a 2-byte TMA kernel takes without spilling
+ACC_PER_THREAD = 128
 COMBINE_TILE = (32, 128)  # the split-K combine kernel's tile: a 16 KB fp32 slice per step
 
 
@@ -87,14 +90,31 @@ def render_gemm(
         f"BLOCK_N = max(16, min({p['BLOCK_N']}, triton.next_power_of_2(N)))",
         f"BLOCK_K = max(16, min({p['BLOCK_K']}, triton.next_power_of_2(K)))",
     )
-    k_step = "BLOCK_K"
     if tma:
-        k_step = "BLOCK_K_TMA"
         code.add(
             "# TMA loads of 2-byte operands take twice the K values (the same bytes a stage);",
             "# pointer loads keep BLOCK_K, since each of their addresses takes registers",
             f"BLOCK_K_TMA = max(16, min({p['BLOCK_K']} * 4 // lhs.element_size(), "
             "triton.next_power_of_2(K)))",
+        )
+        n_tma, wide = "BLOCK_N", "    BLOCK_K = BLOCK_K_TMA"
+        if not partial:  # split-K's partial tiles keep BLOCK_N
+            n_tma, wide = "BLOCK_N_TMA", "    BLOCK_N, BLOCK_K = BLOCK_N_TMA, BLOCK_K_TMA"
+            code.add(
+                "# and twice the output columns (up to 256) where the fp32 accumulator still fits"
+                f" in {ACC_PER_THREAD}",
+                "# values a thread: each left-operand tile then serves twice the columns",
+                "BLOCK_N_TMA = BLOCK_N",
+                "if lhs.element_size() == 2 and BLOCK_M * BLOCK_N * 2 <= "
+                f"{ACC_PER_THREAD * 32 * p['WARPS']}:",
+                "    BLOCK_N_TMA = max(16, min(BLOCK_N * 2, 256, triton.next_power_of_2(N)))",
+            )
+        code.add(
+            "lhs_desc, lhs_t = _tma_operand(lhs, BLOCK_M, BLOCK_K_TMA)",
+            f"rhs_desc, rhs_t = _tma_operand(rhs, BLOCK_K_TMA, {n_tma})",
+            "use_tma = lhs_desc is not None and rhs_desc is not None",
+            "if use_tma:  # the TMA kernel's tiles",
+            wide,
         )
     outs = [safe_name(o) for o in group.outputs]
     out_bytes = "4" if partial else f"{outs[0]}.element_size()"
@@ -105,7 +125,7 @@ def render_gemm(
         " 227 KB,",
         "# less 1 KB for barriers) with these tiles, the operands' dtype and layout and the",
         "# output tile's dtype" + (" (split-K's workspace: fp32)" if partial else ""),
-        f"STAGES = _stages({p['STAGES']}, BLOCK_M, BLOCK_N, {k_step}, lhs, rhs, "
+        f"STAGES = _stages({p['STAGES']}, BLOCK_M, BLOCK_N, BLOCK_K, lhs, rhs, "
         f"{out_bytes}, {SMEM_BYTES})",
         "tiles = triton.cdiv(M, BLOCK_M) * triton.cdiv(N, BLOCK_N) * n_batch",
     )
@@ -120,9 +140,9 @@ def render_gemm(
         code.add(
             "# split K so that about SPLIT_PROGRAMS programs share the product; the slices'",
             "# partial products are added by a second kernel in slice order (deterministic)",
-            f"k_blocks = triton.cdiv(K, {k_step})",
+            "k_blocks = triton.cdiv(K, BLOCK_K)",
             f"n_split = max(1, min({p['SPLIT_PROGRAMS']} // max(tiles, 1), k_blocks))",
-            f"chunk = max(1, triton.cdiv(k_blocks, n_split)) * {k_step}  # whole K blocks a slice",
+            "chunk = max(1, triton.cdiv(k_blocks, n_split)) * BLOCK_K  # whole K blocks a slice",
             "n_split = max(1, triton.cdiv(K, chunk))",
             "n_programs = max(1, tiles)",
             "ws = torch.empty((n_split, n_batch, M, N), device=lhs.device, dtype=torch.float32)",
@@ -139,14 +159,10 @@ def render_gemm(
     if tma:
         text, args = tiled_kernel(epi, f"{kname}_tma_kernel", tma=True, partial=partial)
         kernels.append(text)
-        code.add(
-            "lhs_desc, lhs_t = _tma_operand(lhs, BLOCK_M, BLOCK_K_TMA)",
-            "rhs_desc, rhs_t = _tma_operand(rhs, BLOCK_K_TMA, BLOCK_N)",
-            "if lhs_desc is not None and rhs_desc is not None:",
-        )
+        code.add("if use_tma:")
         code.indent()
         code.add("# Hopper's tensor memory accelerator: whole tiles a load, edges read as zeros")
-        tma_consts = {**consts, "BLOCK_K": "BLOCK_K_TMA", "LHS_T": "lhs_t", "RHS_T": "rhs_t"}
+        tma_consts = {**consts, "LHS_T": "lhs_t", "RHS_T": "rhs_t"}
         tma_consts.update(run)
         launch(f"{kname}_tma_kernel", grid, args, tma_consts, code)
         code.dedent()

@@ -172,6 +172,31 @@ def test_fp16_operands_take_twice_the_k_values_per_tma_load(check, check_launche
     check(body, skills=("gemm-tiled",), params=SMALL, dtype="float16", tol=5e-2, expect=2)
 
 
+@pytest.mark.parametrize(
+    ("dtype", "block_m", "warps", "tma_n"),
+    [("float16", 16, 8, 256), ("float32", 16, 8, 128), ("float16", 128, 4, 128)],
+    ids=["fp16-wide", "fp32-as-asked", "fp16-accumulator-full"],
+)
+def test_tma_tiles_of_2_byte_operands_take_twice_the_columns(
+    check_launches, dtype: str, block_m: int, warps: int, tma_n: int
+) -> None:
+    """Under TMA loads, 2-byte operands double the tile's columns (up to 256) while the fp32
+    accumulator keeps within 128 values a thread; 4-byte operands and a full accumulator keep
+    BLOCK_N. The pointer kernel, serving operands TMA cannot describe, keeps BLOCK_N. (fp16:
+    the interpreter widens bf16 operands to fp32, see ``_dot_operands``.)"""
+    body = product_task(
+        "torch.matmul(a, b)",
+        "torch.randn(130, 48), torch.randn(48, 320)",
+        "[[torch.randn(5, 45), torch.randn(45, 320)]]",  # K = 45: rows TMA cannot describe
+    )
+    params = {**SMALL, "BLOCK_M": block_m, "BLOCK_N": 128, "WARPS": warps}
+    tol = 5e-2 if dtype == "float16" else 1e-4
+    runs = check_launches(
+        body, skills=("gemm-tma-loads",), params=params, dtype=dtype, tol=tol, record=["BLOCK_N"]
+    )
+    assert runs[0][1] == [f"gemm_0_tma_kernel BLOCK_N={tma_n}", "gemm_0_kernel BLOCK_N=128"]
+
+
 def test_addmm_with_alpha_and_beta(check) -> None:
     body = forward_task(
         "return torch.addmm(c, a, b, beta=0.5, alpha=2.0)",
