@@ -85,6 +85,9 @@ def emit(
         for h in [*r.helpers, *called]:
             if h not in helpers:
                 helpers.append(h)
+    for h in helpers:  # and the Python helpers those call (the list grows as it is walked)
+        if h in PY_HELPERS:
+            helpers.extend(d for d in PY_HELPERS if f"{d}(" in PY_HELPERS[h] and d not in helpers)
     parts: list[str] = [_header(partition, design, rendered, task_name, size, notes or {})]
     imports = list(BASE_IMPORTS) + [i for i in src.imports if i not in BASE_IMPORTS]
     parts.append("\n".join(dict.fromkeys(imports)))

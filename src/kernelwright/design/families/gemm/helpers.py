@@ -44,15 +44,26 @@ PY_HELPERS = {
     "_sm_count": '''def _sm_count(t):
     """Programs that run at once: one per SM on a GPU (a few under the interpreter)."""
     if t.device.type == "cuda":
-        return torch.cuda.get_device_properties(t.device).multi_processor_count
+        return _cuda_device(t.device)[0]
     return 4''',
+    "_cuda_device": '''_CUDA_DEVICES = {}
+
+
+def _cuda_device(device):
+    """(SMs, compute capability major) of a CUDA device, queried once a process: the query
+    costs microseconds, which the wrapper of a sub-millisecond product would pay every call."""
+    index = device.index if device.index is not None else torch.cuda.current_device()
+    if index not in _CUDA_DEVICES:
+        props = torch.cuda.get_device_properties(index)
+        _CUDA_DEVICES[index] = (props.multi_processor_count, props.major)
+    return _CUDA_DEVICES[index]''',
     "_tma_operand": '''def _tma_operand(t, block_rows, block_cols):
     """(descriptor, transposed) for tensor-memory-accelerator loads of t's [block_rows,
     block_cols] tiles, t being [batch x] rows x cols; the descriptor follows t's storage, so a
     transposed t (unit stride along rows) is described cols x rows. (None, False) where TMA
     cannot load t: it needs a Hopper GPU (or the interpreter), a unit stride along one of the
     two dims and 16-byte aligned addresses and other strides."""
-    if t.device.type == "cuda" and torch.cuda.get_device_capability(t.device)[0] < 9:
+    if t.device.type == "cuda" and _cuda_device(t.device)[1] < 9:
         return None, False
     rows, cols = t.shape[-2], t.shape[-1]
     if t.stride(-1) == 1:
