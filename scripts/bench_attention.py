@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 import traceback
 import warnings
@@ -32,7 +31,7 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_gemm import Deadline, _time, load_module  # noqa: E402
+from bench_gemm import Deadline, _time, load_module, pick_device  # noqa: E402
 
 CASES = [
     ("sdpa d64", "benchmarks/level1/37_sdpa.py"),
@@ -57,11 +56,9 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     warnings.simplefilter("ignore")
     sys.path.insert(0, str(ROOT / "src"))
-    import torch
 
-    device = "cuda" if torch.cuda.is_available() else "cpu"
-    if device == "cpu" and os.environ.get("TRITON_INTERPRET") != "1":
-        print("no GPU: run under TRITON_INTERPRET=1 (with --small)", file=sys.stderr)
+    device = pick_device()
+    if device is None:
         return 2
     size = "small" if args.small else "full"
     out: Path = args.out
@@ -71,8 +68,15 @@ def main(argv: list[str] | None = None) -> int:
     with (out / "bench_attention.jsonl").open("w") as log:
         for case, rel in CASES:
             try:
-                found = measure_case(case, ROOT / rel, size, device, out, deadline,
-                                     not args.no_compile and device == "cuda")
+                found = measure_case(
+                    case,
+                    ROOT / rel,
+                    size,
+                    device,
+                    out,
+                    deadline,
+                    not args.no_compile and device == "cuda",
+                )
             except Exception as exc:  # a case that fails is a row, not the end
                 traceback.print_exc()
                 found = [{"case": case, "name": "-", "note": f"{type(exc).__name__}: {exc}"}]
@@ -90,7 +94,12 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def measure_case(
-    case: str, path: Path, size: str, device: str, out: Path, deadline: Deadline,
+    case: str,
+    path: Path,
+    size: str,
+    device: str,
+    out: Path,
+    deadline: Deadline,
     use_compile: bool,
 ) -> list[dict[str, Any]]:
     import torch
@@ -146,9 +155,11 @@ def measure_case(
         run(f"kw {variant}", load_module(file).ModelNew().to(device), params)
     eager = next((r for r in rows if r["name"] == "eager"), {})
     for row in rows:
-        worse = [k for k in ("task", "scaled")
-                 if f"err_{k}" in row and f"err_{k}" in eager
-                 and row[f"err_{k}"] > 4 * eager[f"err_{k}"]]
+        worse = [
+            k
+            for k in ("task", "scaled")
+            if f"err_{k}" in row and f"err_{k}" in eager and row[f"err_{k}"] > 4 * eager[f"err_{k}"]
+        ]
         if worse:
             row["note"] = (row.get("note", "") + f" refused ({', '.join(worse)})").strip()
     return rows

@@ -104,11 +104,9 @@ def main(argv: list[str] | None = None) -> int:
     warnings.simplefilter("ignore")
     logging.getLogger("torch._export").setLevel(logging.ERROR)  # dynamic-shape notes at capture
     sys.path.insert(0, str(ROOT / "src"))
-    import torch
 
-    device = "cuda" if torch.cuda.is_available() else "cpu"
-    if device == "cpu" and os.environ.get("TRITON_INTERPRET") != "1":
-        print("no GPU: run under TRITON_INTERPRET=1 (with --small)", file=sys.stderr)
+    device = pick_device()
+    if device is None:
         return 2
     size = "small" if args.small else "full"
     use_compile = args.compile if args.compile is not None else device == "cuda"
@@ -200,6 +198,19 @@ def plan_candidates(case: str, path: Path, size: str, device: str, out: Path) ->
         file.write_text(plan.render(design))
         found.append(Candidate(variant, file, list(design.skills), policies))
     return found
+
+
+def pick_device() -> str | None:
+    """cuda where there is a GPU, else cpu under Triton's interpreter; None (said on stderr)
+    on a CPU without the interpreter, where the emitted kernels cannot run."""
+    import torch
+
+    if torch.cuda.is_available():
+        return "cuda"
+    if os.environ.get("TRITON_INTERPRET") != "1":
+        print("no GPU: run under TRITON_INTERPRET=1 (with --small)", file=sys.stderr)
+        return None
+    return "cpu"
 
 
 def load_module(file: Path) -> Any:

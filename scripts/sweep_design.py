@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import argparse
 import csv
-import importlib.util
 import itertools
 import os
 import sys
@@ -35,6 +34,9 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_gemm import _time, load_module, pick_device  # noqa: E402
+
 FIELDS = ["task", "variant", "skills", "params", "ms", "ok", "note", "commit"]
 
 
@@ -83,26 +85,6 @@ def variants(plan: Any, skills: list[str], axes: list[Any]) -> list[tuple[str, A
     return found
 
 
-def load(file: Path) -> Any:
-    """Import a rendered file (Triton reads kernel sources from the file)."""
-    spec = importlib.util.spec_from_file_location(f"sweep_{file.stem}", file)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-def timed(fn: Any, device: str) -> float:
-    """Median ms: do_bench on a GPU; one wall-clock run on the CPU (meaningless there)."""
-    if device == "cuda":
-        import triton.testing
-
-        return float(triton.testing.do_bench(fn, warmup=25, rep=100, return_mode="median"))
-    start = time.perf_counter()
-    fn()
-    return (time.perf_counter() - start) * 1e3
-
-
 def sweep_task(path: Path, args: argparse.Namespace, device: str, write: Any) -> None:
     import torch
 
@@ -135,7 +117,7 @@ def sweep_task(path: Path, args: argparse.Namespace, device: str, write: Any) ->
                     got = fn()
                     out["ok"] = bool(torch.allclose(got, want, atol=atol, rtol=rtol))
                     del got
-                out["ms"] = f"{timed(fn, device):.4f}"
+                out["ms"] = f"{_time(fn, device):.4f}"
         except Exception as exc:  # a variant that fails is a row, not the end of the sweep
             out["note"] = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
         write(out)
@@ -161,7 +143,7 @@ def sweep_task(path: Path, args: argparse.Namespace, device: str, write: Any) ->
             file.write_text(plan.render(design))
             torch.manual_seed(1)
             with torch.device(device):
-                new = load(file).ModelNew(*init).to(device).eval()
+                new = load_module(file).ModelNew(*init).to(device).eval()
         except Exception as exc:
             write({**row, "variant": label, "params": params, "note": f"render: {exc}"[:200]})
             continue
@@ -184,11 +166,9 @@ def main(argv: list[str] | None = None) -> int:
     args.deadline = time.monotonic() + args.budget_s
     warnings.simplefilter("ignore")
     sys.path.insert(0, str(ROOT / "src"))
-    import torch
 
-    device = "cuda" if torch.cuda.is_available() else "cpu"
-    if device == "cpu" and os.environ.get("TRITON_INTERPRET") != "1":
-        print("no GPU: run under TRITON_INTERPRET=1 (with --small)", file=sys.stderr)
+    device = pick_device()
+    if device is None:
         return 2
     args.out.mkdir(parents=True, exist_ok=True)
     rows: list[dict[str, Any]] = []
