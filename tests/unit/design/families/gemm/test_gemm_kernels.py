@@ -174,7 +174,7 @@ def test_fp16_operands_take_twice_the_k_values_per_tma_load(check, check_launche
 
 @pytest.mark.parametrize(
     ("dtype", "block_m", "warps", "tma_n"),
-    [("float16", 16, 8, 256), ("float32", 16, 8, 128), ("float16", 128, 4, 128)],
+    [("float16", 64, 8, 256), ("float32", 64, 8, 128), ("float16", 128, 4, 128)],
     ids=["fp16-wide", "fp32-as-asked", "fp16-accumulator-full"],
 )
 def test_tma_tiles_of_2_byte_operands_take_twice_the_columns(
