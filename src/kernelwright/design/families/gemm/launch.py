@@ -86,16 +86,16 @@ def render_gemm(
     _sizes(graph, group, spec, code)
     code.add(
         "# tiles: the output's BLOCK_M x BLOCK_N, BLOCK_K values of K a step",
-        f"BLOCK_M = max(16, min({p['BLOCK_M']}, triton.next_power_of_2(M)))",
-        f"BLOCK_N = max(16, min({p['BLOCK_N']}, triton.next_power_of_2(N)))",
-        f"BLOCK_K = max(16, min({p['BLOCK_K']}, triton.next_power_of_2(K)))",
+        f"BLOCK_M = max(16, min({p['BLOCK_M']}, _pow2(M)))",
+        f"BLOCK_N = max(16, min({p['BLOCK_N']}, _pow2(N)))",
+        f"BLOCK_K = max(16, min({p['BLOCK_K']}, _pow2(K)))",
     )
     if tma:
         code.add(
             "# TMA loads of 2-byte operands take twice the K values (the same bytes a stage);",
             "# pointer loads keep BLOCK_K, since each of their addresses takes registers",
             f"BLOCK_K_TMA = max(16, min({p['BLOCK_K']} * 4 // lhs.element_size(), "
-            "triton.next_power_of_2(K)))",
+            "_pow2(K)))",
         )
         n_tma, wide = "BLOCK_N", "    BLOCK_K = BLOCK_K_TMA"
         if not partial:  # split-K's partial tiles keep BLOCK_N
@@ -107,7 +107,7 @@ def render_gemm(
                 "BLOCK_N_TMA = BLOCK_N",
                 "if lhs.element_size() == 2 and BLOCK_M * BLOCK_N * 2 <= "
                 f"{ACC_PER_THREAD * 32 * p['WARPS']}:",
-                "    BLOCK_N_TMA = max(16, min(BLOCK_N * 2, 256, triton.next_power_of_2(N)))",
+                "    BLOCK_N_TMA = max(16, min(BLOCK_N * 2, 256, _pow2(N)))",
             )
         code.add(
             "lhs_desc, lhs_t = _tma_operand(lhs, BLOCK_M, BLOCK_K_TMA)",
@@ -127,7 +127,7 @@ def render_gemm(
         "# output tile's dtype" + (" (split-K's workspace: fp32)" if partial else ""),
         f"STAGES = _stages({p['STAGES']}, BLOCK_M, BLOCK_N, BLOCK_K, lhs, rhs, "
         f"{out_bytes}, {SMEM_BYTES})",
-        "tiles = triton.cdiv(M, BLOCK_M) * triton.cdiv(N, BLOCK_N) * n_batch",
+        "tiles = _cdiv(M, BLOCK_M) * _cdiv(N, BLOCK_N) * n_batch",
     )
     if not partial:
         code.add(
@@ -140,10 +140,10 @@ def render_gemm(
         code.add(
             "# split K so that about SPLIT_PROGRAMS programs share the product; the slices'",
             "# partial products are added by a second kernel in slice order (deterministic)",
-            "k_blocks = triton.cdiv(K, BLOCK_K)",
+            "k_blocks = _cdiv(K, BLOCK_K)",
             f"n_split = max(1, min({p['SPLIT_PROGRAMS']} // max(tiles, 1), k_blocks))",
-            "chunk = max(1, triton.cdiv(k_blocks, n_split)) * BLOCK_K  # whole K blocks a slice",
-            "n_split = max(1, triton.cdiv(K, chunk))",
+            "chunk = max(1, _cdiv(k_blocks, n_split)) * BLOCK_K  # whole K blocks a slice",
+            "n_split = max(1, _cdiv(K, chunk))",
             "n_programs = max(1, tiles)",
             "ws = torch.empty((n_split, n_batch, M, N), device=lhs.device, dtype=torch.float32)",
         )
@@ -177,7 +177,7 @@ def render_gemm(
         text, args = combine_kernel(epi, f"{name}_combine_kernel")
         kernels.append(text)
         cm, cn = COMBINE_TILE
-        code.add(f"grid = (triton.cdiv(M, {cm}) * triton.cdiv(N, {cn}) * n_batch,)")
+        code.add(f"grid = (_cdiv(M, {cm}) * _cdiv(N, {cn}) * n_batch,)")
         launch(
             f"{name}_combine_kernel",
             "grid",
