@@ -12,7 +12,9 @@ bf16 inputs and weights), the script
     on the same inputs, with the policy applied (``kernelwright.evaluate.precision``);
   - measures each one's largest error against the same Model run in float64 (from the same
     inputs and weights, after the policy's cast) and times it (``triton.testing.do_bench``:
-    CUDA events, L2 flushed before each run, the median);
+    CUDA events, L2 flushed before each run, the median), and on a GPU the host time a call
+    takes when calls are issued back to back (the wrapper's Python and launches: where it
+    passes the GPU time, the GPU waits between calls);
   - with ``--verify``, also judges each case's default candidate under each policy with the
     harness (``kernelwright.evaluate``: trials, guard, tolerances), time permitting.
 
@@ -75,6 +77,7 @@ class Row:
     max_err: float | None = None  # against the float64 run
     rel_err: float | None = None  # max_err / max |float64 result|
     tflops: float | None = None
+    host_ms: float | None = None  # host time a call, issued without waiting (GPU only)
     note: str = ""
     skills: list[str] = field(default_factory=list)
 
@@ -268,6 +271,7 @@ def measure(
                 row.max_err = err
                 row.rel_err = err / max(exact.abs().max().item(), 1e-30)
                 row.ms = _time(fn, device)
+                row.host_ms = _host_time(fn) if device == "cuda" else None
             if row.ms and flops:
                 row.tflops = flops / row.ms / 1e9
         except Exception as exc:  # a failing candidate is a finding: record it, go on
@@ -350,6 +354,21 @@ def _time(fn: Any, device: str) -> float:
 
 
 @functools.cache
+def _host_time(fn: Any) -> float:
+    """Milliseconds of host time a call over 100 calls issued without waiting for the GPU (the
+    wrapper's Python and its launches): where it passes the GPU time, calls made back to back
+    leave the GPU idle between kernels, as in the harness's timed batches."""
+    import torch
+
+    torch.cuda.synchronize()
+    start = time.perf_counter()
+    for _ in range(100):
+        fn()
+    host = (time.perf_counter() - start) * 1e3 / 100
+    torch.cuda.synchronize()
+    return host
+
+
 def _flops(path: Path, size: str) -> float | None:
     """Floating-point operations of the task's products (2 M N K each), from its graph."""
     from kernelwright.design.capture import capture_path
@@ -369,7 +388,8 @@ def fmt(r: Row) -> str:
     tf = f"{r.tflops:7.1f}" if r.tflops is not None else "      -"
     err = f"{r.max_err:9.2e}" if r.max_err is not None else "        -"
     rel = f"{r.rel_err:9.2e}" if r.rel_err is not None else "        -"
-    return f"{r.case:24} {r.policy:5} {r.name:14} {ms} {tf} {err} {rel}  {r.note}"
+    host = f"{r.host_ms:9.4f}" if r.host_ms is not None else "        -"
+    return f"{r.case:24} {r.policy:5} {r.name:14} {ms} {tf} {err} {rel} {host}  {r.note}"
 
 
 def _ms(r: Row | None) -> str:
@@ -391,8 +411,14 @@ def print_table(rows: list[Row], device: str) -> None:
     """Every measurement, then per case and policy the best kernelwright candidate against
     cuBLAS (eager) and torch.compile."""
     print()
-    print("all measurements (ms median; TFLOP/s; max |err| and max |err| / max |x| vs float64):")
-    print(f"{'case':24} {'pol':5} {'name':14} {'ms':>9} {'TFLOP/s':>7} {'max err':>9} {'rel':>9}")
+    print(
+        "all measurements (ms median; TFLOP/s; max |err| and max |err| / max |x| vs float64;"
+        " host ms a call, issued without waiting):"
+    )
+    print(
+        f"{'case':24} {'pol':5} {'name':14} {'ms':>9} {'TFLOP/s':>7} {'max err':>9} {'rel':>9}"
+        f" {'host ms':>9}"
+    )
     for r in rows:
         print(fmt(r))
     print()
