@@ -30,6 +30,7 @@ from kernelwright.design.families.attention.kernels import (
     MASK_ADD,
     MASK_BOOL,
     STRIDES,
+    attention_args,
 )
 from kernelwright.design.families.attention.spec import AttentionSpec
 from kernelwright.design.fusion import Group
@@ -46,15 +47,11 @@ NOTE = (
 
 def decode_kernel(name: str, has_mask: bool) -> tuple[str, KernelArgs]:
     """The decode kernel's source and its arguments, in order."""
-    args = KernelArgs()
-    for t in ("q", "k", "v", *(("mask",) if has_mask else ()), "out", "part_acc", "part_ml"):
-        args.pointer(t)
-    for s in ("M", "N", "n_heads", "kv_group", "qk_scale", "chunk"):
-        args.scalar(s, s)
-    for t, dims in STRIDES.items():
-        if t != "mask" or has_mask:
-            for d in dims:
-                args.scalar(f"stride_{t}{d}", f"stride_{t}{d}")
+    args = attention_args(
+        ("q", "k", "v", "mask", "out", "part_acc", "part_ml"),
+        ("M", "N", "n_heads", "kv_group", "qk_scale", "chunk"),
+        has_mask,
+    )
     code = Code()
     code.indent()
     code.add(

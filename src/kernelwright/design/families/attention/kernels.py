@@ -17,6 +17,8 @@ the operands' dtype and the caller's matmul policy, exactly as for a GEMM.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from kernelwright.design.kernel.common import Code, signature
 from kernelwright.design.kernel.emitter import KernelArgs
 
@@ -38,17 +40,27 @@ LOG2E = 1.4426950408889634
 STRIDES = {"q": "bhmd", "k": "bhnd", "v": "bhnd", "mask": "bhmn", "out": "bhmd"}
 
 
-def flash_kernel(name: str, has_mask: bool) -> tuple[str, KernelArgs]:
-    """The kernel's source and its arguments, in order (``has_mask``: it reads a mask)."""
+def attention_args(pointers: Iterable[str], scalars: Iterable[str], has_mask: bool) -> KernelArgs:
+    """An attention kernel's arguments, in order: the tensors (the mask after the value where
+    the kernel reads one), the scalars, then the strides of q, k, v, the mask and the output."""
     args = KernelArgs()
-    for t in ("q", "k", "v", *(("mask",) if has_mask else ()), "out"):
-        args.pointer(t)
-    for s in ("M", "N", "n_heads", "kv_group", "qk_scale"):
+    for t in pointers:
+        if t != "mask" or has_mask:
+            args.pointer(t)
+    for s in scalars:
         args.scalar(s, s)
     for t, dims in STRIDES.items():
         if t != "mask" or has_mask:
             for d in dims:
                 args.scalar(f"stride_{t}{d}", f"stride_{t}{d}")
+    return args
+
+
+def flash_kernel(name: str, has_mask: bool) -> tuple[str, KernelArgs]:
+    """The kernel's source and its arguments, in order (``has_mask``: it reads a mask)."""
+    args = attention_args(
+        ("q", "k", "v", "mask", "out"), ("M", "N", "n_heads", "kv_group", "qk_scale"), has_mask
+    )
     code = Code()
     code.indent()
     _program(code)
