@@ -6,7 +6,9 @@ Entries are in tests/fixtures/adversarial/gpu/manifest.toml (same keys as the CP
 run here when ``KW_REDTEAM_GPU_ALL=1`` (on the GPU, with the task's full size). Entries marked
 ``suspected`` were written against the code and not yet run on a GPU: they are strict xfails
 stating the hole the code shows (``KW_REDTEAM_STRICT=1`` makes them plain failures). One
-EvalSession serves each (task, size) group.
+EvalSession serves each (task, size) group. ``KW_REDTEAM_SHARD=k/n`` (k counted from 0) runs
+the k-th of n shards of similar size (``_shard``), so that a run too long for one sitting (the
+whole suite under ``KW_REDTEAM_GPU_ALL=1`` takes more than 7 minutes on an H200) runs as n parts.
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ CPU_MANIFEST = tomllib.loads((ADVERSARIAL / "manifest.toml").read_text())
 STRICT = os.environ.get("KW_REDTEAM_STRICT") == "1"
 ALL = os.environ.get("KW_REDTEAM_GPU_ALL") == "1"
 TIMEOUT_S = 300.0
+SHARD_PART = 12  # cases of one group in one shard's session at most
 
 
 @dataclasses.dataclass(frozen=True)
@@ -70,7 +73,32 @@ def _cases() -> tuple[list[Case], list[Case]]:
     return attacks, honest
 
 
-ATTACKS, HONESTS = _cases()
+def _shard(attacks: list[Case], honest: list[Case], spec: str) -> tuple[list[Case], list[Case]]:
+    """The cases of shard ``k/n`` (every case for ``""``). A (task, size) group is dealt in
+    parts of at most SHARD_PART cases (whole where an attack names an honest twin), largest
+    first to the shard with the fewest cases, so the shards take similar times; a shard runs
+    its part of a group in a session of its own."""
+    if not spec:
+        return attacks, honest
+    k, n = (int(x) for x in spec.split("/"))
+    groups: dict[tuple[str, str], list[Case]] = {}
+    for c in attacks + honest:
+        groups.setdefault((str(c.task), c.size), []).append(c)
+    parts = []
+    for cases in groups.values():
+        whole = any("twin" in c.spec for c in cases)
+        step = len(cases) if whole else SHARD_PART
+        parts += [cases[i:i + step] for i in range(0, len(cases), step)]
+    load, mine = [0] * n, set()
+    for part in sorted(parts, key=lambda p: (-len(p), p[0].name)):
+        shard = load.index(min(load))
+        load[shard] += len(part)
+        if shard == k:
+            mine.update(c.path for c in part)
+    return [c for c in attacks if c.path in mine], [c for c in honest if c.path in mine]
+
+
+ATTACKS, HONESTS = _shard(*_cases(), os.environ.get("KW_REDTEAM_SHARD", ""))
 _RESULTS: dict[Path, Any] = {}
 
 
