@@ -28,7 +28,6 @@ import itertools
 import os
 import sys
 import time
-import traceback
 import warnings
 from pathlib import Path
 from typing import Any
@@ -149,7 +148,8 @@ def sweep_task(path: Path, args: argparse.Namespace, device: str, write: Any) ->
             continue
         run(label, "+".join(design.skills), params, lambda new=new: new(*inputs), True)
         del new
-        torch.cuda.empty_cache() if device == "cuda" else None
+        if device == "cuda":
+            torch.cuda.empty_cache()
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -186,7 +186,7 @@ def main(argv: list[str] | None = None) -> int:
             try:
                 sweep_task(path, args, device, write)
             except Exception as exc:  # one task's failure leaves the others to run
-                traceback.print_exc()
+                print(f"{path}: {type(exc).__name__}: {exc}", file=sys.stderr)
                 write({"task": path.stem, "variant": "plan", "note": f"{exc}"[:200]})
     for path in args.tasks:
         mine = [r for r in rows if r["task"] == path.stem and r.get("ms")]
