@@ -23,7 +23,7 @@ from kernelwright.design.families import FAMILIES, family
 from kernelwright.design.fusion import Group, Partition
 from kernelwright.design.graph import Arg, DType, Node, Opaque, OpGraph, Ref
 from kernelwright.design.kernel.common import (
-    ALIGN_HELPER,
+    WRAPPER_HELPERS,
     DesignError,
     RenderedKernel,
     wrap_words,
@@ -38,10 +38,10 @@ BASE_IMPORTS = (
     "import triton",
     "import triton.language as tl",
 )
-# Python helpers the wrappers may call: every family's, then the alignment helper
+# Python helpers the wrappers may call: every family's, then those of every wrapper
 PY_HELPERS = {
     **{k: v for f in FAMILIES.values() for k, v in f.py_helpers.items()},
-    "_align": ALIGN_HELPER,
+    **WRAPPER_HELPERS,
 }
 
 

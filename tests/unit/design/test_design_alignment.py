@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from kernelwright.design.kernel.common import ALIGN_HELPER, align_hints, launch, signature
+from kernelwright.design.kernel.common import WRAPPER_HELPERS, align_hints, launch, signature
 from kernelwright.design.kernel.common import Code as _Code
 from kernelwright.design.kernel.emitter import KernelArgs
 
@@ -54,7 +54,7 @@ def get_init_inputs():
 
 def test_align_helper_is_the_power_of_two_divisor_capped_at_16() -> None:
     scope: dict[str, object] = {}
-    exec(ALIGN_HELPER, scope)
+    exec(WRAPPER_HELPERS["_align"], scope)
     align = scope["_align"]
     assert callable(align)
     got = {n: align(n) for n in (1000, 1001, 36, 1024, 48, 6, 0, -1000)}

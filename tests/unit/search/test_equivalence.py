@@ -145,7 +145,7 @@ CLAMPS = [
         0,
         "elementwise-flat",
         "BLOCK",
-        r"min\(V, triton\.next_power_of_2\(max\(n_elements, 1\)\)\)",
+        r"min\(V, _pow2\(max\(n_elements, 1\)\)\)",
     ),
     (
         "two_group_plan",
@@ -153,16 +153,16 @@ CLAMPS = [
         1,
         "scan-rows",
         "BLOCK_N",
-        r"min\(V, triton\.next_power_of_2\(n_scan\)\)",
+        r"min\(V, _pow2\(n_scan\)\)",
     ),
-    ("two_group_plan", 0, 1, "scan-rows", "ROWS", r"min\(V, triton\.next_power_of_2\(n_rows\)\)"),
+    ("two_group_plan", 0, 1, "scan-rows", "ROWS", r"min\(V, _pow2\(n_rows\)\)"),
     (
         "softmax_plan",
         0,
         0,
         "row-onepass",
         "ROWS",
-        r"min\(V, max\(1, \d+ // BLOCK_N\), triton\.next_power_of_2\(n_rows\)\)",
+        r"min\(V, max\(1, \d+ // BLOCK_N\), _pow2\(n_rows\)\)",
     ),
     (
         "softmax_plan",
@@ -170,7 +170,7 @@ CLAMPS = [
         0,
         "row-looped",
         "LOOP_BLOCK",
-        r"min\(V, triton\.next_power_of_2\(n_cols\)\)",
+        r"min\(V, _pow2\(n_cols\)\)",
     ),
     (
         "softmax_plan",
@@ -178,7 +178,7 @@ CLAMPS = [
         0,
         "row-looped",
         "LOOP_ROWS",
-        r"min\(V, triton\.next_power_of_2\(n_rows\)\)",
+        r"min\(V, _pow2\(n_rows\)\)",
     ),
 ]
 

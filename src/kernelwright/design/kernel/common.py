@@ -158,11 +158,21 @@ def wrapper_params(graph: OpGraph, group: Group) -> list[str]:
     return params
 
 
-# The wrapper's helper for hinted scalars (KernelArgs.hint); the emitted file includes it when a
-# wrapper calls it.
-ALIGN_HELPER = f'''def _align(n):
+# Plain-Python helpers every wrapper may call; the emitted file includes those a wrapper calls.
+# _pow2 and _cdiv stand in for triton.next_power_of_2 and triton.cdiv, which are Triton constexpr
+# functions costing microseconds a call from Python: a wrapper's host time is on the clock of
+# every call, and a sub-millisecond kernel leaves the GPU waiting once it passes the kernel's.
+WRAPPER_HELPERS = {
+    "_align": f'''def _align(n):
     """The largest power of two dividing n, at most {ALIGN_MAX} (a kernel's *_ALIGN constexpr)."""
-    return min(n & -n, {ALIGN_MAX}) if n else {ALIGN_MAX}'''
+    return min(n & -n, {ALIGN_MAX}) if n else {ALIGN_MAX}''',
+    "_pow2": '''def _pow2(n):
+    """The least power of two >= n (0 for 0), as triton.next_power_of_2."""
+    return 1 << (n - 1).bit_length() if n > 0 else 0''',
+    "_cdiv": '''def _cdiv(a, b):
+    """ceil(a / b) for integers, as triton.cdiv."""
+    return -(-a // b)''',
+}
 
 
 def align_name(scalar: str) -> str:

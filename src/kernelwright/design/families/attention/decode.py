@@ -195,16 +195,16 @@ def render_decode(
     prelude.heads(code, spec)
     prelude.mask_and_strides(code, spec, out)
     code.add(
-        f"BLOCK_N = max(16, min({p['BLOCK_N']}, triton.next_power_of_2(N)))",
-        "BLOCK_D = max(16, triton.next_power_of_2(D))",
-        "BLOCK_DV = max(16, triton.next_power_of_2(DV))",
+        f"BLOCK_N = max(16, min({p['BLOCK_N']}, _pow2(N)))",
+        "BLOCK_D = max(16, _pow2(D))",
+        "BLOCK_DV = max(16, _pow2(DV))",
         "rows = B * H * M",
         f"# key splits: about {p['SPLIT_PROGRAMS']} programs in all, each of at least four",
         "# key blocks; chunks are whole key blocks and no split is left empty",
-        f"SPLIT = max(1, min(triton.cdiv({p['SPLIT_PROGRAMS']}, rows), "
-        "triton.cdiv(N, 4 * BLOCK_N)))",
-        "chunk = triton.cdiv(triton.cdiv(N, SPLIT), BLOCK_N) * BLOCK_N",
-        "SPLIT = triton.cdiv(N, chunk)",
+        f"SPLIT = max(1, min(_cdiv({p['SPLIT_PROGRAMS']}, rows), "
+        "_cdiv(N, 4 * BLOCK_N)))",
+        "chunk = _cdiv(_cdiv(N, SPLIT), BLOCK_N) * BLOCK_N",
+        "SPLIT = _cdiv(N, chunk)",
         "# the partials of each (row, split), fp32; never read when one split does it all",
         "parts = rows * SPLIT if SPLIT > 1 else 1",
         "part_acc = torch.empty((parts, BLOCK_DV), device=q.device, dtype=torch.float32)",
@@ -233,7 +233,7 @@ def render_decode(
         "(rows,)",
         cargs,
         {"BLOCK_DV": "BLOCK_DV", "HEAD_DV": "DV", "SPLIT": "SPLIT",
-         "SPLIT_BLOCK": "triton.next_power_of_2(SPLIT)", "num_warps": 4},
+         "SPLIT_BLOCK": "_pow2(SPLIT)", "num_warps": 4},
         code,
     )
     code.dedent()

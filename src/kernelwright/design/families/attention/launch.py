@@ -112,16 +112,16 @@ def render_attention(
     code.add(
         "# blocks: BLOCK_M queries (at least 16, tl.dot's minimum: one query decodes in 16",
         "# rows), BLOCK_N keys a step, head dims padded to a power of two",
-        f"BLOCK_M = max(16, min({p['BLOCK_M']}, triton.next_power_of_2(M)))",
-        f"BLOCK_N = max(16, min({p['BLOCK_N']}, triton.next_power_of_2(N)))",
-        "BLOCK_D = max(16, triton.next_power_of_2(D))",
-        "BLOCK_DV = max(16, triton.next_power_of_2(DV))",
+        f"BLOCK_M = max(16, min({p['BLOCK_M']}, _pow2(M)))",
+        f"BLOCK_N = max(16, min({p['BLOCK_N']}, _pow2(N)))",
+        "BLOCK_D = max(16, _pow2(D))",
+        "BLOCK_DV = max(16, _pow2(DV))",
         f"# pipeline stages: up to {p['STAGES']}, as many as fit in an H200 block's 227 KB less",
         "# 1 KB for barriers with these blocks and the operands' dtype (an estimate: the",
         "# launch below goes shallower where the compiler needs more)",
         f"STAGES = _attn_stages({p['STAGES']}, BLOCK_M, BLOCK_N, BLOCK_D, BLOCK_DV, "
         f"q.element_size(), {SMEM_BYTES})",
-        "grid = (triton.cdiv(M, BLOCK_M) * B * H,)",
+        "grid = (_cdiv(M, BLOCK_M) * B * H,)",
     )
     consts = {
         "BLOCK_M": "BLOCK_M",

@@ -81,8 +81,8 @@ def render_conv(
     code.add(
         "# tiles: BLOCK_M output positions x BLOCK_N channels"
         + ("" if vendor else ", BLOCK_K filter taps a step"),
-        f"BLOCK_M = max(16, min({p['BLOCK_M']}, triton.next_power_of_2(M)))",
-        f"BLOCK_N = max(16, min({p['BLOCK_N']}, triton.next_power_of_2(N)))",
+        f"BLOCK_M = max(16, min({p['BLOCK_M']}, _pow2(M)))",
+        f"BLOCK_N = max(16, min({p['BLOCK_N']}, _pow2(N)))",
     )
     outs = [safe_name(o) for o in group.outputs]
     big = " or ".join(
@@ -95,7 +95,7 @@ def render_conv(
         "GROUP_M": p["GROUP_M"],
         "INDEX_64": "INDEX_64",
     }
-    grid = "(triton.cdiv(M, BLOCK_M) * triton.cdiv(N, BLOCK_N),)"
+    grid = "(_cdiv(M, BLOCK_M) * _cdiv(N, BLOCK_N),)"
     if vendor:
         text, args = vendor_epilogue_kernel(epi, f"{name}_kernel")
         launch(f"{name}_kernel", grid, args, {**consts, "num_warps": p["WARPS"]}, code)
@@ -104,7 +104,7 @@ def render_conv(
         if len(outs) > 1:
             out_bytes = f"max({', '.join(f'{o}.element_size()' for o in outs)})"
         code.add(
-            f"BLOCK_K = max(16, min({p['BLOCK_K']}, triton.next_power_of_2(K)))",
+            f"BLOCK_K = max(16, min({p['BLOCK_K']}, _pow2(K)))",
             f"# pipeline stages: up to {p['STAGES']}, as many as fit in shared memory (an H200"
             " block's 227 KB,",
             "# less 1 KB for barriers) with these tiles and the operands' and output's dtypes",

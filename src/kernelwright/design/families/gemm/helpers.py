@@ -41,14 +41,6 @@ PY_HELPERS = {
     if item == 4 and (lhs.stride(-1) != 1 or rhs.stride(-2) != 1):
         room -= stage
     return max(1, min(stages, room // stage))''',
-    "_pow2": '''def _pow2(n):
-    """The least power of two >= n (0 for 0): triton.next_power_of_2 without the wrapper of
-    Triton's constexpr functions, which costs microseconds a call from Python; a wrapper's host
-    time counts where its kernel takes a fraction of a millisecond."""
-    return 1 << (n - 1).bit_length() if n > 0 else 0''',
-    "_cdiv": '''def _cdiv(a, b):
-    """ceil(a / b) for integers (triton.cdiv without the constexpr-function wrapper)."""
-    return -(-a // b)''',
     "_sm_count": '''def _sm_count(t):
     """Programs that run at once: one per SM on a GPU (a few under the interpreter)."""
     if t.device.type == "cuda":

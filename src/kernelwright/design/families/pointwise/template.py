@@ -140,17 +140,17 @@ def render_pointwise(
     if variant == "flat":
         code.add(
             f"n_elements = {prod(dims)}",
-            f"BLOCK = min({p['BLOCK']}, triton.next_power_of_2(max(n_elements, 1)))",
-            "grid = (triton.cdiv(n_elements, BLOCK),)",
+            f"BLOCK = min({p['BLOCK']}, _pow2(max(n_elements, 1)))",
+            "grid = (_cdiv(n_elements, BLOCK),)",
         )
         launch(kname, "grid", args, {"BLOCK": "BLOCK", "num_warps": p["WARPS"]}, code)
     else:
         code.add(
             f"n_rows = {prod(dims[:split])}",
             f"n_cols = {prod(dims[split:])}",
-            f"BLOCK_N = min({p['BLOCK_N']}, triton.next_power_of_2(n_cols))",
-            f"BLOCK_M = max(1, min(triton.next_power_of_2(n_rows), {p['TILE']} // BLOCK_N))",
-            "grid = (triton.cdiv(n_rows, BLOCK_M) * triton.cdiv(n_cols, BLOCK_N),)",
+            f"BLOCK_N = min({p['BLOCK_N']}, _pow2(n_cols))",
+            f"BLOCK_M = max(1, min(_pow2(n_rows), {p['TILE']} // BLOCK_N))",
+            "grid = (_cdiv(n_rows, BLOCK_M) * _cdiv(n_cols, BLOCK_N),)",
         )
         launch(
             kname,

@@ -499,15 +499,15 @@ def _wrapper(
         w.add("IB, OB, x_sb, y_sb = n_planes, n_planes, IW, OW", "n_p = 1")
     w.add(
         f"V = {tile.vec}  # outputs per thread chunk: {tile.span} inputs, whole aligned vectors",
-        f"BLOCK_W = max(V, min({p['BLOCK_W']}, triton.next_power_of_2(OW)))",
+        f"BLOCK_W = max(V, min({p['BLOCK_W']}, _pow2(OW)))",
         "N = BLOCK_W // V",
-        f"ROWS = min({p['ROWS']}, triton.next_power_of_2(OB))",
-        "n_wb = triton.cdiv(OW, BLOCK_W)",
-        "n_bb = triton.cdiv(OB, ROWS)",
+        f"ROWS = min({p['ROWS']}, _pow2(OB))",
+        "n_wb = _cdiv(OW, BLOCK_W)",
+        "n_bb = _cdiv(OB, ROWS)",
     )
     grid = "n_wb * n_bb * n_p"
     if tile.rolls:
-        w.add(f"n_rb = triton.cdiv(OR, {steps})  # {steps} outputs per program, unrolled")
+        w.add(f"n_rb = _cdiv(OR, {steps})  # {steps} outputs per program, unrolled")
         grid = "n_wb * n_rb * n_bb * n_p"
     w.add(
         "# at least one chunk per thread: with fewer, Triton spreads a vector over threads",

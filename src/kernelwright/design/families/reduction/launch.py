@@ -155,15 +155,15 @@ def _onepass_launch(
 ) -> None:
     if w.s.along == "row":
         code.add(
-            "BLOCK_N = triton.next_power_of_2(n_cols)  # the whole row in one block",
+            "BLOCK_N = _pow2(n_cols)  # the whole row in one block",
             f"if BLOCK_N <= {p['ONEPASS_MAX']}:",
         )
         code.indent()
         code.add(
             "# several short rows per program keep every thread busy",
             f"BLOCK_M = min({p['ROWS']}, max(1, {p['TILE']} // BLOCK_N), "
-            "triton.next_power_of_2(n_rows))",
-            "grid = (triton.cdiv(n_rows, BLOCK_M),)",
+            "_pow2(n_rows))",
+            "grid = (_cdiv(n_rows, BLOCK_M),)",
         )
         launch(
             kname,
@@ -174,15 +174,15 @@ def _onepass_launch(
         )
     else:
         code.add(
-            "BLOCK_R = triton.next_power_of_2(n_red)  # the whole reduced extent in one block",
+            "BLOCK_R = _pow2(n_red)  # the whole reduced extent in one block",
             f"if BLOCK_R <= {p['ONEPASS_MAX']}:",
         )
         code.indent()
         code.add(
             "# as many contiguous positions per program as the tile allows",
             f"BLOCK_P = min({p['COLS']}, max(1, {p['TILE']} // BLOCK_R), "
-            "triton.next_power_of_2(n_inner))",
-            "grid = (triton.cdiv(n_inner, BLOCK_P) * n_outer,)",
+            "_pow2(n_inner))",
+            "grid = (_cdiv(n_inner, BLOCK_P) * n_outer,)",
         )
         launch(
             kname,
@@ -204,20 +204,20 @@ def _looped_launch(
 ) -> None:
     if w.s.along == "row":
         code.add(
-            f"BLOCK_N = min({p['LOOP_BLOCK']}, triton.next_power_of_2(n_cols))",
-            f"BLOCK_M = min({p['LOOP_ROWS']}, triton.next_power_of_2(n_rows))",
-            "grid = (triton.cdiv(n_rows, BLOCK_M),)",
+            f"BLOCK_N = min({p['LOOP_BLOCK']}, _pow2(n_cols))",
+            f"BLOCK_M = min({p['LOOP_ROWS']}, _pow2(n_rows))",
+            "grid = (_cdiv(n_rows, BLOCK_M),)",
         )
         consts: dict[str, Any] = {"BLOCK_M": "BLOCK_M", "BLOCK_N": "BLOCK_N"}
     else:
-        code.add(*_column_tile(p), "grid = (triton.cdiv(n_inner, BLOCK_P) * n_outer,)")
+        code.add(*_column_tile(p), "grid = (_cdiv(n_inner, BLOCK_P) * n_outer,)")
         consts = {"BLOCK_P": "BLOCK_P", "BLOCK_R": "BLOCK_R"}
     if nest is not None:
         block = "BLOCK_N" if w.s.along == "row" else "BLOCK_R"
         inner = " * ".join(f"dim{d}" for d in nest.lo)
         code.add(
             "# the nested write sweep's blocks span only the inner reduced dims",
-            f"BLOCK_LO = min({block}, triton.next_power_of_2({inner}))",
+            f"BLOCK_LO = min({block}, _pow2({inner}))",
         )
         consts["BLOCK_LO"] = "BLOCK_LO"
     launch(kname, "grid", args, {**consts, "num_warps": p["LOOP_WARPS"]}, code)
@@ -233,8 +233,8 @@ def _column_tile(p: Mapping[str, Any]) -> tuple[str, str]:
     """BLOCK_P positions, then BLOCK_R reduced rows clipped so the tile fits in registers: a
     tuned LOOP_BLOCK meant for rows (up to 4096) must not make a column kernel fail."""
     return (
-        f"BLOCK_P = min({p['LOOP_COLS']}, triton.next_power_of_2(n_inner))",
-        f"BLOCK_R = min({p['LOOP_BLOCK']}, triton.next_power_of_2(n_red), "
+        f"BLOCK_P = min({p['LOOP_COLS']}, _pow2(n_inner))",
+        f"BLOCK_R = min({p['LOOP_BLOCK']}, _pow2(n_red), "
         f"max(1, {COLUMN_TILE_MAX} // BLOCK_P))",
     )
 
@@ -248,10 +248,10 @@ def _split_launch(
     kernels.append(combine_kernel(w, stage2, k2))
     if w.s.along == "row":
         code.add(
-            f"BLOCK_N = min({p['LOOP_BLOCK']}, triton.next_power_of_2(n_cols))",
-            f"BLOCK_M = min({p['LOOP_ROWS']}, triton.next_power_of_2(n_rows))",
+            f"BLOCK_N = min({p['LOOP_BLOCK']}, _pow2(n_cols))",
+            f"BLOCK_M = min({p['LOOP_ROWS']}, _pow2(n_rows))",
             "n_par = n_rows",
-            "par_programs = triton.cdiv(n_rows, BLOCK_M)",
+            "par_programs = _cdiv(n_rows, BLOCK_M)",
             "block_red, n_red_total = BLOCK_N, n_cols",
         )
         consts = {"BLOCK_M": "BLOCK_M", "BLOCK_N": "BLOCK_N", "num_warps": p["LOOP_WARPS"]}
@@ -260,7 +260,7 @@ def _split_launch(
         code.add(
             *_column_tile(p),
             "n_par = n_outer * n_inner",
-            "par_programs = triton.cdiv(n_inner, BLOCK_P) * n_outer",
+            "par_programs = _cdiv(n_inner, BLOCK_P) * n_outer",
             "block_red, n_red_total = BLOCK_R, n_red",
         )
         consts = {"BLOCK_P": "BLOCK_P", "BLOCK_R": "BLOCK_R", "num_warps": p["LOOP_WARPS"]}
@@ -268,9 +268,9 @@ def _split_launch(
     code.add(
         "# split the reduced extent so that about SPLIT_PROGRAMS programs share the work",
         f"n_split = max(1, min({p['SPLIT_PROGRAMS']} // par_programs, "
-        "triton.cdiv(n_red_total, block_red), 1024))",
-        "chunk = triton.cdiv(triton.cdiv(n_red_total, n_split), block_red) * block_red",
-        "n_split = triton.cdiv(n_red_total, chunk)",
+        "_cdiv(n_red_total, block_red), 1024))",
+        "chunk = _cdiv(_cdiv(n_red_total, n_split), block_red) * block_red",
+        "n_split = _cdiv(n_red_total, chunk)",
     )
     for r in w.s.plan.reductions:
         op = w.s.op(r)
@@ -292,9 +292,9 @@ def _split_launch(
             )
     launch(k1, grid1, stage1, consts, code)
     code.add(
-        "BLOCK_S = triton.next_power_of_2(n_split)",
-        "BLOCK_P2 = max(1, min(triton.next_power_of_2(n_par), 4096 // BLOCK_S))",
-        "grid = (triton.cdiv(n_par, BLOCK_P2),)",
+        "BLOCK_S = _pow2(n_split)",
+        "BLOCK_P2 = max(1, min(_pow2(n_par), 4096 // BLOCK_S))",
+        "grid = (_cdiv(n_par, BLOCK_P2),)",
     )
     launch(k2, "grid", stage2, {"BLOCK_S": "BLOCK_S", "BLOCK_P": "BLOCK_P2", "num_warps": 4}, code)
 
@@ -323,29 +323,29 @@ def _relay_launch(
     relay = relay_kernel(w, args, kname)
     kernels.append(relay.text)
     first = safe_name(w.s.group.inputs[0])
-    code.add(f"BLOCK_N = min({p['LOOP_BLOCK']}, triton.next_power_of_2(n_cols))")
+    code.add(f"BLOCK_N = min({p['LOOP_BLOCK']}, _pow2(n_cols))")
     consts: dict[str, Any] = {"BLOCK_M": 1, "BLOCK_N": "BLOCK_N"}
     if relay.nest is not None:
         inner = " * ".join(f"dim{d}" for d in relay.nest.lo)
         code.add(
             f"n_lo = {inner}  # a slice holds whole steps of the outer reduced dims",
-            "BLOCK_LO = min(BLOCK_N, triton.next_power_of_2(n_lo))",
+            "BLOCK_LO = min(BLOCK_N, _pow2(n_lo))",
             f"chunk = max(1, {p['SLICE']} // n_lo) * n_lo",
         )
         consts["BLOCK_LO"] = "BLOCK_LO"
     else:
         code.add(
-            f"chunk = triton.cdiv(min({p['SLICE']}, n_cols), BLOCK_N) * BLOCK_N"
+            f"chunk = _cdiv(min({p['SLICE']}, n_cols), BLOCK_N) * BLOCK_N"
             "  # whole blocks per slice"
         )
-    code.add("n_split = triton.cdiv(n_cols, chunk)  # programs per row (a team)")
+    code.add("n_split = _cdiv(n_cols, chunk)  # programs per row (a team)")
     _counts_and_partials(w, first, f"n_rows + {p['LAG']}", code)
     code.add(
         f"grid = (n_split * (n_rows + {p['LAG']}),)  # LAG more teams: they write the last rows"
     )
     consts.update(
         {
-            "BLOCK_S": "triton.next_power_of_2(n_split)",
+            "BLOCK_S": "_pow2(n_split)",
             "CHUNK": "chunk",
             "LAG": p["LAG"],
             "COUNT_STRIDE": COUNT_STRIDE,
@@ -364,24 +364,24 @@ def _split_stats_launch(
     write = write_kernel(w, args2, k2)
     kernels.append(write.text)
     first = safe_name(w.s.group.inputs[0])
-    code.add(f"BLOCK_N = min({p['LOOP_BLOCK']}, triton.next_power_of_2(n_cols))")
+    code.add(f"BLOCK_N = min({p['LOOP_BLOCK']}, _pow2(n_cols))")
     consts: dict[str, Any] = {"BLOCK_M": 1, "BLOCK_N": "BLOCK_N", "CHUNK": "chunk"}
     if write.nest is not None:
         inner = " * ".join(f"dim{d}" for d in write.nest.lo)
         code.add(
             f"n_lo = {inner}  # a slice holds whole steps of the outer reduced dims",
-            "BLOCK_LO = min(BLOCK_N, triton.next_power_of_2(n_lo))",
+            "BLOCK_LO = min(BLOCK_N, _pow2(n_lo))",
             f"chunk = max(1, {p['SLICE']} // n_lo, "
-            f"triton.cdiv(triton.cdiv(n_cols, {MAX_SPLIT}), n_lo)) * n_lo",
+            f"_cdiv(_cdiv(n_cols, {MAX_SPLIT}), n_lo)) * n_lo",
         )
     else:
         code.add(
             "# whole blocks per slice",
-            f"chunk = triton.cdiv(min({p['SLICE']}, n_cols), BLOCK_N) * BLOCK_N",
-            f"chunk = max(chunk, triton.cdiv(triton.cdiv(n_cols, {MAX_SPLIT}), BLOCK_N) * BLOCK_N)",
+            f"chunk = _cdiv(min({p['SLICE']}, n_cols), BLOCK_N) * BLOCK_N",
+            f"chunk = max(chunk, _cdiv(_cdiv(n_cols, {MAX_SPLIT}), BLOCK_N) * BLOCK_N)",
         )
     code.add(
-        f"n_split = triton.cdiv(n_cols, chunk)  # slices a row (at most {MAX_SPLIT}: each "
+        f"n_split = _cdiv(n_cols, chunk)  # slices a row (at most {MAX_SPLIT}: each "
         "write program loads all of its row's partials)",
     )
     for ws, _ in partials(w):
@@ -391,7 +391,7 @@ def _split_stats_launch(
         )
     code.add("grid = (n_rows * n_split,)  # one program a slice, in both kernels")
     launch(k1, "grid", args1, {**consts, "num_warps": p["LOOP_WARPS"]}, code)
-    consts["BLOCK_S"] = "triton.next_power_of_2(n_split)"
+    consts["BLOCK_S"] = "_pow2(n_split)"
     if write.nest is not None:
         consts["BLOCK_LO"] = "BLOCK_LO"
     launch(k2, "grid", args2, {**consts, "num_warps": p["LOOP_WARPS"]}, code)
@@ -407,15 +407,15 @@ def _team_launch(
     first = safe_name(w.s.group.inputs[0])
     if team.nest is None:
         code.add(
-            f"BLOCK_N = min({p['TEAM_SLICE']}, triton.next_power_of_2(n_cols))  # one slice",
-            "n_split = triton.cdiv(n_cols, BLOCK_N)  # programs per row (a team)",
+            f"BLOCK_N = min({p['TEAM_SLICE']}, _pow2(n_cols))  # one slice",
+            "n_split = _cdiv(n_cols, BLOCK_N)  # programs per row (a team)",
         )
     else:
         inner = " * ".join(f"dim{d}" for d in team.nest.lo)
         code.add(
             f"n_lo = {inner}  # a slice lies in one step of the outer reduced dims",
-            f"BLOCK_N = min({p['TEAM_SLICE']}, triton.next_power_of_2(n_lo))",
-            "n_split = n_cols // n_lo * triton.cdiv(n_lo, BLOCK_N)  # programs per row (a team)",
+            f"BLOCK_N = min({p['TEAM_SLICE']}, _pow2(n_lo))",
+            "n_split = n_cols // n_lo * _cdiv(n_lo, BLOCK_N)  # programs per row (a team)",
         )
     code.add(
         "# a team waits for all of its programs, so all must be resident at once: at most one",
@@ -433,7 +433,7 @@ def _team_launch(
     consts: dict[str, Any] = {
         "BLOCK_M": 1,
         "BLOCK_N": "BLOCK_N",
-        "BLOCK_S": "triton.next_power_of_2(n_split)",
+        "BLOCK_S": "_pow2(n_split)",
         "COUNT_STRIDE": COUNT_STRIDE,
         "num_warps": p["TEAM_WARPS"],
     }

@@ -413,25 +413,25 @@ def _wrapper(
         smallest = 4 if plan.chunked else 1  # a chunked block holds whole vectors
         w.add(
             f"n_rows = {prod(outer)}",
-            f"BLOCK_N = max({smallest}, min({p['BLOCK_N']}, triton.next_power_of_2(n_scan)))",
-            f"BLOCK_M = min({p['ROWS']}, triton.next_power_of_2(n_rows))",
-            "grid = (triton.cdiv(n_rows, BLOCK_M),)",
+            f"BLOCK_N = max({smallest}, min({p['BLOCK_N']}, _pow2(n_scan)))",
+            f"BLOCK_M = min({p['ROWS']}, _pow2(n_rows))",
+            "grid = (_cdiv(n_rows, BLOCK_M),)",
         )
         consts = {"BLOCK_M": "BLOCK_M", "BLOCK_N": "BLOCK_N", "STAGES": p["STAGES"]}
     else:
         w.add(
             f"n_outer = {prod(outer)}",
             f"n_inner = {prod(inner)}",
-            f"BLOCK_S = min({p['BLOCK_S']}, triton.next_power_of_2(n_scan))",
-            f"BLOCK_P = min({p['COLS']}, triton.next_power_of_2(n_inner))",
+            f"BLOCK_S = min({p['BLOCK_S']}, _pow2(n_scan))",
+            f"BLOCK_P = min({p['COLS']}, _pow2(n_inner))",
         )
         consts = {"BLOCK_P": "BLOCK_P", "BLOCK_S": "BLOCK_S"}
         if chained:
             first = safe_name(group.inputs[0])
             dtype = "torch.float32" if plan.acc == "tl.float32" else "torch.int64"
             w.add(
-                "n_chains = triton.cdiv(n_inner, BLOCK_P) * n_outer  # column blocks",
-                "n_chunks = triton.cdiv(n_scan, BLOCK_S)",
+                "n_chains = _cdiv(n_inner, BLOCK_P) * n_outer  # column blocks",
+                "n_chunks = _cdiv(n_scan, BLOCK_S)",
                 "# a state per chunk (0: nothing yet, 1: its total, 2: its inclusive prefix) and",
                 "# the ticket counter past them; each chunk's total, then its inclusive prefix",
                 f"flags = torch.zeros(n_chains * n_chunks + 1, device={first}.device, "
@@ -441,7 +441,7 @@ def _wrapper(
                 "grid = (n_chains * n_chunks,)",
             )
         else:
-            w.add("grid = (triton.cdiv(n_inner, BLOCK_P) * n_outer,)")
+            w.add("grid = (_cdiv(n_inner, BLOCK_P) * n_outer,)")
             consts["STAGES"] = p["STAGES"]
     consts["num_warps"] = p["WARPS"]
     launch(kname, "grid", args, consts, w)

@@ -275,12 +275,12 @@ def render_select(
     allocate(graph, group, w.layout, code, safe_name(group.inputs[0]), narrow="K")
     code.add(
         "# the whole row in registers, as lanes of 4 columns",
-        "BLOCK_N = max(4, triton.next_power_of_2(n_cols))",
-        "BLOCK_K = triton.next_power_of_2(K)",
+        "BLOCK_N = max(4, _pow2(n_cols))",
+        "BLOCK_K = _pow2(K)",
         "# several short rows per program keep every thread busy",
         f"BLOCK_M = min({p['ROWS']}, max(1, {p['TILE']} // BLOCK_N), "
-        "triton.next_power_of_2(n_rows))",
-        "grid = (triton.cdiv(n_rows, BLOCK_M),)",
+        "_pow2(n_rows))",
+        "grid = (_cdiv(n_rows, BLOCK_M),)",
     )
     consts = {"K": "K", "BLOCK_M": "BLOCK_M", "BLOCK_N": "BLOCK_N", "BLOCK_K": "BLOCK_K"}
     launch(kname, "grid", args, {**consts, "num_warps": p["WARPS"]}, code)
