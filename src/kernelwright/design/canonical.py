@@ -25,7 +25,7 @@ from kernelwright.skills.library import SkillLibrary
 
 
 def padded(extent: int) -> int:
-    """The next power of two at or above ``extent`` (``triton.next_power_of_2``), at least 1."""
+    """The next power of two at or above ``extent`` (the wrappers' ``_pow2``), at least 1."""
     return 1 << max(0, int(extent) - 1).bit_length()
 
 
