@@ -154,10 +154,15 @@ class GroupFacts:
     def constraint_names(self) -> dict[str, int]:
         """The group quantities a skill's constraints may name beside its parameters (a
         constraint over them holds at this group's shapes only): ``NUMEL``, ``REDUCED``,
-        ``POSITIONS`` (output positions), ``INNER`` and ``SMS``."""
-        return {"NUMEL": self.numel, "REDUCED": self.reduced_length,
-                "POSITIONS": self.parallel_length, "INNER": self.inner_length,
-                "SMS": self.sm_count}
+        ``POSITIONS`` (output positions), ``INNER``, ``SMS`` and, for attention, ``HEAD_DIM``
+        (the wider of the two head dims as the kernels pad it: a power of two, at least 16)."""
+        names = {"NUMEL": self.numel, "REDUCED": self.reduced_length,
+                 "POSITIONS": self.parallel_length, "INNER": self.inner_length,
+                 "SMS": self.sm_count}
+        if self.attention is not None:
+            widest = max(16, self.attention.d, self.attention.dv)
+            names["HEAD_DIM"] = 1 << (widest - 1).bit_length()
+        return names
 
 
 Check = Callable[..., Outcome]

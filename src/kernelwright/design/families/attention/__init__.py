@@ -5,7 +5,8 @@
                   softmax over blocks of keys, tl.dot for q k^T and p v with fp32 accumulation
     prelude.py    the lines every wrapper starts with: operands, sizes, scale, mask, strides
     launch.py     the flash wrapper: the math the policy allows, blocks, stages
-    decode.py     the decode variant for a few queries: one query row a program, IEEE fp32
+    decode.py     the decode variant for a few queries: the query rows sharing a key/value
+                  head in one program (each key block loaded once for all), IEEE fp32
                   products on the CUDA cores, keys split over programs where rows are few
     conditions.py, defaults.py   the skills' conditions and default parameters
 
@@ -81,15 +82,19 @@ class AttentionFamily:
         self, partition: Partition, group: Group, facts: GroupFacts, choice: GroupChoice
     ) -> float:
         """The inverse of the fraction of the SMs the programs fill (one program per block of
-        queries of one head; the decode variant one per query row and key split)."""
+        queries of one head; the decode variant one per block of rows sharing a key/value head
+        and key split)."""
         a = facts.attention
         assert a is not None
         if choice.variant == "decode":
             d = {**DECODE_DEFAULTS, **choice.params}
-            rows = a.batch * a.heads * a.m
-            block_n = max(16, min(int(d["BLOCK_N"]), 1 << max(0, (a.n - 1).bit_length())))
-            split = max(1, min(-(-int(d["SPLIT_PROGRAMS"]) // rows), -(-a.n // (4 * block_n))))
-            return 1.0 / min(1.0, rows * split / facts.sm_count)
+            group_rows = a.heads // max(1, a.kv_heads) * a.m
+            rows = min(int(d["ROWS"]), 1 << max(0, (group_rows - 1).bit_length()))
+            programs = a.batch * a.kv_heads * -(-group_rows // rows)
+            keys = max(16 // rows, int(d["BLOCK_N"]) // rows)
+            block_n = min(keys, 1 << max(0, (a.n - 1).bit_length()))
+            split = max(1, min(-(-int(d["SPLIT_PROGRAMS"]) // programs), -(-a.n // (4 * block_n))))
+            return 1.0 / min(1.0, programs * split / facts.sm_count)
         p = {**DEFAULTS, **choice.params}
         block_m = max(16, min(int(p["BLOCK_M"]), 1 << max(0, (a.m - 1).bit_length())))
         programs = a.batch * a.heads * -(-a.m // block_m)

@@ -3,20 +3,23 @@
 With one query a (batch, head), the flash kernel's 16-row tl.dot blocks are 15/16 padding and
 the work is two matrix-vector products that stream the keys and values once: memory-bound, so
 the products run on the CUDA cores in IEEE fp32 (as accurate as an fp32 policy asks, whatever
-the operands' dtype), and what matters is keeping enough loads in flight.
+the operands' dtype), and what matters is reading each key and value once and keeping enough
+loads in flight.
 
-    decode kernel    one program per (query row, key split): scores s = k . q for BLOCK_N keys a
-                     step (a sum over the head dim), the online softmax of the flash kernel,
-                     acc = acc * alpha + sum over keys of p v
+    decode kernel    one program per (batch, key/value head, block of ROWS query rows, key
+                     split): the rows are the (query head, query) pairs that read this key/value
+                     head (all queries of all the heads of a grouped-query group), so a block of
+                     keys is loaded once for all of them; scores s = q . k for BLOCK_N keys a
+                     row-step (sums over the head dim), the flash kernel's online softmax per
+                     row, acc = acc * alpha + sum over keys of p v
     combine kernel   with several key splits: each row's partial (max, sum, acc) merged, scaled
                      to the largest max, and normalised once
 
-Key splits (flash-decoding) give a short batch enough programs to fill the GPU: about
-``SPLIT_PROGRAMS`` programs, each at least four key blocks; one split writes the output
-directly. Causal rows stop at their query (top-left aligned, as torch's ``is_causal``); a
-boolean or additive mask is read per key block; grouped-query heads read their shared key and
-value head, and the heads of one group are neighbouring programs, so a key block read by one
-is in L2 for the next.
+Rows share a key block as a [ROWS, keys, head dim] product, so a step takes BLOCK_N // ROWS keys
+(the registers of one row's BLOCK_N). Key splits (flash-decoding) give a short batch enough
+programs to fill the GPU: about ``SPLIT_PROGRAMS`` programs, each at least four key blocks; one
+split writes the output directly. Causal rows stop at their query (top-left aligned, as torch's
+``is_causal``); a boolean or additive mask is read per row and key block.
 """
 
 from __future__ import annotations
@@ -37,8 +40,8 @@ from kernelwright.design.fusion import Group
 from kernelwright.design.kernel.common import Code, RenderedKernel, launch, signature, wrap_words
 from kernelwright.design.kernel.emitter import KernelArgs, safe_name
 
-DECODE_DEFAULTS = {"BLOCK_N": 64, "WARPS": 4, "SPLIT_PROGRAMS": 528}
-CONSTS = ["BLOCK_N", "BLOCK_D", "BLOCK_DV", "HEAD_D", "HEAD_DV", "CAUSAL", "MASK", "SPLIT"]
+DECODE_DEFAULTS = {"BLOCK_N": 64, "ROWS": 8, "WARPS": 4, "SPLIT_PROGRAMS": 528}
+CONSTS = ["ROWS", "BLOCK_N", "BLOCK_D", "BLOCK_DV", "HEAD_D", "HEAD_DV", "CAUSAL", "MASK", "SPLIT"]
 NOTE = (
     "Both products in IEEE fp32 on the CUDA cores (operands converted to fp32): a decode step "
     "reads each key and value once, so the math is never the limit."
@@ -55,21 +58,26 @@ def decode_kernel(name: str, has_mask: bool) -> tuple[str, KernelArgs]:
     code = Code()
     code.indent()
     code.add(
-        "# ---- this program's query row and its slice of the keys",
-        "row = tl.program_id(0)  # over (batch, head, query): the heads of a group are neighbours",
+        "# ---- this program's key/value head, its query rows and its slice of the keys",
+        "pid = tl.program_id(0)  # over (batch, key/value head, block of rows)",
         "split = tl.program_id(1)",
-        "off_m = row % M",
-        "off_h = (row // M) % n_heads",
-        "off_b = (row // M // n_heads).to(tl.int64)",
-        "off_kh = (off_h // kv_group).to(tl.int64)  # grouped-query heads share a K/V head",
-        "off_h = off_h.to(tl.int64)",
+        "group_rows = kv_group * M  # the (query head, query) rows reading one key/value head",
+        "row_blocks = tl.cdiv(group_rows, ROWS)",
+        "n_kv_heads = n_heads // kv_group",
+        "off_kh = ((pid // row_blocks) % n_kv_heads).to(tl.int64)",
+        "off_b = (pid // row_blocks // n_kv_heads).to(tl.int64)",
+        "r = (pid % row_blocks) * ROWS + tl.arange(0, ROWS)  # [ROWS] rows of the group",
+        "r_mask = r < group_rows",
+        "off_h = off_kh * kv_group + (r // M).to(tl.int64)  # [ROWS] query heads",
+        "off_m = r % M  # [ROWS] query positions",
         "offs_n = tl.arange(0, BLOCK_N)",
         "offs_d = tl.arange(0, BLOCK_D)",
         "offs_dv = tl.arange(0, BLOCK_DV)",
         "d_mask = offs_d < HEAD_D",
         "dv_mask = offs_dv < HEAD_DV",
-        "q_row = q_ptr + off_b * stride_qb + off_h * stride_qh + off_m * stride_qm",
-        "q = tl.load(q_row + offs_d * stride_qd, mask=d_mask, other=0.0).to(tl.float32)",
+        "q_rows = q_ptr + off_b * stride_qb + off_h * stride_qh + off_m * stride_qm",
+        "q = tl.load(q_rows[:, None] + offs_d[None, :] * stride_qd,",
+        "            mask=r_mask[:, None] & d_mask[None, :], other=0.0).to(tl.float32)",
         "q = q * qk_scale  # scores in the log2 domain: exp2 of them is exp",
         "k_tile = k_ptr + off_b * stride_kb + off_kh * stride_kh",
         "k_tile += offs_n[:, None] * stride_kn + offs_d[None, :] * stride_kd",
@@ -77,17 +85,17 @@ def decode_kernel(name: str, has_mask: bool) -> tuple[str, KernelArgs]:
         "v_tile += offs_n[:, None] * stride_vn + offs_dv[None, :] * stride_vd",
         "lo = split * chunk",
         "hi = tl.minimum(N, lo + chunk)",
-        "if CAUSAL:  # query i sees keys 0..i",
-        "    hi = tl.minimum(hi, off_m + 1)",
-        "# ---- online softmax state, fp32: running max and sum, unnormalised output",
-        'm_i = tl.max(tl.full([BLOCK_N], float("-inf"), tl.float32), 0)',
-        "l_i = tl.sum(tl.zeros([BLOCK_N], tl.float32), 0)",
-        "acc = tl.zeros([BLOCK_DV], tl.float32)",
+        "if CAUSAL:  # query i sees keys 0..i: the rows' last query bounds the keys read",
+        "    hi = tl.minimum(hi, tl.max(tl.where(r_mask, off_m, 0), 0) + 1)",
+        "# ---- online softmax state per row, fp32: running max and sum, unnormalised output",
+        'm_i = tl.full([ROWS], float("-inf"), tl.float32)',
+        "l_i = tl.zeros([ROWS], tl.float32)",
+        "acc = tl.zeros([ROWS, BLOCK_DV], tl.float32)",
     )
     if has_mask:
         code.add(
-            "mask_row = mask_ptr + off_b * stride_maskb + off_h * stride_maskh",
-            "mask_row += off_m * stride_maskm",
+            "mask_rows = mask_ptr + off_b * stride_maskb + off_h * stride_maskh",
+            "mask_rows += off_m * stride_maskm",
         )
     code.add("for start_n in range(lo, hi, BLOCK_N):")
     code.indent()
@@ -96,43 +104,50 @@ def decode_kernel(name: str, has_mask: bool) -> tuple[str, KernelArgs]:
         "n_mask = cols < hi",
         "k = tl.load(k_tile + start_n * stride_kn, mask=n_mask[:, None] & d_mask[None, :], "
         "other=0.0)",
-        "s = tl.sum(k.to(tl.float32) * q[None, :], 1)",
-        "valid = n_mask",
+        "# [ROWS, BLOCK_N]: every row's scores against the one loaded block of keys",
+        "s = tl.sum(q[:, None, :] * k.to(tl.float32)[None, :, :], 2)",
+        "valid = r_mask[:, None] & n_mask[None, :]",
+        "if CAUSAL:",
+        "    valid = valid & (cols[None, :] <= off_m[:, None])",
     )
     if has_mask:
         code.add(
+            "at = mask_rows[:, None] + cols[None, :] * stride_maskn",
             f"if MASK == {MASK_BOOL}:  # True: attend",
-            "    keep = tl.load(mask_row + cols * stride_maskn, mask=n_mask, other=0)",
+            "    keep = tl.load(at, mask=valid, other=0)",
             "    valid = valid & (keep != 0)",
             f"if MASK == {MASK_ADD}:  # added to the scaled scores (-inf: masked out)",
-            "    bias = tl.load(mask_row + cols * stride_maskn, mask=n_mask, other=0.0)",
+            "    bias = tl.load(at, mask=valid, other=0.0)",
             f"    s += bias.to(tl.float32) * {LOG2E}",
         )
     code.add(
         's = tl.where(valid, s, float("-inf"))',
-        "m_new = tl.maximum(m_i, tl.max(s, 0))",
+        "m_new = tl.maximum(m_i, tl.max(s, 1))",
         "# while every key so far is masked the max is -inf: shift by 0 (exp2(-inf) = 0)",
         'm_shift = tl.where(m_new == float("-inf"), 0.0, m_new)',
-        "p = tl.math.exp2(s - m_shift)",
+        "p = tl.math.exp2(s - m_shift[:, None])",
         "alpha = tl.math.exp2(m_i - m_shift)",
-        "l_i = l_i * alpha + tl.sum(p, 0)",
+        "l_i = l_i * alpha + tl.sum(p, 1)",
         "v = tl.load(v_tile + start_n * stride_vn, mask=n_mask[:, None] & dv_mask[None, :], "
         "other=0.0)",
-        "acc = acc * alpha + tl.sum(p[:, None] * v.to(tl.float32), 0)",
+        "pv = tl.sum(p[:, :, None] * v.to(tl.float32)[None, :, :], 1)",
+        "acc = acc * alpha[:, None] + pv",
         "m_i = m_new",
     )
     code.dedent()
     code.add(
-        "if SPLIT == 1:  # the whole row: normalise and store (0 where every key is masked)",
-        "    out = acc / tl.where(l_i == 0.0, 1.0, l_i)",
-        "    o_row = out_ptr + off_b * stride_outb + off_h * stride_outh + off_m * stride_outm",
-        "    tl.store(o_row + offs_dv * stride_outd, out.to(out_ptr.dtype.element_ty), "
-        "mask=dv_mask)",
+        "if SPLIT == 1:  # whole rows: normalise and store (0 where every key is masked)",
+        "    out = acc / tl.where(l_i == 0.0, 1.0, l_i)[:, None]",
+        "    o_rows = out_ptr + off_b * stride_outb + off_h * stride_outh + off_m * stride_outm",
+        "    tl.store(o_rows[:, None] + offs_dv[None, :] * stride_outd,",
+        "             out.to(out_ptr.dtype.element_ty), mask=r_mask[:, None] & dv_mask[None, :])",
         "else:  # a slice: its unnormalised partials, merged by the combine kernel",
-        "    part = row.to(tl.int64) * SPLIT + split",
-        "    tl.store(part_acc_ptr + part * BLOCK_DV + offs_dv, acc)",
-        "    tl.store(part_ml_ptr + part * 2, m_i)",
-        "    tl.store(part_ml_ptr + part * 2 + 1, l_i)",
+        "    row = (off_b * n_heads + off_h) * M + off_m  # [ROWS] rows over (batch, head, query)",
+        "    part = row * SPLIT + split",
+        "    tl.store(part_acc_ptr + part[:, None] * BLOCK_DV + offs_dv[None, :], acc,",
+        "             mask=r_mask[:, None])",
+        "    tl.store(part_ml_ptr + part * 2, m_i, mask=r_mask)",
+        "    tl.store(part_ml_ptr + part * 2 + 1, l_i, mask=r_mask)",
     )
     return "\n".join(signature(name, args, CONSTS) + code.lines), args
 
@@ -195,13 +210,18 @@ def render_decode(
     prelude.heads(code, spec)
     prelude.mask_and_strides(code, spec, out)
     code.add(
-        f"BLOCK_N = max(16, min({p['BLOCK_N']}, _pow2(N)))",
+        "# rows: the (query head, query) pairs of one key/value head, up to ROWS a program;",
+        "# a step takes BLOCK_N // ROWS keys (one row's BLOCK_N in registers)",
+        "group_rows = (H // Hk) * M",
+        f"ROWS = min({p['ROWS']}, _pow2(group_rows))",
+        f"BLOCK_N = max(16 // ROWS, min({p['BLOCK_N']} // ROWS, _pow2(N)))",
         "BLOCK_D = max(16, _pow2(D))",
         "BLOCK_DV = max(16, _pow2(DV))",
+        "programs = B * Hk * _cdiv(group_rows, ROWS)",
         "rows = B * H * M",
         f"# key splits: about {p['SPLIT_PROGRAMS']} programs in all, each of at least four",
         "# key blocks; chunks are whole key blocks and no split is left empty",
-        f"SPLIT = max(1, min(_cdiv({p['SPLIT_PROGRAMS']}, rows), "
+        f"SPLIT = max(1, min(_cdiv({p['SPLIT_PROGRAMS']}, programs), "
         "_cdiv(N, 4 * BLOCK_N)))",
         "chunk = _cdiv(_cdiv(N, SPLIT), BLOCK_N) * BLOCK_N",
         "SPLIT = _cdiv(N, chunk)",
@@ -211,6 +231,7 @@ def render_decode(
         "part_ml = torch.empty((parts, 2), device=q.device, dtype=torch.float32)",
     )
     consts = {
+        "ROWS": "ROWS",
         "BLOCK_N": "BLOCK_N",
         "BLOCK_D": "BLOCK_D",
         "BLOCK_DV": "BLOCK_DV",
@@ -224,7 +245,7 @@ def render_decode(
     pointers = {"q": "q", "k": "k", "v": "v", "mask": "mask", "out": out,
                 "part_acc": "part_acc", "part_ml": "part_ml"}
     args.pointers = [(kp, pointers[w]) for kp, w in args.pointers]
-    launch(kname, "(rows, SPLIT)", args, consts, code)
+    launch(kname, "(programs, SPLIT)", args, consts, code)
     code.add("if SPLIT > 1:")
     code.indent()
     cargs.pointers = [(kp, pointers[w]) for kp, w in cargs.pointers]

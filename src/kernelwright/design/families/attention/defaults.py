@@ -48,13 +48,14 @@ def attention_flash_wide(f: GroupFacts) -> dict[str, int]:
 
 @heuristic("attention_decode")
 def attention_decode(f: GroupFacts) -> dict[str, int]:
-    """Key blocks of 8192 values (64 keys at head dim 128) in 4 warps; key splits up to four
-    programs per SM."""
+    """Key blocks of 8192 values a row (64 keys at head dim 128) in 4 warps; up to 8 query
+    rows sharing a key/value head a program; key splits up to four programs per SM."""
     a = f.attention
     assert a is not None
     block_d = max(16, next_pow2(max(a.d, a.dv)))
     return {
         "BLOCK_N": max(16, min(8192 // block_d, next_pow2(a.n))),
+        "ROWS": min(8, next_pow2(a.heads // max(1, a.kv_heads) * a.m)),
         "WARPS": 4,
         "SPLIT_PROGRAMS": 4 * f.sm_count,
     }

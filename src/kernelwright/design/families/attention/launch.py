@@ -172,9 +172,9 @@ def _describe(spec: AttentionSpec, variant: str) -> str:
         what += f" ({', '.join(opts)})"
     if variant == "decode":
         return (
-            f"{what}: decode, one query row a program (its keys split over several programs "
-            "where rows are few), an online softmax over blocks of keys in fp32; the scores "
-            "never reach memory."
+            f"{what}: decode, the query rows sharing a key/value head in one program (its keys "
+            "split over several programs where rows are few), an online softmax over blocks of "
+            "keys in fp32; the scores never reach memory."
         )
     return (
         f"{what}: flash, BLOCK_M queries of one (batch, head) a program, an online softmax "

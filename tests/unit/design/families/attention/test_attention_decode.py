@@ -12,6 +12,10 @@ from test_attention_kernels import qkv, sdpa_task
 # one partial); SPLIT_PROGRAMS 1 keeps every row whole
 SPLIT = {"BLOCK_N": 16, "SPLIT_PROGRAMS": 16}
 WHOLE = {"BLOCK_N": 16, "SPLIT_PROGRAMS": 1}
+# the rows sharing a key/value head (default: up to 8 a program) in blocks of 2, or one a
+# program: a grouped-query group of 3 heads x 2 queries takes three programs of 2 rows
+ROW_BLOCKS = {"ROWS": 2, "BLOCK_N": 16, "SPLIT_PROGRAMS": 16}
+ONE_ROW = {"ROWS": 1, "BLOCK_N": 16, "SPLIT_PROGRAMS": 16}
 
 CASES = {
     # name: (call, inputs, variants)
@@ -59,6 +63,20 @@ def test_decode_matches_sdpa_in_float64(check_launches, case: str, params: dict)
     if params is SPLIT and case in ("plain", "strided", "wide-head"):
         first = runs[0][1]
         assert any("combine" in name for name in first)
+
+
+@pytest.mark.parametrize("params", [ROW_BLOCKS, ONE_ROW], ids=["rows-2", "rows-1"])
+@pytest.mark.parametrize("case", ["grouped-query", "causal-scaled"])
+def test_row_blocks_of_a_group_match_sdpa(check_launches, case: str, params: dict) -> None:
+    call, inputs, variants = CASES[case]
+    runs = check_launches(
+        sdpa_task(call, inputs, variants),
+        skills=("attention-decode",),
+        params=params,
+        reference="float64",
+        tol=2e-5,
+    )
+    assert runs
 
 
 BOOL_MASK = "torch.rand(1, 150) > 0.3"
