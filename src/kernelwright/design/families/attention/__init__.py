@@ -26,7 +26,7 @@ from importlib.resources.abc import Traversable
 
 from kernelwright.design.choices import GroupChoice
 from kernelwright.design.families.attention import conditions, defaults  # noqa: F401 (register)
-from kernelwright.design.families.attention.decode import DECODE_DEFAULTS
+from kernelwright.design.families.attention.decode import DECODE_DEFAULTS, DOT_ROWS
 from kernelwright.design.families.attention.launch import (
     ATTN_LAUNCH,
     ATTN_STAGES,
@@ -89,9 +89,12 @@ class AttentionFamily:
         if choice.variant == "decode":
             d = {**DECODE_DEFAULTS, **choice.params}
             group_rows = a.heads // max(1, a.kv_heads) * a.m
-            rows = min(int(d["ROWS"]), 1 << max(0, (group_rows - 1).bit_length()))
+            if int(d["DOT"]):  # tl.dot's blocks of 16 rows, BLOCK_N keys a step
+                rows, keys = DOT_ROWS, max(16, int(d["BLOCK_N"]))
+            else:
+                rows = min(int(d["ROWS"]), 1 << max(0, (group_rows - 1).bit_length()))
+                keys = max(16 // rows, int(d["BLOCK_N"]) // rows)
             programs = a.batch * a.kv_heads * -(-group_rows // rows)
-            keys = max(16 // rows, int(d["BLOCK_N"]) // rows)
             block_n = min(keys, 1 << max(0, (a.n - 1).bit_length()))
             split = max(1, min(-(-int(d["SPLIT_PROGRAMS"]) // programs), -(-a.n // (4 * block_n))))
             return 1.0 / min(1.0, programs * split / facts.sm_count)

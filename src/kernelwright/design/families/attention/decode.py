@@ -15,11 +15,16 @@ loads in flight.
     combine kernel   with several key splits: each row's partial (max, sum, acc) merged, scaled
                      to the largest max, and normalised once
 
-Rows share a key block as a [ROWS, keys, head dim] product, so a step takes BLOCK_N // ROWS keys
-(the registers of one row's BLOCK_N). Key splits (flash-decoding) give a short batch enough
-programs to fill the GPU: about ``SPLIT_PROGRAMS`` programs, each at least four key blocks; one
-split writes the output directly. Causal rows stop at their query (top-left aligned, as torch's
-``is_causal``); a boolean or additive mask is read per row and key block.
+On the CUDA cores (``DOT`` 0) rows share a key block as a [ROWS, keys, head dim] product, so a
+step takes BLOCK_N // ROWS keys (the registers of one row's BLOCK_N); its sums over the head dim
+cross threads, which costs more than the loads once several rows share them. With ``DOT`` 1 the
+two products run on tensor cores as tl.dot over a block of 16 rows (padding past the group's
+rows), BLOCK_N keys a step, in 3xTF32 (fp32 accuracy; TF32 where the caller allowed it).
+
+Key splits (flash-decoding) give a short batch enough programs to fill the GPU: about
+``SPLIT_PROGRAMS`` programs, each at least four key blocks; one split writes the output
+directly. Causal rows stop at their query (top-left aligned, as torch's ``is_causal``); a
+boolean or additive mask is read per row and key block.
 """
 
 from __future__ import annotations
@@ -40,11 +45,20 @@ from kernelwright.design.fusion import Group
 from kernelwright.design.kernel.common import Code, RenderedKernel, launch, signature, wrap_words
 from kernelwright.design.kernel.emitter import KernelArgs, safe_name
 
-DECODE_DEFAULTS = {"BLOCK_N": 64, "ROWS": 8, "WARPS": 4, "SPLIT_PROGRAMS": 528}
-CONSTS = ["ROWS", "BLOCK_N", "BLOCK_D", "BLOCK_DV", "HEAD_D", "HEAD_DV", "CAUSAL", "MASK", "SPLIT"]
+DECODE_DEFAULTS = {"BLOCK_N": 64, "ROWS": 8, "DOT": 0, "WARPS": 4, "SPLIT_PROGRAMS": 528}
+CONSTS = [
+    "ROWS", "BLOCK_N", "BLOCK_D", "BLOCK_DV", "HEAD_D", "HEAD_DV", "CAUSAL", "MASK", "SPLIT",
+    "DOT", "DOT_PRECISION",
+]
+DOT_ROWS = 16  # tl.dot's least block of rows
 NOTE = (
     "Both products in IEEE fp32 on the CUDA cores (operands converted to fp32): a decode step "
     "reads each key and value once, so the math is never the limit."
+)
+DOT_NOTE = (
+    "Both products on tensor cores over blocks of 16 query rows (operands converted to fp32): "
+    "3xTF32, as accurate as fp32, or TF32 where the caller allowed it for matrix products "
+    "(torch.backends.cuda.matmul.allow_tf32); fp32 accumulation."
 )
 
 
@@ -105,7 +119,10 @@ def decode_kernel(name: str, has_mask: bool) -> tuple[str, KernelArgs]:
         "k = tl.load(k_tile + start_n * stride_kn, mask=n_mask[:, None] & d_mask[None, :], "
         "other=0.0)",
         "# [ROWS, BLOCK_N]: every row's scores against the one loaded block of keys",
-        "s = tl.sum(q[:, None, :] * k.to(tl.float32)[None, :, :], 2)",
+        "if DOT:",
+        "    s = tl.dot(q, tl.trans(k.to(tl.float32)), input_precision=DOT_PRECISION)",
+        "else:",
+        "    s = tl.sum(q[:, None, :] * k.to(tl.float32)[None, :, :], 2)",
         "valid = r_mask[:, None] & n_mask[None, :]",
         "if CAUSAL:",
         "    valid = valid & (cols[None, :] <= off_m[:, None])",
@@ -130,7 +147,10 @@ def decode_kernel(name: str, has_mask: bool) -> tuple[str, KernelArgs]:
         "l_i = l_i * alpha + tl.sum(p, 1)",
         "v = tl.load(v_tile + start_n * stride_vn, mask=n_mask[:, None] & dv_mask[None, :], "
         "other=0.0)",
-        "pv = tl.sum(p[:, :, None] * v.to(tl.float32)[None, :, :], 1)",
+        "if DOT:",
+        "    pv = tl.dot(p, v.to(tl.float32), input_precision=DOT_PRECISION)",
+        "else:",
+        "    pv = tl.sum(p[:, :, None] * v.to(tl.float32)[None, :, :], 1)",
         "acc = acc * alpha[:, None] + pv",
         "m_i = m_new",
     )
@@ -205,16 +225,31 @@ def render_decode(
     code.add(f"def {name}({', '.join(params_in)}):")
     code.indent()
     first, *rest = wrap_words(describe, 84)
-    code.add(f'"""{first}', *rest, "", *wrap_words(NOTE, 88), '"""')
+    note = DOT_NOTE if p["DOT"] else NOTE
+    code.add(f'"""{first}', *rest, "", *wrap_words(note, 88), '"""')
     prelude.operands(code, spec, out)
     prelude.heads(code, spec)
     prelude.mask_and_strides(code, spec, out)
     code.add(
-        "# rows: the (query head, query) pairs of one key/value head, up to ROWS a program;",
-        "# a step takes BLOCK_N // ROWS keys (one row's BLOCK_N in registers)",
+        "# rows: the (query head, query) pairs of one key/value head, up to ROWS a program",
         "group_rows = (H // Hk) * M",
-        f"ROWS = min({p['ROWS']}, _pow2(group_rows))",
-        f"BLOCK_N = max(16 // ROWS, min({p['BLOCK_N']} // ROWS, _pow2(N)))",
+    )
+    if p["DOT"]:
+        code.add(
+            f"# tl.dot's blocks: {DOT_ROWS} rows (padding past the group's), BLOCK_N keys a step",
+            f"ROWS = {DOT_ROWS}",
+            f"BLOCK_N = max(16, min({p['BLOCK_N']}, _pow2(N)))",
+            "# fp32 products: 3xTF32 (fp32 accuracy) unless the caller allowed TF32",
+            'DOT_PRECISION = "tf32" if torch.backends.cuda.matmul.allow_tf32 else "tf32x3"',
+        )
+    else:
+        code.add(
+            "# a step takes BLOCK_N // ROWS keys (one row's BLOCK_N in registers)",
+            f"ROWS = min({p['ROWS']}, _pow2(group_rows))",
+            f"BLOCK_N = max(16 // ROWS, min({p['BLOCK_N']} // ROWS, _pow2(N)))",
+            "DOT_PRECISION = None",
+        )
+    code.add(
         "BLOCK_D = max(16, _pow2(D))",
         "BLOCK_DV = max(16, _pow2(DV))",
         "programs = B * Hk * _cdiv(group_rows, ROWS)",
@@ -240,6 +275,8 @@ def render_decode(
         "CAUSAL": str(spec.causal),
         "MASK": "MASK",
         "SPLIT": "SPLIT",
+        "DOT": str(bool(p["DOT"])),
+        "DOT_PRECISION": "DOT_PRECISION",
         "num_warps": p["WARPS"],
     }
     pointers = {"q": "q", "k": "k", "v": "v", "mask": "mask", "out": out,
@@ -265,5 +302,5 @@ def render_decode(
         name,
         tuple(params_in),
         (group.outputs[0],),
-        notes=(spec.node.origin, NOTE) if spec.node.origin else (NOTE,),
+        notes=(spec.node.origin, note) if spec.node.origin else (note,),
     )

@@ -56,6 +56,7 @@ def attention_decode(f: GroupFacts) -> dict[str, int]:
     return {
         "BLOCK_N": max(16, min(8192 // block_d, next_pow2(a.n))),
         "ROWS": min(8, next_pow2(a.heads // max(1, a.kv_heads) * a.m)),
+        "DOT": 0,
         "WARPS": 4,
         "SPLIT_PROGRAMS": 4 * f.sm_count,
     }

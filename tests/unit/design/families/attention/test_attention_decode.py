@@ -16,6 +16,8 @@ WHOLE = {"BLOCK_N": 16, "SPLIT_PROGRAMS": 1}
 # program: a grouped-query group of 3 heads x 2 queries takes three programs of 2 rows
 ROW_BLOCKS = {"ROWS": 2, "BLOCK_N": 16, "SPLIT_PROGRAMS": 16}
 ONE_ROW = {"ROWS": 1, "BLOCK_N": 16, "SPLIT_PROGRAMS": 16}
+# both products as tl.dot over blocks of 16 rows (the group's rows and padding)
+DOT = {"DOT": 1, "BLOCK_N": 16, "SPLIT_PROGRAMS": 16}
 
 CASES = {
     # name: (call, inputs, variants)
@@ -65,7 +67,7 @@ def test_decode_matches_sdpa_in_float64(check_launches, case: str, params: dict)
         assert any("combine" in name for name in first)
 
 
-@pytest.mark.parametrize("params", [ROW_BLOCKS, ONE_ROW], ids=["rows-2", "rows-1"])
+@pytest.mark.parametrize("params", [ROW_BLOCKS, ONE_ROW, DOT], ids=["rows-2", "rows-1", "dot"])
 @pytest.mark.parametrize("case", ["grouped-query", "causal-scaled"])
 def test_row_blocks_of_a_group_match_sdpa(check_launches, case: str, params: dict) -> None:
     call, inputs, variants = CASES[case]
