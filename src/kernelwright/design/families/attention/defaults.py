@@ -48,15 +48,18 @@ def attention_flash_wide(f: GroupFacts) -> dict[str, int]:
 
 @heuristic("attention_decode")
 def attention_decode(f: GroupFacts) -> dict[str, int]:
-    """Key blocks of 8192 values a row (64 keys at head dim 128) in 4 warps; up to 8 query
-    rows sharing a key/value head a program; key splits up to four programs per SM."""
+    """Both products as tl.dot over 16-row blocks of the query rows sharing a key/value head,
+    key blocks of 4096 values (32 keys at head dim 128) in 4 warps; key splits up to four
+    programs per SM. On an H200 (fp32, ``scripts/sweep_design.py``, SWEEPS.md) this beat the
+    CUDA-core sums both with 4 rows sharing each key block (0.176 ms against 0.504 for the best
+    ROWS) and with one (1.130 against 1.325 ms); ROWS is the CUDA-core variant's, for tuning."""
     a = f.attention
     assert a is not None
     block_d = max(16, next_pow2(max(a.d, a.dv)))
     return {
-        "BLOCK_N": max(16, min(8192 // block_d, next_pow2(a.n))),
+        "BLOCK_N": max(16, min(4096 // block_d, next_pow2(a.n))),
         "ROWS": min(8, next_pow2(a.heads // max(1, a.kv_heads) * a.m)),
-        "DOT": 0,
+        "DOT": 1,
         "WARPS": 4,
         "SPLIT_PROGRAMS": 4 * f.sm_count,
     }

@@ -12,12 +12,11 @@ from test_attention_kernels import qkv, sdpa_task
 # one partial); SPLIT_PROGRAMS 1 keeps every row whole
 SPLIT = {"BLOCK_N": 16, "SPLIT_PROGRAMS": 16}
 WHOLE = {"BLOCK_N": 16, "SPLIT_PROGRAMS": 1}
-# the rows sharing a key/value head (default: up to 8 a program) in blocks of 2, or one a
-# program: a grouped-query group of 3 heads x 2 queries takes three programs of 2 rows
-ROW_BLOCKS = {"ROWS": 2, "BLOCK_N": 16, "SPLIT_PROGRAMS": 16}
-ONE_ROW = {"ROWS": 1, "BLOCK_N": 16, "SPLIT_PROGRAMS": 16}
-# both products as tl.dot over blocks of 16 rows (the group's rows and padding)
-DOT = {"DOT": 1, "BLOCK_N": 16, "SPLIT_PROGRAMS": 16}
+# the default (SPLIT, WHOLE) computes both products as tl.dot over blocks of 16 rows (the
+# group's rows, then padding); on the CUDA cores, the rows sharing a key/value head in blocks
+# of 2, or one a program: a grouped-query group of 3 heads x 2 queries takes three programs
+ROW_BLOCKS = {"DOT": 0, "ROWS": 2, "BLOCK_N": 16, "SPLIT_PROGRAMS": 16}
+ONE_ROW = {"DOT": 0, "ROWS": 1, "BLOCK_N": 16, "SPLIT_PROGRAMS": 16}
 
 CASES = {
     # name: (call, inputs, variants)
@@ -67,7 +66,7 @@ def test_decode_matches_sdpa_in_float64(check_launches, case: str, params: dict)
         assert any("combine" in name for name in first)
 
 
-@pytest.mark.parametrize("params", [ROW_BLOCKS, ONE_ROW, DOT], ids=["rows-2", "rows-1", "dot"])
+@pytest.mark.parametrize("params", [ROW_BLOCKS, ONE_ROW], ids=["rows-2", "rows-1"])
 @pytest.mark.parametrize("case", ["grouped-query", "causal-scaled"])
 def test_row_blocks_of_a_group_match_sdpa(check_launches, case: str, params: dict) -> None:
     call, inputs, variants = CASES[case]
@@ -86,7 +85,9 @@ BOOL_MASK = "torch.rand(1, 150) > 0.3"
 MASKED_ROW = "(torch.rand(1, 1, 2, 29) > 0.3).index_fill(2, torch.tensor([1]), False)"
 
 
-@pytest.mark.parametrize("params", [SPLIT, WHOLE], ids=["split", "whole"])
+@pytest.mark.parametrize(
+    "params", [SPLIT, WHOLE, ROW_BLOCKS], ids=["split", "whole", "cuda-cores"]
+)
 @pytest.mark.parametrize(
     ("mask", "variant"),
     [
@@ -112,11 +113,12 @@ def test_masks_apply_to_every_key_split(check, mask: str, variant: str, params: 
     )
 
 
-def test_bf16_operands_are_summed_in_fp32(check) -> None:
+@pytest.mark.parametrize("params", [SPLIT, ONE_ROW], ids=["dot", "cuda-cores"])
+def test_bf16_operands_are_summed_in_fp32(check, params: dict) -> None:
     check(
         sdpa_task("q, k, v", qkv(1, 2, 1, 150, 48)),
         skills=("attention-decode",),
-        params=SPLIT,
+        params=params,
         dtype="bfloat16",
         reference="float64",
         tol=2e-2,
