@@ -72,8 +72,11 @@ def _tree_picture(result: Any, out: Path) -> Path | None:
     where = "CPU timings, not representative of a GPU" if result.device == "cpu" else result.device
     title = (f"{result.task.name}: candidates and the ones they were derived from "
              f"({result.precision.value} policy; {where})")
+    numbers = _numbers(result.trials)
+    nodes = [n | {"id": numbers[n["id"]], "parent": numbers.get(n["parent"])}
+             for n in lineage(result.trials)]  # numbered as the report's table
     path = out / "tree.png"
-    path.write_bytes(search_tree_png(lineage(result.trials), title))
+    path.write_bytes(search_tree_png(nodes, title))
     return path
 
 
@@ -217,8 +220,9 @@ def report_markdown(result: Any, tree_picture: str | None = None) -> str:
     else:
         v = best.verdict
         t = v.timing
+        number = _numbers(result.trials).get(best.candidate_id, best.candidate_id)
         lines += [
-            f"Best: candidate {best.candidate_id} ({best.note or 'template'}), {_ms(v)} ms,"
+            f"Best: candidate {number} ({best.note or 'template'}), {_ms(v)} ms,"
             f" {fmt_x(t.speedup_vs_eager)} vs eager, {fmt_x(t.speedup_vs_compile)} vs torch.compile"
             f" ({v.precision.value}), speed of light {_sol(v)}"
             + (f" of {v.sol.floor_ms:.4f} ms ({v.sol.bound}-bound)" if v.sol else ""),
@@ -357,6 +361,19 @@ def _tree(trials: Any, picture: str | None) -> list[str]:
     if picture:
         lines += [f"![search tree]({picture})", ""]
     lines += ["Each candidate derived from another, with its parent:", ""]
+    numbers = _numbers(trials)
     for t in derived:
-        lines.append(f"- {t.candidate.parent} -> {t.candidate_id}: {t.note}")
+        # a parent outside this run (a resumed run's) is named by its archive id
+        named = numbers.get(t.candidate.parent, f"archive candidate {t.candidate.parent}")
+        lines.append(f"- {named} -> {numbers[t.candidate_id]}: {t.note}")
     return lines
+
+
+def _numbers(trials: Any) -> dict[int, int]:
+    """Each candidate's number in the report, by its archive id: its first row of the
+    Candidates table, as the files under ``candidates/`` are numbered (archive ids run on across
+    the tasks and runs that share an archive, so they are not the rows)."""
+    numbers: dict[int, int] = {}
+    for i, t in enumerate(trials, 1):
+        numbers.setdefault(t.candidate_id, i)
+    return numbers

@@ -105,3 +105,26 @@ def test_a_profiled_limit_ranks_the_skills_that_relieve_it_higher(tmp_path: Path
     assert after["row-looped", ()] == pytest.approx(before["row-looped", ()])
     late = plan_task(task, "cpu", "small", isolate=False, diagnosed=("latency-bound",))
     assert late.relieved == ()  # no skill that holds here relieves it: nothing to say
+
+
+def test_candidates_are_numbered_as_the_table_rows_not_by_archive_id(
+    pointwise_plan, tmp_path: Path
+) -> None:  # type: ignore[no-untyped-def]
+    """A task of a bench run whose archive already holds two candidates: its candidates have
+    archive ids 3 and 4, but the report, its table and the files under candidates/ number
+    them 1 and 2."""
+    source = pointwise_plan.render(pointwise_plan.designs[0])
+    slow = Verdict(Status.CORRECT, True, precision=Precision.FP32,
+                   timing=Timing(candidate=TimingStats(2.0, 2.0, 2.0, 0.0, 5)))
+    fast = Verdict(Status.CORRECT, True, precision=Precision.FP32,
+                   timing=Timing(candidate=TimingStats(1.0, 1.0, 1.0, 0.0, 5)))
+    first = Trial(3, Candidate(source, "template"), slow, "structure")
+    second = Trial(4, Candidate(source + "\n", "template", parent=3), fast, "tuning: BLOCK")
+    search = SearchResult("run", trials=[first, second], best=second, stopped="budget")
+    result = OptimizeResult(pointwise_plan.task, "run", "cpu", "small", Precision.FP32, search,
+                            pointwise_plan, Objective.TIME, ())
+    write_outputs(result, tmp_path, None)
+    report = (tmp_path / "report.md").read_text()
+    assert "Best: candidate 2 (tuning: BLOCK)" in report
+    assert "- 1 -> 2: tuning: BLOCK" in report
+    assert sorted(p.name for p in (tmp_path / "candidates").glob("*.py"))[1].startswith("002_")
