@@ -385,6 +385,8 @@ def _render(result: Any, summary: dict[str, Any]) -> None:
         out.print("left to PyTorch: " + "; ".join(summary["left_to_framework"]))
     if result.search is None:
         out.print("[yellow]no template applies to this task[/]")
+    elif result.best is None and not result.trials:
+        out.print(f"[yellow]stopped ({result.search.stopped}) before the first candidate[/]")
     elif result.best is None:
         out.print("[red]no correct candidate[/]")
 

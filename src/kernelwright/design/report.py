@@ -212,11 +212,13 @@ def report_markdown(result: Any, tree_picture: str | None = None) -> str:
     best = result.best
     lines += ["", "## Result", ""]
     if best is None:
-        lines.append(
-            "No correct candidate."
-            if result.trials
-            else "Nothing was evaluated: no template applies."
-        )
+        if result.trials:
+            lines.append("No correct candidate.")
+        elif plan is not None and plan.designs and search is not None:
+            lines.append(f"Nothing was evaluated: the run stopped ({search.stopped}) before "
+                         "its first candidate.")
+        else:
+            lines.append("Nothing was evaluated: no template applies.")
     else:
         v = best.verdict
         t = v.timing

@@ -128,3 +128,14 @@ def test_candidates_are_numbered_as_the_table_rows_not_by_archive_id(
     assert "Best: candidate 2 (tuning: BLOCK)" in report
     assert "- 1 -> 2: tuning: BLOCK" in report
     assert sorted(p.name for p in (tmp_path / "candidates").glob("*.py"))[1].startswith("002_")
+
+
+def test_a_run_stopped_before_its_first_candidate_says_so(pointwise_plan, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """Not "no template applies" when templates applied and the deadline came first."""
+    search = SearchResult("run", trials=[], best=None, stopped="interrupted")
+    result = OptimizeResult(pointwise_plan.task, "run", "cpu", "small", Precision.FP32, search,
+                            pointwise_plan, Objective.TIME, ())
+    write_outputs(result, tmp_path, None)
+    report = (tmp_path / "report.md").read_text()
+    assert "the run stopped (interrupted) before its first candidate" in report
+    assert "no template applies" not in report
