@@ -94,13 +94,19 @@ class DesignSpace:
                 continue
             skill = library.get(choice.skill)
             mine: dict[str, str] = {}
+            declared = {p.name: p.kind for p in skill.params}
             for name, values in tunable(library, choice):
                 sname = f"g{choice.group}_{name}"
                 mine[name] = sname
                 names.append((idx, name, sname))
+                if declared.get(name) == "categorical":  # a switch (0/1): no scale at all
+                    params.append(Param(sname, values, Kind.CATEGORICAL))
+                    continue
                 pow2 = all(v > 0 and v & (v - 1) == 0 for v in values)
                 kind = Kind.POW2 if pow2 and len(values) > 2 else Kind.INT
-                params.append(Param(sname, values, kind, log=not pow2))
+                # sizes act multiplicatively (log2 scale); a range reaching 0 cannot
+                log = not pow2 and all(v > 0 for v in values)
+                params.append(Param(sname, values, kind, log=log))
             fixed = {k: str(int(v)) for k, v in (shapes or {}).get(choice.group, {}).items()}
             fixed.update({k: str(int(v)) for k, v in choice.params.items() if k not in mine})
             for c in skill.constraints:

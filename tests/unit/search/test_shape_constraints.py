@@ -44,3 +44,20 @@ def test_parameter_moves_respect_the_shapes():
                           lambda d: repr(d), {0: facts.constraint_names()})
     moved = {m.choices[0].params["TEAM_SLICE"] for m, _ in space.parameter_moves(_team(16384))}
     assert moved == {16384}  # only the warps move
+
+
+def test_every_builtin_skills_tuned_parameters_make_a_space():
+    """Each skill's tuned parameters, at their defaults' values, build a tuning space: a switch
+    such as the decode template's DOT (0 or 1) is categorical, never a log scale, which 0 would
+    break (the space refused to build, so optimize failed on every decode task)."""
+    for skill in LIB:
+        params = {p.name: p.values[0] for p in skill.params}
+        choice = GroupChoice(group=0, kind=skill.applies_to, skill=skill.id,
+                             variant=skill.variant, params=params)
+        space = DesignSpace.of(Design((choice,), stage="structure"), LIB)
+        assert len(space.space) >= 1, skill.id
+    decode = GroupChoice(group=0, kind="attention", skill="attention-decode", variant="decode",
+                         params={"BLOCK_N": 32, "ROWS": 4, "DOT": 1, "WARPS": 4,
+                                 "SPLIT_PROGRAMS": 528})
+    space = DesignSpace.of(Design((decode,), stage="structure"), LIB)
+    assert {int(space.space.config(i)["g0_DOT"]) for i in range(len(space.space))} == {0, 1}
