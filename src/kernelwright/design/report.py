@@ -337,6 +337,10 @@ def _constraints_section(result: Any) -> list[str]:
     return out
 
 
+# a relative standard error above this makes the report call the energies rough
+ROUGH_ENERGY = 0.2
+
+
 def _energy_line(t: Timing, objective: Objective) -> list[str]:
     """The best candidate's energy beside eager's and torch.compile's (nothing when the GPU
     had no energy counter)."""
@@ -346,12 +350,20 @@ def _energy_line(t: Timing, objective: Objective) -> list[str]:
               (("eager", t.eager_energy), ("torch.compile", t.compile_energy)) if e is not None]
     e = t.candidate_energy
     spread = f" +- {e.mj_per_call_se:.3f}" if e.mj_per_call_se else ""
-    return [
+    lines = [
         "",
         f"Energy: {e.mj_per_call:.3f}{spread} mJ a call at {e.watts:.0f} W"
         + (f" ({', '.join(others)})" if others else "")
         + f", from the GPU's energy counter; candidates ranked by {objective.value}.",
     ]
+    if e.mj_per_call_se > ROUGH_ENERGY * e.mj_per_call:
+        lines.append(
+            f"These energies are rough (a standard error over {ROUGH_ENERGY:.0%}): the counter "
+            "steps every ~100 ms, longer than many of the timed windows, so a window's share of "
+            "a step decides much of the sum (even a power above the board's limit); `optimize "
+            "--objective energy` times longer windows."
+        )
+    return lines
 
 
 def _tree(trials: Any, picture: str | None) -> list[str]:

@@ -178,6 +178,23 @@ def test_eager_is_returned_when_it_wins_the_run_s_objective(pointwise_plan, tmp_
     assert "Worse than eager PyTorch by energy" in report
     assert "Energy: 2.000 mJ a call" in report and "eager 1.000 mJ" in report
     assert "| mJ |" in report  # the candidates' table gains the column
+    assert "rough" not in report  # no spread recorded
+
+
+def test_energies_with_a_large_spread_are_called_rough(pointwise_plan, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    import dataclasses
+
+    result = _result(pointwise_plan, Objective.TIME)
+    assert result.search is not None and result.search.best is not None
+    verdict = result.search.best.verdict
+    noisy = dataclasses.replace(verdict.timing, candidate_energy=EnergyStats(3883.0, 923.0, 953.0))
+    trial = Trial(7, result.search.best.candidate, dataclasses.replace(verdict, timing=noisy))
+    result.search.trials[:] = [trial]
+    result.search.best = trial
+    write_outputs(result, tmp_path, None)
+    report = (tmp_path / "report.md").read_text()
+    assert "3883.000 +- 953.000 mJ a call at 923 W" in report
+    assert "These energies are rough" in report
 
 
 def test_a_report_without_energy_has_no_energy_column(pointwise_plan, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
