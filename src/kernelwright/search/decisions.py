@@ -29,6 +29,7 @@ from typing import Any
 
 from kernelwright.design.choices import Design, GroupChoice, design_from_json
 from kernelwright.design.kernel.common import DesignError
+from kernelwright.errors import ConfigError
 from kernelwright.hardware.energy import Objective
 from kernelwright.records import Candidate, Verdict
 from kernelwright.search.proposer import Proposal, Trial, candidate_cost, eager_cost
@@ -70,7 +71,10 @@ class DecisionSpace:
         # one group's space at a time: a skill's constraints name only its own group's
         # parameters, and a many-kernel model's joint space is too large to enumerate
         for group in dict.fromkeys(c.group for c in design.choices):
-            space = DesignSpace.of(design, self.library, {group}, self.shapes)
+            try:
+                space = DesignSpace.of(design, self.library, {group}, self.shapes)
+            except ConfigError:  # a skill whose parameters make no space: no moves for it
+                continue
             config = space.config(design) or {}
             for param, (idx, pname, sname) in zip(space.space.params, space.names, strict=True):
                 values = sorted(int(v) for v in param.values)

@@ -100,7 +100,11 @@ class TemplateProposer:
         """The tuning strategy's next ``n`` for ``base``'s structure, and the GP kernel it chose
         (``", GP kernel ..."``; empty for strategies that do not choose one)."""
         focus = focus_groups(base, self.library, self.weights, tried=tried)
-        space = DesignSpace.of(base, self.library, focus, self.shapes)
+        try:  # a skill whose parameters make no space costs its tuning, not the run
+            space = DesignSpace.of(base, self.library, focus, self.shapes)
+        except ConfigError as exc:
+            self.skipped.append((base.structure_key(), f"tuning: {exc}"))
+            return [], ""
         if not space.names:
             return [], ""
         try:

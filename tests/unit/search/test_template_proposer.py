@@ -177,3 +177,25 @@ def test_the_tuner_moves_one_parameter_from_the_default_before_optimising(plan) 
     tried = [(base, 1.0), *((d, 1.0 + i) for i, d in enumerate(many[:LOCAL_FIRST]))]
     later = suggest(staged, plan, base, tried, 2)
     assert later and all(params_key(d) not in {params_key(x) for x, _ in tried} for d in later)
+
+
+def test_a_space_that_cannot_be_built_costs_the_tuning_not_the_run(
+    plan, tmp_path: Path, monkeypatch
+) -> None:  # type: ignore[no-untyped-def]
+    """A skill whose tuned parameters make no space (a bad parameter definition) leaves the
+    structures' verdicts and stops the tuning with the reason, instead of ending optimize."""
+    import kernelwright.search.decisions as decisions
+    import kernelwright.search.templates as templates
+
+    def refuse(*_a, **_k):  # type: ignore[no-untyped-def]
+        raise ConfigError("parameter 'g0_X' is on a log scale but has values <= 0")
+
+    monkeypatch.setattr(templates.DesignSpace, "of", refuse)
+    monkeypatch.setattr(decisions.DesignSpace, "of", refuse)
+    proposer = neighbours_proposer(plan)
+    result = run_search(plan.task, proposer, EvalOptions(device="cpu"),
+                        Archive(tmp_path / "a.sqlite"), Budget(candidates=6), "run-1",
+                        evaluate_fn=fake_judge)
+    assert [t.candidate.design["stage"] for t in result.trials] == ["structure", "structure"]
+    assert result.best is not None
+    assert any("log scale" in why for _, why in proposer.skipped)

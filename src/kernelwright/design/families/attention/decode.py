@@ -1,10 +1,9 @@
 """Attention for a few queries (a decode step): the ``decode`` variant's kernels and wrapper.
 
-With one query a (batch, head), the flash kernel's 16-row tl.dot blocks are 15/16 padding and
-the work is two matrix-vector products that stream the keys and values once: memory-bound, so
-the products run on the CUDA cores in IEEE fp32 (as accurate as an fp32 policy asks, whatever
-the operands' dtype), and what matters is reading each key and value once and keeping enough
-loads in flight.
+With a few queries a (batch, head) the work is matrix-vector products that stream the keys and
+values: memory-bound, so what matters is reading each key and value once (one program for all
+the query rows that share a key/value head) and keeping enough loads in flight; the products
+are computed in fp32 whatever the operands' dtype.
 
     decode kernel    one program per (batch, key/value head, block of ROWS query rows, key
                      split): the rows are the (query head, query) pairs that read this key/value
@@ -45,7 +44,7 @@ from kernelwright.design.fusion import Group
 from kernelwright.design.kernel.common import Code, RenderedKernel, launch, signature, wrap_words
 from kernelwright.design.kernel.emitter import KernelArgs, safe_name
 
-DECODE_DEFAULTS = {"BLOCK_N": 64, "ROWS": 8, "DOT": 0, "WARPS": 4, "SPLIT_PROGRAMS": 528}
+DECODE_DEFAULTS = {"BLOCK_N": 32, "ROWS": 8, "DOT": 1, "WARPS": 4, "SPLIT_PROGRAMS": 528}
 CONSTS = [
     "ROWS", "BLOCK_N", "BLOCK_D", "BLOCK_DV", "HEAD_D", "HEAD_DV", "CAUSAL", "MASK", "SPLIT",
     "DOT", "DOT_PRECISION",
