@@ -105,16 +105,44 @@ class ReplayResult:
         )
 
 
+def transferred(
+    source: MeasuredSpace, target: MeasuredSpace, rows: Sequence[int], label: str
+) -> list[Observation]:
+    """Measurements of ``rows`` of ``source`` (a space with the same parameters, measured on
+    another GPU, say) as prior observations in ``target``'s rows, labelled ``label``; configs
+    that ``target`` does not hold are left out."""
+    found = []
+    for row in rows:
+        at = target.space.index(source.space.config(int(row)))
+        if at is not None:
+            found.append(Observation(int(at), source.lookup(int(row)), label))
+    return found
+
+
 def repeat_seed(seed: int, repeat: int) -> int:
     """The seed of one repeat: independent streams for every (seed, repeat)."""
     return int(np.random.SeedSequence([seed & 0xFFFFFFFF, repeat]).generate_state(1)[0])
 
 
 def run_once(
-    measured: MeasuredSpace, strategy: Strategy | Driver, budget: int, seed: int, batch: int = 1
+    measured: MeasuredSpace,
+    strategy: Strategy | Driver,
+    budget: int,
+    seed: int,
+    batch: int = 1,
+    prior: Sequence[Observation] = (),
 ) -> tuple[list[int], list[float | None]]:
-    """One tuning run of at most ``budget`` distinct evaluations; returns rows and times."""
+    """One tuning run of at most ``budget`` distinct evaluations; returns rows and times.
+
+    ``prior``: measurements from elsewhere (another GPU, another shape: observations with a
+    ``source``), in this space's rows, handed to the strategy before its own as a warm start,
+    as ``optimize`` hands it the archive's; they cost nothing from the budget and are not
+    returned."""
     budget = min(budget, len(measured.space))
+    if prior and hasattr(strategy, "drive"):
+        raise ConfigError(f"strategy {strategy.name!r} cannot take prior measurements")
+    if any(not o.source for o in prior):
+        raise ConfigError("prior measurements need a source label")
     if hasattr(strategy, "drive"):
         rows = list(strategy.drive(measured, budget, seed))[:budget]  # type: ignore[union-attr]
         if len(set(rows)) != len(rows):
@@ -124,7 +152,8 @@ def run_once(
     seen: set[int] = set()
     stalls = 0
     while len(history) < budget:
-        asked = strategy.ask(measured.space, history, min(batch, budget - len(history)), seed)  # type: ignore[union-attr]
+        asked = strategy.ask(measured.space, [*prior, *history],  # type: ignore[union-attr]
+                             min(batch, budget - len(history)), seed)
         new = [r for r in dict.fromkeys(asked) if r not in seen]
         if not new:
             stalls += 1

@@ -54,3 +54,25 @@ def test_replay_counts_each_config_once(measured):
 
     result = replay(measured, Stubborn(), budget=5, repeats=1, seed=0)
     assert list(result.runs[0].rows) == [0, 1, 2, 3, 4]
+
+
+def test_prior_measurements_warm_start_a_run_without_costing_its_budget(measured):
+    """A sibling's measurements (here the same space, as if measured before) go to the strategy
+    as labelled prior observations: the run still makes ``budget`` evaluations of its own, and
+    the warm-started run reaches the optimum no later than the cold one."""
+    from kernelwright.errors import ConfigError
+    from kernelwright.tuning.replay import run_once, transferred
+    from kernelwright.tuning.strategies.base import Observation
+
+    best_row = int(np.nanargmin(measured.times_ms))
+    prior = transferred(measured, measured, [best_row, 0, 1], "earlier")
+    assert [o.source for o in prior] == ["earlier"] * 3 and prior[0].row == best_row
+    bo = get_strategy("bo", max_iter=8, dense_until=10, refit_every=3)
+    warm_rows, warm_times = run_once(measured, bo, 6, seed=3, prior=prior)
+    cold_rows, cold_times = run_once(measured, bo, 6, seed=3)
+    assert len(warm_rows) == 6 == len(set(warm_rows))
+    assert best_row in warm_rows  # the prior's best is tried first-hand
+    found = lambda ts: min((t for t in ts if t is not None), default=math.inf)  # noqa: E731
+    assert found(warm_times) <= found(cold_times)
+    with pytest.raises(ConfigError, match="source"):
+        run_once(measured, bo, 3, seed=0, prior=[Observation(0, 1.0)])
