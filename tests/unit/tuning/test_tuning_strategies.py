@@ -171,3 +171,41 @@ def test_neighbours_then_bo_asks_bo_once_three_configs_ran(measured):
     assert staged.ask(measured.space, history, 2, 2) == bo.ask(measured.space, history, 2, 2)
     first = [Observation(rows[0], times[0] or 1.0)]
     assert staged.ask(measured.space, first, 1, 2) == neighbours.ask(measured.space, first, 1, 2)
+
+
+def test_a_prior_contradicted_by_the_run_is_dropped():
+    """A source whose configs, measured here, were all slower than the median of the run's
+    other measurements (or failed) is dropped; one with a fast config here is kept; so is a
+    source the run has not measured yet."""
+    from kernelwright.tuning.strategies.bayesopt import agreeing_priors
+
+    own = [Observation(0, 5.0), Observation(1, 1.0), Observation(2, 2.0), Observation(3, 3.0),
+           Observation(4, None)]
+    misleading = [Observation(0, 1.0, "gpu-a"), Observation(4, 1.1, "gpu-a")]  # 5.0 and failed
+    helpful = [Observation(1, 1.0, "gpu-b"), Observation(0, 2.0, "gpu-b")]  # 1.0 is fastest
+    unseen = [Observation(9, 1.0, "gpu-c")]
+    kept = agreeing_priors(own, [*misleading, *helpful, *unseen])
+    assert {o.source for o in kept} == {"gpu-b", "gpu-c"}
+    assert agreeing_priors(own[:2], misleading) == misleading  # too few other measurements
+
+
+def test_bo_checks_its_priors_once_the_initial_design_is_measured(measured, monkeypatch):
+    """The check runs on every ask after the initial design (5 own measurements with a prior),
+    never before it and never with ``prior_check=False``; what it drops is not trained on."""
+    import kernelwright.tuning.strategies.bayesopt as bayesopt
+    from kernelwright.tuning.replay import transferred
+
+    seen: list[int] = []
+
+    def drop_all(own, priors):  # type: ignore[no-untyped-def]
+        seen.append(len(own))
+        return []
+
+    monkeypatch.setattr(bayesopt, "agreeing_priors", drop_all)
+    prior = transferred(measured, measured, list(range(10)), "elsewhere")
+    fast = {"max_iter": 8, "dense_until": 10, "refit_every": 3}
+    run_once(measured, get_strategy("bo", **fast), 8, seed=0, prior=prior)
+    assert seen and min(seen) == 5
+    seen.clear()
+    run_once(measured, get_strategy("bo", prior_check=False, **fast), 8, seed=0, prior=prior)
+    assert not seen

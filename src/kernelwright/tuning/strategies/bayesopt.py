@@ -58,6 +58,29 @@ SELECT_FROM = 12
 RESELECT_EVERY = 6
 
 
+def agreeing_priors(own: Sequence[Observation], priors: Sequence[Observation]) -> list[Observation]:
+    """The prior observations of every source that has not been contradicted here: a source is
+    dropped when each of its configs this run measured (the warm start tries its best first)
+    ran slower than the median of the run's other successful measurements, or failed. Its
+    fast configs are then another GPU's or shape's, and a GP trained on them would keep
+    proposing their neighbours. A source with no config measured here, or a run with fewer
+    than two other measurements, is kept."""
+    kept: list[Observation] = []
+    by_source: dict[str, list[Observation]] = {}
+    for o in priors:
+        by_source.setdefault(o.source, []).append(o)
+    for obs in by_source.values():
+        rows = {o.row for o in obs}
+        tried = [o for o in own if o.row in rows]
+        others = sorted(o.time_ms for o in own if o.row not in rows and o.time_ms is not None)
+        if tried and len(others) >= 2:
+            median = others[len(others) // 2]
+            if all(o.time_ms is None or o.time_ms > median for o in tried):
+                continue
+        kept += obs
+    return kept
+
+
 @dataclass(frozen=True)
 class BOSettings:
     """Knobs of the loop (defaults are the ``bo`` strategy's).
@@ -88,6 +111,9 @@ class BOSettings:
             from an incumbent in at most this many parameters (0: never restricted).
         local_patience: the run has stalled when this many evaluations followed its fastest.
         local_centres: how many of the fastest configs are incumbents.
+        prior_check: once the initial design is measured, drop a prior source whose best
+            configs, measured here, all ran slower than the median of the run's other
+            measurements (the prior is another GPU's or shape's, and misleads here).
     """
 
     kernel: Literal["gpu", "default", "discovered", "select"] = "gpu"
@@ -109,6 +135,7 @@ class BOSettings:
     local_radius: int = 0
     local_patience: int = 5
     local_centres: int = 1
+    prior_check: bool = True
 
 
 @dataclass
@@ -142,6 +169,8 @@ class BayesOpt:
             return []
         rng = step_rng(seed, history)
         n_init = max(2, s.n_init // 2) if priors else s.n_init
+        if priors and s.prior_check and len(own) >= n_init:
+            priors = agreeing_priors(own, priors)
         n_ok = sum(not o.failed for o in own)
         out: list[int] = []
         if len(own) < n_init or n_ok < 2:
