@@ -113,7 +113,8 @@ class BOSettings:
         local_centres: how many of the fastest configs are incumbents.
         prior_check: once the initial design is measured, drop a prior source whose best
             configs, measured here, all ran slower than the median of the run's other
-            measurements (the prior is another GPU's or shape's, and misleads here).
+            measurements (the prior is another GPU's or shape's, and misleads here); a run
+            left without priors completes the full initial design.
     """
 
     kernel: Literal["gpu", "default", "discovered", "select"] = "gpu"
@@ -171,6 +172,8 @@ class BayesOpt:
         n_init = max(2, s.n_init // 2) if priors else s.n_init
         if priors and s.prior_check and len(own) >= n_init:
             priors = agreeing_priors(own, priors)
+            if not priors:  # a run on its own again: the whole initial design
+                n_init = s.n_init
         n_ok = sum(not o.failed for o in own)
         out: list[int] = []
         if len(own) < n_init or n_ok < 2:
