@@ -59,6 +59,9 @@ def main(argv: list[str] | None = None) -> int:
         spaces = {name: load_measured_csv(args.data / f"{name}.csv")
                   for pair in pairs for name in pair}
         strategy = get_strategy(args.strategy)
+        if hasattr(strategy, "drive"):
+            raise ConfigError(f"--strategy {args.strategy}: plans its own runs and cannot take "
+                              "prior measurements; use an ask/tell strategy (bo, tpe, ...)")
     except (ConfigError, OSError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
