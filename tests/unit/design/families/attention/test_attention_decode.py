@@ -44,9 +44,9 @@ CASES = {
 }
 
 
-@pytest.mark.parametrize("params", [SPLIT, WHOLE], ids=["split", "whole"])
-@pytest.mark.parametrize("case", sorted(CASES))
-def test_decode_matches_sdpa_in_float64(check_launches, case: str, params: dict) -> None:
+def decode_runs(check_launches, case: str, params: dict) -> list:  # type: ignore[no-untyped-def]
+    """The decode variant of CASES[case] with ``params``, checked against float64 SDPA: each
+    run's launched kernels."""
     call, inputs, variants = CASES[case]
     runs = check_launches(
         sdpa_task(call, inputs, variants),
@@ -56,6 +56,13 @@ def test_decode_matches_sdpa_in_float64(check_launches, case: str, params: dict)
         tol=2e-5,
     )
     assert runs
+    return runs
+
+
+@pytest.mark.parametrize("params", [SPLIT, WHOLE], ids=["split", "whole"])
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_decode_matches_sdpa_in_float64(check_launches, case: str, params: dict) -> None:
+    runs = decode_runs(check_launches, case, params)
     for _, launched in runs:
         assert "attn_0_decode_kernel" in launched[0]
         # split rows are merged by the combine kernel; a whole row writes its output itself
@@ -69,15 +76,7 @@ def test_decode_matches_sdpa_in_float64(check_launches, case: str, params: dict)
 @pytest.mark.parametrize("params", [ROW_BLOCKS, ONE_ROW], ids=["rows-2", "rows-1"])
 @pytest.mark.parametrize("case", ["grouped-query", "causal-scaled"])
 def test_row_blocks_of_a_group_match_sdpa(check_launches, case: str, params: dict) -> None:
-    call, inputs, variants = CASES[case]
-    runs = check_launches(
-        sdpa_task(call, inputs, variants),
-        skills=("attention-decode",),
-        params=params,
-        reference="float64",
-        tol=2e-5,
-    )
-    assert runs
+    decode_runs(check_launches, case, params)
 
 
 BOOL_MASK = "torch.rand(1, 150) > 0.3"
