@@ -359,28 +359,34 @@ class Runner:
 
     def do_describe_cost(self, h: dict[str, Any], _p: bytes) -> tuple[dict[str, Any], bytes]:
         """Calibration, before the solution is imported (so this process's own clock is still
-        the harness's): the least time describing one output takes, on the cheapest path there
-        is (``count`` views of one storage, already shared once), so the judge never subtracts
-        more than a batch's descriptions cost. The last round's views stay (described in the
-        reply) for the judge to time its reads, again the cheapest case: one mapping for all."""
+        the harness's): outputs of ``calls`` calls, each with outputs of the sizes ``bytes``
+        (a timed call's), in the cheapest arrangement a solution could return them (views of
+        one storage, a call's outputs overlapping), so the judge never subtracts more than a
+        batch's outputs cost it. The least time describing one output takes, already shared
+        once; the views stay (described in the reply) for the judge to time its reads of them."""
         import torch
 
         from kernelwright.evaluate import transport
 
         if self.module is not None:
             raise RuntimeError("the judge asked for a calibration after the import")
-        count = max(1, min(int(h["count"]), 64))
+        calls = max(1, min(int(h["calls"]), 64))
+        sizes = [max(1, int(b)) for b in h["bytes"]][:64] or [4096]
         self._drop_outputs()
-        base = torch.empty(count, 1024, device=self.device)
-        self.kept = list(base)
+        span = -(-max(sizes) // 512) * 512  # each call's outputs start 512-byte aligned
+        base = torch.empty(calls * span, dtype=torch.uint8, device=self.device)
+        grouped = [[base[c * span:c * span + b] for b in sizes] for c in range(calls)]
+        self.kept = [t for outputs in grouped for t in outputs]
         torch.cuda.synchronize()
         described = [transport.describe_cuda(t, self.counters) for t in self.kept]
         best = math.inf
         for _ in range(int(h.get("rounds", 3))):
             t0 = _clock()
             described = [transport.describe_cuda(t, self.counters) for t in self.kept]
-            best = min(best, (_clock() - t0) * 1e3 / count)
-        return {"ok": True, "describe_ms": best, "calls": [[d] for d in described]}, b""
+            best = min(best, (_clock() - t0) * 1e3 / len(self.kept))
+        per_call = len(sizes)
+        return {"ok": True, "describe_ms": best,
+                "calls": [described[c * per_call:(c + 1) * per_call] for c in range(calls)]}, b""
 
     def do_reveal_cost(self, h: dict[str, Any], _p: bytes) -> tuple[dict[str, Any], bytes]:
         """Calibration, before the solution is imported: the least revealing a call's

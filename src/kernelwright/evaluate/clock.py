@@ -169,23 +169,26 @@ def measure_overhead(r: Referee) -> Overhead:
 def _output_costs(r: Referee) -> tuple[float, float]:
     """(describe, read) per output, in ms: the process's own time to describe one (it is still
     the harness's own code, before the import), and the judge's to map and sample one, as a
-    timed batch does; the least over a few repetitions, each on the cheapest case (outputs
-    that are views of one storage: one share, one mapping). Outputs of segments of their own
-    cost more, so part of a batch's real cost stays on the clock, never the reverse."""
-    rounds = 5
-    reply, _ = r.ask("describe_cost", {"count": rounds * PICKED})
+    timed batch does; the least over a few repetitions, each on outputs of a timed call's sizes
+    (mapping a larger allocation costs more) in the cheapest arrangement (the outputs of the
+    calls read from a batch as views of one storage: one share, one mapping). Outputs of
+    allocations of their own cost more, so part of a batch's real cost stays on the clock,
+    never the reverse."""
+    plan = r.ref.plan
+    calls = max(1, min(PICKED, plan.timing_sets if plan else PICKED))
+    sizes = [b for b in r.ref.output_bytes if b] or [4096]
+    reply, _ = r.ask("describe_cost", {"calls": calls, "bytes": sizes})
     describe = reply.get("describe_ms")
     if not isinstance(describe, int | float) or not math.isfinite(describe) or describe < 0:
         describe = 0.0  # no calibration: nothing is subtracted for it
-    count = rounds * PICKED
     reads = []
-    for i in range(rounds):
+    for _ in range(5):
         _sync(True)
         t0 = time.perf_counter()
-        outputs = r.read_calls(reply, b"", count, list(range(i * PICKED, (i + 1) * PICKED)))
+        outputs = r.read_calls(reply, b"", calls, list(range(calls)))
         taken = [_sample(o) for outs in outputs for o in outs]
         _sync(True)
-        reads.append((time.perf_counter() - t0) / PICKED)
+        reads.append((time.perf_counter() - t0) / max(1, len(taken)))
         del outputs, taken
     r.ask("forget", {})  # the process's calibration tensors go back to the device
     return float(describe), min(reads) * 1e3
@@ -401,17 +404,32 @@ def _reused(reply: dict[str, Any], payload: bytes, k: int, picked: list[int],
 
 
 def _sample(t: Any) -> tuple[Any, Any] | None:
-    """Copy ``SAMPLE`` random elements of ``t`` now (positions drawn by the judge)."""
+    """Copy ``SAMPLE`` random elements of ``t`` now: (their row-major indices, on the CPU; their
+    values, on ``t``'s device). The positions are drawn by the judge and turned into storage
+    offsets on the CPU, so the copy is one gather from the storage (a launch, not the handful
+    an index per dimension takes): inside the timed window it costs the same whatever the
+    output's rank or strides."""
     import torch
 
     n = t.numel()
     if n == 0:
         return None
-    idx = torch.randint(0, n, (min(SAMPLE, n),), device=t.device)
-    if t.dim() == 0:  # a scalar output: unravelling gives no coordinates, so index it as (1,)
-        return idx, t.reshape(1)[idx].clone()
-    coords = torch.unravel_index(idx, t.shape)
-    return idx, t[coords].clone()
+    idx = torch.randint(0, n, (min(SAMPLE, n),), generator=_cpu_generator())
+    offsets = torch.full_like(idx, t.storage_offset())
+    rest = idx
+    for size, stride in zip(reversed(t.shape), reversed(t.stride()), strict=True):
+        offsets += (rest % size) * stride
+        rest = rest // size
+    storage = torch.empty(0, dtype=t.dtype, device=t.device).set_(t.untyped_storage())
+    return idx, storage[offsets.to(t.device)]
+
+
+def _cpu_generator() -> Any:
+    """A generator seeded from the system's entropy (the positions sampled stay unpredictable
+    to the process judged, and independent of torch's global seed, which tasks set)."""
+    import torch
+
+    return torch.Generator().manual_seed(_rng.getrandbits(63))
 
 
 def _late(samples: list[Any], final: list[Any]) -> str:

@@ -74,6 +74,9 @@ class Reference:
     variants: list[list[Any]] = field(default_factory=list)
     plan: MemoryPlan | None = None
     footprint: Footprint | None = None
+    # Bytes of each output of a call at the task's own size (the timed calls' size), measured on
+    # the device: the judge's clock calibrates its reading of outputs at these sizes
+    output_bytes: tuple[int, ...] = ()
     notes: list[str] = field(default_factory=list)
     processes: int = 0  # processes judged so far (their timed inputs differ)
     ref_errors: dict[int, list[float | None] | None] = field(default_factory=dict)
@@ -257,6 +260,9 @@ class Reference:
         peak = torch.cuda.max_memory_allocated()
         footprint = Footprint(in_b=nbytes(inputs), out_b=nbytes(outputs), param_b=nbytes(params),
                               work_b=max(0, peak - before))
+        if i == 0:
+            self.output_bytes = tuple(o.numel() * o.element_size() for o in outputs
+                                      if isinstance(o, torch.Tensor))
         del model, outputs, inputs
         torch.cuda.empty_cache()
         return footprint

@@ -28,6 +28,6 @@ def test_the_process_is_not_asked_to_calibrate_once_the_solution_is_in_it():
     runner = Runner.__new__(Runner)
     runner.module = object()  # a solution imported: its clock is no longer the harness's
     with pytest.raises(RuntimeError, match="after the import"):
-        runner.do_describe_cost({"count": 3}, b"")
+        runner.do_describe_cost({"calls": 3, "bytes": [4096]}, b"")
     with pytest.raises(RuntimeError, match="after the import"):
         runner.do_reveal_cost({"buffers": "calibration", "places": []}, b"")
