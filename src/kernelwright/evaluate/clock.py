@@ -65,12 +65,21 @@ class Overhead:
     describe_ms: float = 0.0  # the process describing one output (a CUDA IPC handle)
     read_ms: float = 0.0  # the judge mapping one described output and sampling it
     reveal_ms: float = 0.0  # the process copying a call's held-back regions in
+    # read_ms holds for outputs that occupy at least read_bytes a call read (the calibration's
+    # mapping, per call); smaller ones (a broadcast view of a small storage) map faster and
+    # are counted at small_read_ms, calibrated on outputs of 4 KB
+    read_bytes: int = 0
+    small_read_ms: float = 0.0
 
-    def of(self, calls: int, described: int = 0, read: int = 0) -> float:
+    def of(self, calls: int, described: int = 0, read: int = 0, mapped_bytes: int = -1,
+           calls_read: int = 1) -> float:
         """What a batch of ``calls`` calls costs the judge at least, its calls' outputs
-        ``described`` in all and ``read`` of them mapped and sampled."""
+        ``described`` in all and ``read`` of them mapped and sampled: ``calls_read`` calls,
+        whose outputs' storages hold ``mapped_bytes`` (-1: as large as calibrated)."""
+        full = mapped_bytes < 0 or mapped_bytes >= calls_read * self.read_bytes
         return (self.batch_ms + calls * (self.write_ms + self.reveal_ms) + self.flush_ms
-                + described * self.describe_ms + read * self.read_ms)
+                + described * self.describe_ms
+                + read * (self.read_ms if full else min(self.read_ms, self.small_read_ms)))
 
 
 @dataclass(slots=True)
@@ -159,24 +168,37 @@ def measure_overhead(r: Referee) -> Overhead:
         reveal_ms = 0.0  # no calibration: nothing is subtracted for it
     buffers.forget(r)
     del buffers, values, decoys
-    describe_ms, read_ms = _output_costs(r) if cuda else (0.0, 0.0)
+    reads = _output_costs(r) if cuda else (0.0, 0.0, 0, 0.0)
     if flush is not None:
         torch.cuda.empty_cache()
+    describe_ms, read_ms, read_bytes, small_read_ms = reads
     return Overhead(min(batch) * 1e3, per_set * 1e3, min(flushing) * 1e3, describe_ms,
-                    read_ms, float(reveal_ms))
+                    read_ms, float(reveal_ms), read_bytes, small_read_ms)
 
 
-def _output_costs(r: Referee) -> tuple[float, float]:
-    """(describe, read) per output, in ms: the process's own time to describe one (it is still
-    the harness's own code, before the import), and the judge's to map and sample one, as a
-    timed batch does; the least over a few repetitions, each on outputs of a timed call's sizes
-    (mapping a larger allocation costs more) in the cheapest arrangement (the outputs of the
-    calls read from a batch as views of one storage: one share, one mapping). Outputs of
-    allocations of their own cost more, so part of a batch's real cost stays on the clock,
-    never the reverse."""
+def _output_costs(r: Referee) -> tuple[float, float, int, float]:
+    """(describe, read, read's bytes a call, small read): the process's own time to describe
+    one output (it is still the harness's own code, before the import), and the judge's to map
+    and sample one, as a timed batch does, in ms; the least over a few repetitions, each in the
+    cheapest arrangement (the outputs of the calls read from a batch as views of one storage,
+    a call's outputs overlapping: one share, one mapping). Mapping a larger allocation costs
+    more: the read is calibrated on outputs of a timed call's sizes (a call's largest output
+    being "read's bytes a call"), and again on outputs of 4 KB for batches whose outputs occupy
+    less (``Overhead.of``). Outputs of allocations of their own cost more, so part of a batch's
+    real cost stays on the clock, never the reverse."""
     plan = r.ref.plan
     calls = max(1, min(PICKED, plan.timing_sets if plan else PICKED))
-    sizes = [b for b in r.ref.output_bytes if b] or [4096]
+    sizes = [b for b in r.ref.output_bytes if b] or [SMALL_OUTPUT]
+    describe, read = _read_cost(r, calls, sizes)
+    _, small = _read_cost(r, calls, [SMALL_OUTPUT] * len(sizes))
+    return describe, read, max(sizes), small
+
+
+SMALL_OUTPUT = 4096  # bytes
+
+
+def _read_cost(r: Referee, calls: int, sizes: list[int]) -> tuple[float, float]:
+    """(describe, read) per output in ms, on ``calls`` calls' outputs of ``sizes`` bytes."""
     reply, _ = r.ask("describe_cost", {"calls": calls, "bytes": sizes})
     describe = reply.get("describe_ms")
     if not isinstance(describe, int | float) or not math.isfinite(describe) or describe < 0:
@@ -359,7 +381,8 @@ def _batch(
     # Outputs counted from the picked calls, which are compared with the reference: each call
     # of the batch describes as many, and each picked one was mapped and sampled
     each = min((sum(1 for o in outs if o.numel()) for outs in outputs), default=0)
-    fixed = r.overhead.of(k, k * each, len(outputs) * each) if r.overhead else 0.0
+    fixed = (r.overhead.of(k, k * each, len(outputs) * each, _mapped_bytes(reply, picked),
+                           len(picked)) if r.overhead else 0.0)
     ms = max(0.0, (t1 - t0) * 1e3 - fixed) / k
     events = reply.get("events_ms")
     valid = isinstance(events, list) and all(
@@ -369,6 +392,22 @@ def _batch(
     launches = float(count) if isinstance(count, int) and count >= 0 else None
     return _Batch(ms, entries, times, launches, _per_name(reply.get("launch_names")),
                   _per_name(reply.get("launch_programs")), bool(reused), energy)
+
+
+def _mapped_bytes(reply: dict[str, Any], picked: list[int]) -> int:
+    """Bytes of the distinct storages the picked calls' outputs were described in (each
+    storage's size as described: the judge checked it against the driver's allocation when it
+    mapped it, so the allocations are at least this large); -1 on the CPU."""
+    calls = reply.get("calls")
+    if not isinstance(calls, list):
+        return -1
+    sizes: dict[str, int] = {}
+    for call in picked:
+        for d in calls[call] if call < len(calls) and isinstance(calls[call], list) else []:
+            if isinstance(d, dict) and isinstance(d.get("size_bytes"), int):
+                key = str(d.get("handle"))
+                sizes[key] = max(sizes.get(key, 0), d["size_bytes"])
+    return sum(sizes.values())
 
 
 def _per_name(counted: Any) -> dict[str, int] | None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from kernelwright.evaluate.candidate_worker import Runner
-from kernelwright.evaluate.clock import Overhead
+from kernelwright.evaluate.clock import Overhead, _mapped_bytes
 
 
 def test_a_batch_costs_its_messages_writes_flush_descriptions_and_reads():
@@ -31,3 +31,23 @@ def test_the_process_is_not_asked_to_calibrate_once_the_solution_is_in_it():
         runner.do_describe_cost({"calls": 3, "bytes": [4096]}, b"")
     with pytest.raises(RuntimeError, match="after the import"):
         runner.do_reveal_cost({"buffers": "calibration", "places": []}, b"")
+
+
+def test_outputs_smaller_than_the_calibration_s_are_counted_at_the_small_outputs_read():
+    # reads calibrated on 1 GB outputs (0.6 ms) and on 4 KB ones (0.4 ms)
+    o = Overhead(batch_ms=0.0, write_ms=0.0, flush_ms=0.0, read_ms=0.6, read_bytes=1 << 30,
+                 small_read_ms=0.4)
+    assert o.of(3, read=3, mapped_bytes=3 << 30, calls_read=3) == pytest.approx(1.8)
+    # a broadcast view of a small storage maps faster than the calibration's gigabyte
+    assert o.of(3, read=3, mapped_bytes=(3 << 30) - 1, calls_read=3) == pytest.approx(1.2)
+    assert o.of(3, read=3) == pytest.approx(1.8)  # no descriptors (the CPU): as calibrated
+
+
+def test_mapped_bytes_count_each_storage_of_the_picked_calls_once():
+    def desc(handle: str, size: int) -> dict[str, object]:
+        return {"handle": handle, "size_bytes": size}
+
+    reply = {"calls": [[desc("a", 100)], [desc("b", 300), desc("b", 300)], [desc("c", 7)]]}
+    assert _mapped_bytes(reply, [0, 1]) == 400  # two views of storage b: one mapping
+    assert _mapped_bytes(reply, [2]) == 7
+    assert _mapped_bytes({}, [0]) == -1
