@@ -21,13 +21,9 @@ from kernelwright.skills import SkillLibrary
 from kernelwright.skills.conditions import GroupFacts, check
 
 # rows of 68120 (4 x 130 x 131) to 70001 elements, past the 65536 where the split statistics
-# apply, two or three of them; the layer norm's variant is shifted far from zero (Welford's
-# partials must not cancel)
-LAYER_NORM = norm_task(
-    "LayerNorm((4, 130, 131))",
-    "(2, 4, 130, 131)",
-    "[[torch.randn(2, 4, 130, 131) * 3.0 + 1000.0]]",
-)
+# apply, two or three of them; the layer norm's input is shifted far from zero (Welford's
+# partials must not cancel; the plain layer norm below checks an input near zero)
+LAYER_NORM = norm_task("LayerNorm((4, 130, 131))", "(2, 4, 130, 131) * 3.0 + 1000.0")
 LAYER_NORM_PLAIN = forward_task(
     "return F.layer_norm(x, x.shape[1:])", "torch.randn(2, 68120) * 2.0 + 5.0"
 )
@@ -124,7 +120,8 @@ def test_split_stats_rank_first_where_no_team_fits(tmp_path: Path) -> None:
     _, designs = designs_for(write_task(tmp_path, LAYER_NORM, "team"))
     order = [d.skills for d in designs]
     assert order[0] == ["row-team", "welford"] and ["row-split-stats", "welford"] in order
-    many = forward_task("return F.layer_norm(x, x.shape[1:])", "torch.randn(512, 70000)")
+    # 300 rows >= 2 x 132 SMs
+    many = forward_task("return F.layer_norm(x, x.shape[1:])", "torch.randn(300, 70000)")
     _, designs = designs_for(write_task(tmp_path, many, "many"))
     assert all("row-split-stats" not in d.skills for d in designs)
 

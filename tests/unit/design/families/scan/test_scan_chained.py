@@ -11,41 +11,42 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from design_checks import designs_for, scan_task, write_task
+from design_checks import designs_for, scan_task, with_params, write_task
 
 # 300 steps (past the 256 where the skill applies) of a few positions: chunks of 16 steps and
-# blocks of 8 positions make 19 chunks x 6 column blocks, the last chunk and block partial
+# blocks of 8 positions make 19 chunks x 4 column blocks (2 x 9 positions), the last chunk and
+# block partial
 CASES = {
     # the mask is called ``state``, as one of the kernel's own variables (it gets a suffix)
     "masked-sum": (
         "torch.cumsum(x * state.unsqueeze(-1), dim=1)",
         ", state",
-        "torch.randn(2, 300, 20), torch.rand(2, 300) < 0.7",
+        "torch.randn(2, 300, 9), torch.rand(2, 300) < 0.7",
         "torch.randn(3, 37, 9), torch.rand(3, 37) < 0.5",
     ),
     "reverse-sum": (
         "torch.flip(torch.cumsum(torch.flip(x, dims=[1]), dim=1), dims=[1])",
         "",
-        "torch.randn(2, 300, 20)",
+        "torch.randn(2, 300, 9)",
         "torch.randn(1, 257, 3)",
     ),
     "product": (
         "torch.cumprod(x, dim=1)",
         "",
-        "torch.rand(2, 300, 20) * 0.02 + 0.99",
+        "torch.rand(2, 300, 9) * 0.02 + 0.99",
         "torch.rand(2, 40, 7) * 0.5 + 0.75",
     ),
     "exclusive-sum": (  # each chunk loads its steps' predecessors (the first step: 0)
         "torch.cat([torch.zeros_like(x.narrow(1, 0, 1)), "
         "torch.cumsum(x.narrow(1, 0, x.size(1) - 1), dim=1)], dim=1)",
         "",
-        "torch.randn(2, 300, 20)",
+        "torch.randn(2, 300, 9)",
         "torch.randn(1, 257, 3)",
     ),
     "integer-sum": (
         "torch.cumsum(x, dim=1)",
         "",
-        "torch.randint(-9, 10, (2, 300, 20))",
+        "torch.randint(-9, 10, (2, 300, 9))",
         "torch.randint(-9, 10, (1, 99, 33))",
     ),
 }
@@ -65,13 +66,18 @@ def test_chained_scan_matches_torch(check, case: str) -> None:
         assert "torch.flip" not in src and "reverse=True" not in kernel
 
 
-def test_chained_scan_fences_its_atomics(check) -> None:
+def test_chained_scan_fences_its_atomics(tmp_path: Path) -> None:
     """The interpreter cannot catch a missing fence: a scalar atomic runs in one thread, so a
     barrier must order every thread's stores before each releasing flag, and each acquiring
-    read of a flag before any thread's loads of what it announces."""
+    read of a flag before any thread's loads of what it announces. (The emitted source only:
+    test_chained_scan_matches_torch[masked-sum] runs this same file.)"""
+    from kernelwright.design.emit import emit
+
     expr, extra_arg, inputs, variant = CASES["masked-sum"]
-    body = scan_task(expr, extra_arg, inputs, variant)
-    (src,) = check(body, skills=("scan-chained",), params=CHUNKS)
+    path = write_task(tmp_path, scan_task(expr, extra_arg, inputs, variant))
+    part, designs = designs_for(path)
+    (design,) = [d for d in designs if "scan-chained" in d.skills]
+    src = emit(part, with_params(design, CHUNKS), path.read_text(), task_name="t", size="small")
     kernel = src[src.index("def scan_0_kernel(") : src.index("def scan_0(")]
     for flag in (
         'tl.atomic_xchg(flags_ptr + slot, 1, sem="release")',
