@@ -12,7 +12,12 @@ bash scripts/setup.sh
 # candidate process would otherwise compile every module it imports (about 0.5 s a process).
 python -m compileall -q src > /dev/null
 ruff check src tests
-mypy
+# The type check runs on one core while the tests start on both (it takes about a minute of
+# one core on its own); its report follows the tests' and either failing fails the command.
+types_log="$(mktemp)"
+trap 'rm -f "$types_log"' EXIT
+mypy > "$types_log" 2>&1 &
+types_pid=$!
 # Two markers are left out unless a -m option chooses otherwise:
 #   sm90  the sm_90 compile checks: they prepare GPU work and run with
 #         `bash scripts/test.sh -m sm90` (and in scripts/gpu_check.sh)
@@ -22,4 +27,10 @@ marks=(-m "not sm90 and not slow")
 for arg in "$@"; do
   case "$arg" in -m|-m*) marks=() ;; esac
 done
-python -m pytest -q -p no:cacheprovider -n auto --dist worksteal --timeout=900 "${marks[@]}" "$@"
+tests=0
+python -m pytest -q -p no:cacheprovider -n auto --dist worksteal --timeout=900 "${marks[@]}" "$@" \
+    || tests=$?
+types=0
+wait "$types_pid" || types=$?
+cat "$types_log"
+[ "$tests" -eq 0 ] && [ "$types" -eq 0 ]
