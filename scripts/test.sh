@@ -33,4 +33,5 @@ python -m pytest -q -p no:cacheprovider -n auto --dist worksteal --timeout=900 "
 types=0
 wait "$types_pid" || types=$?
 cat "$types_log"
-[ "$tests" -eq 0 ] && [ "$types" -eq 0 ]
+[ "$tests" -ne 0 ] && exit "$tests"  # pytest's own code (1: failures, 2: interrupted...)
+exit "$types"
