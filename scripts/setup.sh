@@ -26,6 +26,11 @@ if [ -f "$STAMP" ] && [ "$(cat "$STAMP")" = "$WANT" ]; then
 fi
 echo "installing kernelwright and its dependencies into .venv (first run: a minute or two)" >&2
 .venv/bin/python -m pip install -q --upgrade pip 2>/dev/null || true
-.venv/bin/python -m pip install -q "torch==2.13.0" "triton==3.6.0" "numpy<2.3"
-.venv/bin/python -m pip install -q -e ".[triton,bo,agents,report,distributed,dev]"
+.venv/bin/python -m pip install -q --no-compile "torch==2.13.0" "triton==3.6.0" "numpy<2.3"
+.venv/bin/python -m pip install -q --no-compile -e ".[triton,bo,agents,report,distributed,dev]"
+# Bytecode for what was installed, on every core (pip compiles one file at a time, about a
+# minute here); a file some package ships that this Python cannot compile is compiled, or
+# not, when imported, as pip would leave it
+SITE="$(.venv/bin/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')"
+.venv/bin/python -m compileall -q -j 0 "$SITE" > /dev/null 2>&1 || true
 echo "$WANT" > "$STAMP"
