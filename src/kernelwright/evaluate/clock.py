@@ -453,6 +453,8 @@ def _sample(t: Any) -> tuple[Any, Any] | None:
     n = t.numel()
     if n == 0:
         return None
+    if t.is_conj() or t.is_neg():  # lazy bits the raw storage does not hold: apply them
+        t = t.resolve_conj().resolve_neg()
     idx = torch.randint(0, n, (min(SAMPLE, n),), generator=_cpu_generator())
     offsets = torch.full_like(idx, t.storage_offset())
     rest = idx

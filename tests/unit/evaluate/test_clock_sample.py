@@ -31,3 +31,9 @@ def test_nan_that_stays_nan_is_not_late_and_outputs_without_a_sample_are_skipped
     assert _late([(idx, values), None], [out, torch.ones(3)]) == ""
     ints = torch.arange(10)
     assert _late([_sample(ints)], [ints.clone()]) == ""
+
+
+def test_a_conjugated_view_is_sampled_as_its_values():
+    out = torch.randn(6, 5, dtype=torch.complex64).conj()
+    assert out.is_conj()
+    assert _late([_sample(out)], [out.resolve_conj()]) == ""
