@@ -111,6 +111,25 @@ class EnergyStats:
 
 
 @dataclass(frozen=True, slots=True)
+class ProcessTiming:
+    """Where a timed call's time went, per call (medians over the timed batches, ms). Only
+    ``fixed_ms`` is the judge's; the rest the timed process reported of itself, so it explains
+    the judge's time and is never a result.
+
+    ``events_ms`` is the call itself (CUDA events around the forward); ``span_ms`` the batch from
+    the first call's start to the last one's end over its calls (gaps between calls included:
+    above ``events_ms`` when the device waited for the host or for revealing inputs);
+    ``issue_ms`` the host's time issuing a call (above ``span_ms``: the calls are host-bound);
+    ``fixed_ms`` the judge's calibrated fixed cost subtracted from each call.
+    """
+
+    events_ms: float | None = None
+    span_ms: float | None = None
+    issue_ms: float | None = None
+    fixed_ms: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class Timing:
     """Candidate and baseline timings under one precision policy.
 
@@ -135,6 +154,10 @@ class Timing:
     candidate_energy: EnergyStats | None = None
     eager_energy: EnergyStats | None = None
     compile_energy: EnergyStats | None = None
+    # Where each one's time went (see ProcessTiming): a diagnostic beside the judge's numbers
+    candidate_process: ProcessTiming | None = None
+    eager_process: ProcessTiming | None = None
+    compile_process: ProcessTiming | None = None
 
 
 @dataclass(frozen=True, slots=True)

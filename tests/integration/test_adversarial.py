@@ -315,6 +315,10 @@ def test_honest_solution_is_accepted(case: Case) -> None:
     assert v.status is Status.CORRECT, _describe(outcome)
     assert v.violations == (), _describe(outcome)
     assert v.timing.candidate is not None and v.timing.candidate.median_ms > 0
+    # On the CPU the process reports its wall time per call, but no device span or host issue
+    process = v.timing.candidate_process
+    assert process is not None and process.events_ms is not None and process.fixed_ms is not None
+    assert process.span_ms is None and process.issue_ms is None
 
 
 # -- the suite itself ---------------------------------------------------------------------------

@@ -8,7 +8,7 @@ from rich.table import Table
 from rich.text import Text
 
 from kernelwright.formatting import fmt_ms, fmt_x
-from kernelwright.records import Status, TimingStats, Verdict
+from kernelwright.records import ProcessTiming, Status, TimingStats, Verdict
 
 STATUS_STYLE = {
     Status.CORRECT: "bold green",
@@ -84,6 +84,11 @@ def verdict_panel(verdict: Verdict, title: str = "") -> Panel:
         parts.append(table)
         if timing.method:
             parts.append(Text(timing.method, style="dim"))
+        for name, process in (("candidate", timing.candidate_process),
+                              ("eager", timing.eager_process),
+                              ("torch.compile", timing.compile_process)):
+            if process is not None:
+                parts.append(Text(f"{name}: {describe_process(process)}", style="dim"))
         for note in timing.notes:
             parts.append(Text(note, style="yellow"))
     if verdict.sol is not None:
@@ -103,3 +108,11 @@ def verdict_panel(verdict: Verdict, title: str = "") -> Panel:
     for label in verdict.labels:
         parts.append(Text(f"• {label}", style="green"))
     return Panel(Group(*parts), title=title or "kernelwright eval", expand=False)
+
+
+def describe_process(p: ProcessTiming) -> str:
+    """One line of where a call's time went, as the timed process saw it (ms a call)."""
+    cells = [("the call's own events", p.events_ms), ("first start to last end", p.span_ms),
+             ("host issuing", p.issue_ms), ("judge's fixed cost subtracted", p.fixed_ms)]
+    return "; ".join(f"{label} {fmt_ms(v)}" for label, v in cells if v is not None) + \
+        " ms a call (the process's own report: a diagnostic)"

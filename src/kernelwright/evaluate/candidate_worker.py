@@ -326,6 +326,7 @@ class Runner:
                 if self.device == "cuda":
                     events = [(torch.cuda.Event(enable_timing=True),
                                torch.cuda.Event(enable_timing=True)) for _ in order]
+                    issued = _clock()
                     for (start, end), k, spots in zip(events, order, places, strict=True):
                         # The call's true inputs exist from here on (stream order), not before.
                         reveal.apply(writers[k], staging[k], spots)
@@ -333,10 +334,15 @@ class Runner:
                         start.record()
                         self.batch_outputs.append(_stage("timing", lambda a=args: model(*a)))
                         end.record()
+                    issue_ms: float | None = (_clock() - issued) * 1e3
                     torch.cuda.synchronize()
                     times = [s.elapsed_time(e) for s, e in events]
+                    # First call's start to last call's end: the gaps between calls included
+                    span_ms: float | None = (events[0][0].elapsed_time(events[-1][1])
+                                             if events else None)
                 else:
                     times = []
+                    issue_ms = span_ms = None  # a device's notions: nothing to report
                     for k, spots in zip(order, places, strict=True):
                         reveal.apply(writers[k], staging[k], spots)
                         args = _fresh_views(sets[k])
@@ -350,7 +356,8 @@ class Runner:
         names = _launched_since(self.monitor.counts, launches_before)
         programs = _launched_since(self.monitor.programs, programs_before)
         reply, payload = self._outputs_reply(outputs)
-        return {"ok": True, "events_ms": times, "launches": sum(names.values()),
+        return {"ok": True, "events_ms": times, "span_ms": span_ms, "issue_ms": issue_ms,
+                "launches": sum(names.values()),
                 "launch_names": names, "launch_programs": programs} | reply, payload
 
     def do_release(self, _h: dict[str, Any], _p: bytes) -> tuple[dict[str, Any], bytes]:

@@ -253,6 +253,9 @@ def time_batches(r: Referee) -> dict[str, Any]:
     buffers = TimedBuffers.allocate(r, "timing", ref.timing_inputs(batch, 0), k)
     samples: list[float] = []
     events: list[float] = []
+    spans: list[float] = []  # per call, the process's own: first start to last end / calls
+    issues: list[float] = []  # per call, the process's host time issuing the batch / calls
+    fixed: list[float] = []  # per call, the judge's fixed cost subtracted
     launches: list[float] = []
     launch_names: list[dict[str, float]] = []
     launch_programs: list[dict[str, float]] = []
@@ -278,6 +281,10 @@ def time_batches(r: Referee) -> dict[str, Any]:
             n = max(n, MIN_BATCHES)
             continue
         samples.append(result.ms)
+        fixed.append(result.fixed_ms / calls)
+        if result.span_ms is not None and result.issue_ms is not None:
+            spans.append(result.span_ms / calls)
+            issues.append(result.issue_ms / calls)
         if windows is not None and result.energy is not None:
             windows.add(*result.energy)
         events += result.events
@@ -308,6 +315,9 @@ def time_batches(r: Referee) -> dict[str, Any]:
         "calls_per_batch": calls,
         "batches": len(samples),
         "events_ms": events,
+        "span_ms": spans,
+        "issue_ms": issues,
+        "fixed_ms": fixed,
         "launches_per_call": launches,
         "launch_names_per_call": launch_names,
         "launch_programs_per_call": launch_programs,
@@ -330,6 +340,9 @@ class _Batch:
     launch_programs: dict[str, int] | None  # programs (grid size) per kernel name, likewise
     aliased: bool
     energy: tuple[float, float, float] | None = None  # counter before, after (mJ); window ms
+    fixed_ms: float = 0.0  # the judge's fixed cost subtracted from the batch
+    span_ms: float | None = None  # the process's events: first call's start to last one's end
+    issue_ms: float | None = None  # the process's host time issuing the calls
 
 
 def _batch(
@@ -391,7 +404,15 @@ def _batch(
     count = reply.get("launches")
     launches = float(count) if isinstance(count, int) and count >= 0 else None
     return _Batch(ms, entries, times, launches, _per_name(reply.get("launch_names")),
-                  _per_name(reply.get("launch_programs")), bool(reused), energy)
+                  _per_name(reply.get("launch_programs")), bool(reused), energy, fixed,
+                  _reported_ms(reply.get("span_ms")), _reported_ms(reply.get("issue_ms")))
+
+
+def _reported_ms(value: Any) -> float | None:
+    """A duration the process reported of itself: a diagnostic, never a result."""
+    if isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value):
+        return float(value) if value >= 0 else None
+    return None
 
 
 def _mapped_bytes(reply: dict[str, Any], picked: list[int]) -> int:

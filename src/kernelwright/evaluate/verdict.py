@@ -27,6 +27,7 @@ from kernelwright.records import (
     DeviceInfo,
     EnergyStats,
     Precision,
+    ProcessTiming,
     SpeedOfLight,
     Status,
     Timing,
@@ -195,6 +196,22 @@ def energy_of(raw: dict[str, Any] | None) -> EnergyStats | None:
     return EnergyStats(mj_per_call=float(mj), watts=float(watts), mj_per_call_se=se)
 
 
+def process_of(raw: dict[str, Any] | None) -> ProcessTiming | None:
+    """Medians of what the timed process reported of its batches, beside the judge's fixed
+    cost (None where nothing was reported, as on the CPU)."""
+    if not raw:
+        return None
+
+    def median(key: str) -> float | None:
+        values = [float(v) for v in raw.get(key) or []
+                  if isinstance(v, int | float) and math.isfinite(v)]
+        return statistics.median(values) if values else None
+
+    found = ProcessTiming(events_ms=median("events_ms"), span_ms=median("span_ms"),
+                          issue_ms=median("issue_ms"), fixed_ms=median("fixed_ms"))
+    return None if found == ProcessTiming() else found
+
+
 def _error_stats(runs: list[dict[str, Any]]) -> dict[str, Any]:
     def worst(key: str) -> float | None:
         values = [r[key] for r in runs if r.get(key) is not None]
@@ -237,6 +254,9 @@ def timing_of(ev: Evidence) -> Timing:
         launch_ms=None,  # what the process measured of itself is not reported
         baselines_cached=ev.baselines_cached,
         notes=tuple(notes),
+        candidate_process=process_of(raw),
+        eager_process=process_of(ev.baselines.get("eager")),
+        compile_process=process_of(ev.baselines.get("compile")),
     )
 
 
