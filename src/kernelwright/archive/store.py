@@ -34,6 +34,19 @@ class Record:
     created_at: str
 
 
+@dataclass(frozen=True, slots=True)
+class RunRow:
+    """One registered run: what it was and when it started and finished."""
+
+    run_id: str
+    kind: str
+    task_sha256: str | None
+    config: dict[str, Any]
+    started_at: str
+    finished_at: str | None
+    status: str
+
+
 def _now() -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%S%z")
 
@@ -230,6 +243,15 @@ class Archive:
         if not timed:
             return records[0] if records else None
         return min(timed, key=lambda r: r.verdict.timing.candidate.median_ms)  # type: ignore[union-attr]
+
+    def runs(self, kind: str | None = None) -> list[RunRow]:
+        """Registered runs in the order they started, optionally of one kind (``search``: a
+        task's optimize run; ``bench``: a suite's)."""
+        where, args = ("WHERE kind = ?", [kind]) if kind else ("", [])
+        rows = self.conn.execute(
+            f"SELECT * FROM runs {where} ORDER BY started_at, id", args).fetchall()
+        return [RunRow(r["id"], r["kind"], r["task_sha256"], json.loads(r["config"] or "{}"),
+                       r["started_at"], r["finished_at"], r["status"]) for r in rows]
 
     def messages(self, run_id: str | None = None) -> list[dict[str, Any]]:
         """Logged prompts and replies."""

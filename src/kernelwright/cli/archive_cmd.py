@@ -1,4 +1,4 @@
-"""``kernelwright archive list | show | export | tree``: what has been evaluated."""
+"""``kernelwright archive list | show | export | tree | runs``: what has been evaluated."""
 
 from __future__ import annotations
 
@@ -138,3 +138,62 @@ def tree_command(
         raise typer.Exit(1)
     trials = [Trial(r.candidate_id, r.candidate, r.verdict) for r in records]
     sys.stdout.write(json.dumps(lineage(trials), indent=2) + "\n")
+
+
+@archive_app.command("runs")
+@user_errors
+def runs_command(
+    archive: ArchiveOpt = None,
+    task: Annotated[str | None, typer.Option(help="Only this task's runs (its id).")] = None,
+    at: Annotated[
+        int | None,
+        typer.Option(help="Also the best among each run's first N evaluations (equal budgets)."),
+    ] = None,
+    json_path: Annotated[
+        Path | None, typer.Option("--json", help="Write the rows as JSON ('-' for stdout).")
+    ] = None,
+) -> None:
+    """How each search run went: evaluations, time to the first verified candidate,
+    evaluations a minute after it, and the best found."""
+    import dataclasses
+    import json
+
+    from kernelwright.archive import Archive
+    from kernelwright.errors import ConfigError
+    from kernelwright.search.run_stats import run_stats
+
+    if at is not None and at < 1:
+        raise ConfigError(f"--at must be a positive number of evaluations, got {at}")
+    path = archive_path(archive, must_exist=True)
+    with Archive(path) as store:
+        rows = run_stats(store, at=at, task=task)
+    if json_path is not None:
+        text = json.dumps([dataclasses.asdict(r) for r in rows], indent=2) + "\n"
+        if str(json_path) == "-":
+            sys.stdout.write(text)
+            return
+        json_path.write_text(text)
+    table = Table(title=f"search runs: {path}")
+    heads = ["task", "search", "status", "evaluated", "correct", "first verified s",
+             "a minute", "best ms", "vs eager", "vs compile"]
+    if at is not None:
+        heads.append(f"best ms in {at}")
+    for col in heads:
+        table.add_column(col, justify="left" if col in ("task", "search", "status") else "right")
+    for r in rows:
+        extra = [f"+{r.reused} reused" if r.reused else "", f"+{r.refused} refused"
+                 if r.refused else ""]
+        cells = [
+            r.task, r.search, r.status,
+            " ".join([str(r.evaluated), *filter(None, extra)]),
+            str(r.correct),
+            "-" if r.first_verified_s is None else f"{r.first_verified_s:.0f}",
+            "-" if r.per_minute is None else f"{r.per_minute:.1f}",
+            fmt_ms(r.best_ms), fmt_x(r.best_vs_eager), fmt_x(r.best_vs_compile),
+        ]
+        if at is not None:
+            cells.append(fmt_ms(r.best_at_ms))
+        table.add_row(*cells)
+    out.print(table)
+    if not rows:
+        err.print("no search run in the archive" + (f" for task {task!r}" if task else ""))
