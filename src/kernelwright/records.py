@@ -111,22 +111,32 @@ class EnergyStats:
 
 
 @dataclass(frozen=True, slots=True)
-class ProcessTiming:
-    """Where a timed call's time went, per call (medians over the timed batches, ms). Only
-    ``fixed_ms`` is the judge's; the rest the timed process reported of itself, so it explains
-    the judge's time and is never a result.
+class CallBreakdown:
+    """Where a timed call's time went, per call (medians over the timed batches, ms): a
+    diagnostic beside the judge's time, never a result.
 
-    ``events_ms`` is the call itself (CUDA events around the forward); ``span_ms`` the batch from
-    the first call's start to the last one's end over its calls (gaps between calls included:
-    above ``events_ms`` when the device waited for the host or for revealing inputs);
-    ``issue_ms`` the host's time issuing a call (above ``span_ms``: the calls are host-bound);
-    ``fixed_ms`` the judge's calibrated fixed cost subtracted from each call.
+    The judge's own phases of a batch, divided by its calls: ``write_ms`` writing the inputs
+    and flushing the L2 (from the judge's first write to the device being idle), ``turn_ms``
+    the process's turn (from the batch's message to its reply), ``read_ms`` mapping and
+    sampling the outputs read back; ``fixed_ms`` what the judge's calibration subtracted.
+
+    What the timed process reported of itself: ``events_ms`` the call (CUDA events around the
+    forward); ``span_ms`` the first call's start to the last one's end (gaps between calls
+    included: above ``events_ms`` when the device waited for the host); ``issue_ms`` the host's
+    time issuing a call (about ``span_ms``: the calls are host-bound); ``setup_ms`` the host's
+    time from the batch's message to the first call; ``reply_ms`` from the device's last work to
+    the reply (checking and describing the outputs).
     """
 
+    write_ms: float | None = None
+    turn_ms: float | None = None
+    read_ms: float | None = None
+    fixed_ms: float | None = None
     events_ms: float | None = None
     span_ms: float | None = None
     issue_ms: float | None = None
-    fixed_ms: float | None = None
+    setup_ms: float | None = None
+    reply_ms: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -154,10 +164,10 @@ class Timing:
     candidate_energy: EnergyStats | None = None
     eager_energy: EnergyStats | None = None
     compile_energy: EnergyStats | None = None
-    # Where each one's time went (see ProcessTiming): a diagnostic beside the judge's numbers
-    candidate_process: ProcessTiming | None = None
-    eager_process: ProcessTiming | None = None
-    compile_process: ProcessTiming | None = None
+    # Where each one's time went (see CallBreakdown): a diagnostic beside the judge's numbers
+    candidate_breakdown: CallBreakdown | None = None
+    eager_breakdown: CallBreakdown | None = None
+    compile_breakdown: CallBreakdown | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -315,10 +315,12 @@ def test_honest_solution_is_accepted(case: Case) -> None:
     assert v.status is Status.CORRECT, _describe(outcome)
     assert v.violations == (), _describe(outcome)
     assert v.timing.candidate is not None and v.timing.candidate.median_ms > 0
-    # On the CPU the process reports its wall time per call, but no device span or host issue
-    process = v.timing.candidate_process
-    assert process is not None and process.events_ms is not None and process.fixed_ms is not None
-    assert process.span_ms is None and process.issue_ms is None
+    # The judge's phases add up to its window; on the CPU the process reports its wall time
+    # per call, but no device span or host issue
+    parts = v.timing.candidate_breakdown
+    assert parts is not None and parts.events_ms is not None and parts.fixed_ms is not None
+    assert None not in (parts.write_ms, parts.turn_ms, parts.read_ms, parts.reply_ms)
+    assert parts.span_ms is None and parts.issue_ms is None and parts.setup_ms is None
 
 
 # -- the suite itself ---------------------------------------------------------------------------

@@ -8,7 +8,7 @@ from rich.table import Table
 from rich.text import Text
 
 from kernelwright.formatting import fmt_ms, fmt_x
-from kernelwright.records import ProcessTiming, Status, TimingStats, Verdict
+from kernelwright.records import CallBreakdown, Status, TimingStats, Verdict
 
 STATUS_STYLE = {
     Status.CORRECT: "bold green",
@@ -84,11 +84,11 @@ def verdict_panel(verdict: Verdict, title: str = "") -> Panel:
         parts.append(table)
         if timing.method:
             parts.append(Text(timing.method, style="dim"))
-        for name, process in (("candidate", timing.candidate_process),
-                              ("eager", timing.eager_process),
-                              ("torch.compile", timing.compile_process)):
+        for name, process in (("candidate", timing.candidate_breakdown),
+                              ("eager", timing.eager_breakdown),
+                              ("torch.compile", timing.compile_breakdown)):
             if process is not None:
-                parts.append(Text(f"{name}: {describe_process(process)}", style="dim"))
+                parts.append(Text(f"{name}: {describe_breakdown(process)}", style="dim"))
         for note in timing.notes:
             parts.append(Text(note, style="yellow"))
     if verdict.sol is not None:
@@ -110,9 +110,17 @@ def verdict_panel(verdict: Verdict, title: str = "") -> Panel:
     return Panel(Group(*parts), title=title or "kernelwright eval", expand=False)
 
 
-def describe_process(p: ProcessTiming) -> str:
-    """One line of where a call's time went, as the timed process saw it (ms a call)."""
-    cells = [("the call's own events", p.events_ms), ("first start to last end", p.span_ms),
-             ("host issuing", p.issue_ms), ("judge's fixed cost subtracted", p.fixed_ms)]
-    return "; ".join(f"{label} {fmt_ms(v)}" for label, v in cells if v is not None) + \
-        " ms a call (the process's own report: a diagnostic)"
+def describe_breakdown(p: CallBreakdown) -> str:
+    """Where a call's time went, in one line (ms a call)."""
+    judge = [("writing inputs", p.write_ms), ("the process's turn", p.turn_ms),
+             ("reading outputs", p.read_ms), ("fixed cost subtracted", p.fixed_ms)]
+    process = [("setup", p.setup_ms), ("the call's events", p.events_ms),
+               ("first start to last end", p.span_ms), ("host issuing", p.issue_ms),
+               ("reply", p.reply_ms)]
+
+    def cells(pairs: list[tuple[str, float | None]]) -> str:
+        return ", ".join(f"{label} {fmt_ms(v)}" for label, v in pairs if v is not None)
+
+    parts = [f"judge: {cells(judge)}" if cells(judge) else "",
+             f"process (its own report): {cells(process)}" if cells(process) else ""]
+    return "; ".join(filter(None, parts)) + " (ms a call, a diagnostic)"

@@ -309,6 +309,7 @@ class Runner:
 
         from kernelwright.evaluate import reveal
 
+        received = _clock()
         order = [int(k) for k in h["sets"]]
         model: Any = self.models[str(h["model"])] if order else None
         sets = self.buffers[str(h["buffers"])] if order else []
@@ -327,6 +328,7 @@ class Runner:
                     events = [(torch.cuda.Event(enable_timing=True),
                                torch.cuda.Event(enable_timing=True)) for _ in order]
                     issued = _clock()
+                    setup_ms: float | None = (issued - received) * 1e3
                     for (start, end), k, spots in zip(events, order, places, strict=True):
                         # The call's true inputs exist from here on (stream order), not before.
                         reveal.apply(writers[k], staging[k], spots)
@@ -336,19 +338,21 @@ class Runner:
                         end.record()
                     issue_ms: float | None = (_clock() - issued) * 1e3
                     torch.cuda.synchronize()
+                    idle = _clock()
                     times = [s.elapsed_time(e) for s, e in events]
                     # First call's start to last call's end: the gaps between calls included
                     span_ms: float | None = (events[0][0].elapsed_time(events[-1][1])
                                              if events else None)
                 else:
                     times = []
-                    issue_ms = span_ms = None  # a device's notions: nothing to report
+                    issue_ms = span_ms = setup_ms = None  # a device's notions: nothing to report
                     for k, spots in zip(order, places, strict=True):
                         reveal.apply(writers[k], staging[k], spots)
                         args = _fresh_views(sets[k])
                         t0 = _clock()
                         self.batch_outputs.append(_stage("timing", lambda a=args: model(*a)))
                         times.append((_clock() - t0) * 1e3)
+                    idle = _clock()
         finally:
             gc.enable()
         outputs = [_checked_outputs(out, self.device) for out in self.batch_outputs]
@@ -356,7 +360,9 @@ class Runner:
         names = _launched_since(self.monitor.counts, launches_before)
         programs = _launched_since(self.monitor.programs, programs_before)
         reply, payload = self._outputs_reply(outputs)
+        reply_ms = (_clock() - idle) * 1e3
         return {"ok": True, "events_ms": times, "span_ms": span_ms, "issue_ms": issue_ms,
+                "setup_ms": setup_ms, "reply_ms": reply_ms,
                 "launches": sum(names.values()),
                 "launch_names": names, "launch_programs": programs} | reply, payload
 

@@ -33,7 +33,7 @@ import math
 import random
 import statistics
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from kernelwright.evaluate import reveal, transport
@@ -253,9 +253,7 @@ def time_batches(r: Referee) -> dict[str, Any]:
     buffers = TimedBuffers.allocate(r, "timing", ref.timing_inputs(batch, 0), k)
     samples: list[float] = []
     events: list[float] = []
-    spans: list[float] = []  # per call, the process's own: first start to last end / calls
-    issues: list[float] = []  # per call, the process's host time issuing the batch / calls
-    fixed: list[float] = []  # per call, the judge's fixed cost subtracted
+    parts: dict[str, list[float]] = {}  # where each call's time went (CallBreakdown's parts)
     launches: list[float] = []
     launch_names: list[dict[str, float]] = []
     launch_programs: list[dict[str, float]] = []
@@ -281,10 +279,9 @@ def time_batches(r: Referee) -> dict[str, Any]:
             n = max(n, MIN_BATCHES)
             continue
         samples.append(result.ms)
-        fixed.append(result.fixed_ms / calls)
-        if result.span_ms is not None and result.issue_ms is not None:
-            spans.append(result.span_ms / calls)
-            issues.append(result.issue_ms / calls)
+        for part, ms in result.parts.items():
+            if ms is not None:
+                parts.setdefault(part, []).append(ms / calls)
         if windows is not None and result.energy is not None:
             windows.add(*result.energy)
         events += result.events
@@ -315,9 +312,7 @@ def time_batches(r: Referee) -> dict[str, Any]:
         "calls_per_batch": calls,
         "batches": len(samples),
         "events_ms": events,
-        "span_ms": spans,
-        "issue_ms": issues,
-        "fixed_ms": fixed,
+        **parts,
         "launches_per_call": launches,
         "launch_names_per_call": launch_names,
         "launch_programs_per_call": launch_programs,
@@ -340,9 +335,9 @@ class _Batch:
     launch_programs: dict[str, int] | None  # programs (grid size) per kernel name, likewise
     aliased: bool
     energy: tuple[float, float, float] | None = None  # counter before, after (mJ); window ms
-    fixed_ms: float = 0.0  # the judge's fixed cost subtracted from the batch
-    span_ms: float | None = None  # the process's events: first call's start to last one's end
-    issue_ms: float | None = None  # the process's host time issuing the calls
+    # Where the batch's time went, ms in all (see records.CallBreakdown): the judge's phases
+    # and calibrated fixed cost, and what the process reported of itself
+    parts: dict[str, float | None] = field(default_factory=dict)
 
 
 def _batch(
@@ -360,9 +355,11 @@ def _batch(
     if flush is not None:
         flush.zero_()
     _sync(cuda)
+    written = time.perf_counter()
     reply, payload = r.ask("batch", {"model": "timing", "buffers": buffers.name,
                                      "sets": list(range(k)), "reveal": _staging(buffers.name),
                                      "places": places})
+    replied = time.perf_counter()
     picked = sorted({k - 1, *_rng.sample(range(k - 1), min(PICKED - 1, k - 1))})
     outputs = r.read_calls(reply, payload, k, picked)
     taken: list[list[Any]] = (
@@ -403,9 +400,12 @@ def _batch(
     times = [float(e) for e in events] if valid and isinstance(events, list) else []
     count = reply.get("launches")
     launches = float(count) if isinstance(count, int) and count >= 0 else None
+    parts = {"write_ms": (written - t0) * 1e3, "turn_ms": (replied - written) * 1e3,
+             "read_ms": (t1 - replied) * 1e3, "fixed_ms": fixed}
+    parts |= {key: _reported_ms(reply.get(key))
+              for key in ("span_ms", "issue_ms", "setup_ms", "reply_ms")}
     return _Batch(ms, entries, times, launches, _per_name(reply.get("launch_names")),
-                  _per_name(reply.get("launch_programs")), bool(reused), energy, fixed,
-                  _reported_ms(reply.get("span_ms")), _reported_ms(reply.get("issue_ms")))
+                  _per_name(reply.get("launch_programs")), bool(reused), energy, parts)
 
 
 def _reported_ms(value: Any) -> float | None:

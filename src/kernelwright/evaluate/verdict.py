@@ -11,6 +11,7 @@ for protected files or patching the harness is never excused by crashing) > ``ti
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import statistics
 from collections import Counter
@@ -24,10 +25,10 @@ from kernelwright.hardware.ceilings import Ceilings
 from kernelwright.hardware.peaks import SOL_LIMIT, refusal_ceilings
 from kernelwright.hardware.roofline import Work, speed_of_light
 from kernelwright.records import (
+    CallBreakdown,
     DeviceInfo,
     EnergyStats,
     Precision,
-    ProcessTiming,
     SpeedOfLight,
     Status,
     Timing,
@@ -196,9 +197,8 @@ def energy_of(raw: dict[str, Any] | None) -> EnergyStats | None:
     return EnergyStats(mj_per_call=float(mj), watts=float(watts), mj_per_call_se=se)
 
 
-def process_of(raw: dict[str, Any] | None) -> ProcessTiming | None:
-    """Medians of what the timed process reported of its batches, beside the judge's fixed
-    cost (None where nothing was reported, as on the CPU)."""
+def breakdown_of(raw: dict[str, Any] | None) -> CallBreakdown | None:
+    """Medians of each part of a timed call's time (None where nothing was recorded)."""
     if not raw:
         return None
 
@@ -207,9 +207,8 @@ def process_of(raw: dict[str, Any] | None) -> ProcessTiming | None:
                   if isinstance(v, int | float) and math.isfinite(v)]
         return statistics.median(values) if values else None
 
-    found = ProcessTiming(events_ms=median("events_ms"), span_ms=median("span_ms"),
-                          issue_ms=median("issue_ms"), fixed_ms=median("fixed_ms"))
-    return None if found == ProcessTiming() else found
+    found = CallBreakdown(**{f.name: median(f.name) for f in dataclasses.fields(CallBreakdown)})
+    return None if found == CallBreakdown() else found
 
 
 def _error_stats(runs: list[dict[str, Any]]) -> dict[str, Any]:
@@ -254,9 +253,9 @@ def timing_of(ev: Evidence) -> Timing:
         launch_ms=None,  # what the process measured of itself is not reported
         baselines_cached=ev.baselines_cached,
         notes=tuple(notes),
-        candidate_process=process_of(raw),
-        eager_process=process_of(ev.baselines.get("eager")),
-        compile_process=process_of(ev.baselines.get("compile")),
+        candidate_breakdown=breakdown_of(raw),
+        eager_breakdown=breakdown_of(ev.baselines.get("eager")),
+        compile_breakdown=breakdown_of(ev.baselines.get("compile")),
     )
 
 

@@ -1,0 +1,67 @@
+"""Where a timed call's time went: the judge's phases and the process's own report, kept
+beside the judge's time as a diagnostic."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from kernelwright.cli.render import describe_breakdown
+from kernelwright.evaluate.clock import _reported_ms
+from kernelwright.evaluate.verdict import breakdown_of
+from kernelwright.records import CallBreakdown, Status, Timing, TimingStats, Verdict
+
+
+def test_medians_of_each_part() -> None:
+    raw = {"samples_ms": [0.36, 0.40, 0.38], "events_ms": [0.19, 0.20, 0.21, 5.0],
+           "span_ms": [0.30, 0.31, 0.29], "issue_ms": [0.33, 0.35, 0.34],
+           "fixed_ms": [0.01, 0.02, 0.03], "write_ms": [0.1, 0.2, 0.3],
+           "turn_ms": [0.5, 0.4, 0.6], "read_ms": [0.05, 0.07, 0.06],
+           "setup_ms": [0.02, 0.01, 0.03], "reply_ms": [0.04, 0.04, 0.05]}
+    p = breakdown_of(raw)
+    assert p is not None
+    assert (p.events_ms, p.span_ms, p.issue_ms, p.fixed_ms) == pytest.approx(
+        (0.205, 0.30, 0.34, 0.02))
+    assert (p.write_ms, p.turn_ms, p.read_ms, p.setup_ms, p.reply_ms) == pytest.approx(
+        (0.2, 0.5, 0.06, 0.02, 0.04))
+
+
+def test_nothing_reported_is_none() -> None:
+    assert breakdown_of(None) is None
+    assert breakdown_of({"samples_ms": [1.0]}) is None
+    assert breakdown_of({"events_ms": [], "span_ms": [math.nan]}) is None
+
+
+def test_non_finite_values_are_left_out() -> None:
+    p = breakdown_of({"events_ms": [math.inf, 0.5, math.nan], "span_ms": ["0.1", 0.7]})
+    assert p == CallBreakdown(events_ms=0.5, span_ms=0.7)
+
+
+def test_a_reported_duration_must_be_a_finite_non_negative_number() -> None:
+    assert _reported_ms(0.25) == 0.25
+    assert _reported_ms(3) == 3.0
+    for bad in (None, -1.0, math.nan, math.inf, True, "0.2", [0.2]):
+        assert _reported_ms(bad) is None, bad
+
+
+def test_the_line_names_each_part() -> None:
+    line = describe_breakdown(CallBreakdown(events_ms=0.2, span_ms=0.25, fixed_ms=0.01,
+                                            turn_ms=0.3))
+    assert "judge: the process's turn 0.3" in line and "fixed cost subtracted 0.01" in line
+    assert "process (its own report): the call's events 0.2" in line
+    assert "first start to last end 0.25" in line
+    assert "host issuing" not in line and "writing inputs" not in line  # not measured
+    assert "diagnostic" in line
+
+
+def test_verdicts_round_trip_with_and_without_it() -> None:
+    stats = TimingStats(median_ms=0.4, mean_ms=0.4, min_ms=0.3, iqr_ms=0.1, n_runs=5)
+    timing = Timing(candidate=stats,
+                    candidate_breakdown=CallBreakdown(events_ms=0.2, write_ms=0.3))
+    v = Verdict(status=Status.CORRECT, correct=True, timing=timing)
+    assert Verdict.from_dict(v.to_dict()) == v
+    older = v.to_dict()
+    for key in ("candidate_breakdown", "eager_breakdown", "compile_breakdown"):
+        del older["timing"][key]  # a verdict archived before these fields existed
+    assert Verdict.from_dict(older).timing.candidate_breakdown is None
