@@ -16,6 +16,12 @@ rolling  the outer pooled axis (H for 2-D, D for 3-D) is walked ``STEPS`` output
 batch    the tile's ``ROWS`` axis: planes for 1-D and 2-D pooling (the grid walks the rest), output
          rows for 3-D pooling (each loads its H taps; the L1 serves their overlap)
 
+The unrolled program grows with the window: a program's loads are its input rows (the rolling
+offsets its ``STEPS`` outputs read, times the batch taps) times the loads of a row. Past
+``MAX_UNROLLED_LOADS`` Triton's compile time runs into minutes (11 x 11 windows at 8 steps: 968
+loads, not compiled in 300 s), so ``STEPS`` is halved until the program fits; a window that
+does not fit even at one step has no kernel here (DesignError: PyTorch keeps it).
+
 Every load is issued before the first store (a store may alias a later load, so the compiler
 could not hoist loads past it), which keeps a program's whole tile of loads in flight. Padding
 reads as -inf for max pooling (which propagates NaN, as PyTorch does); average pooling divides
@@ -37,6 +43,9 @@ from kernelwright.design.kernel.emitter import KernelArgs, safe_name
 
 DEFAULTS = {"BLOCK_W": 128, "ROWS": 4, "STEPS": 4, "WARPS": 8}
 VECTOR = 4  # fp32 elements in one 16-byte load
+# Loads of one unrolled program at most: the largest that compiled promptly (3-D windows of
+# 3 x 3 x 3 at 8 steps: 171) with some room; a 2-D 11 x 11 window at 8 steps has 968
+MAX_UNROLLED_LOADS = 192
 
 
 @dataclass(frozen=True, slots=True)
@@ -427,7 +436,7 @@ def render_pool(
     assert isinstance(src, Ref)
     p = {**DEFAULTS, **params}
     tile = plan_tile(spec)
-    steps = int(p["STEPS"]) if tile.rolls else 1
+    steps = fitting_steps(tile, int(p["STEPS"]) if tile.rolls else 1)
     x, y = safe_name(src.name), safe_name(group.outputs[0])
     kname = f"{name}_kernel"
     args = KernelArgs()
@@ -441,6 +450,28 @@ def render_pool(
     kernel = "\n".join(signature(kname, args, ["N", "V", "ROWS"]) + body.code.lines)
     wrapper = _wrapper(spec, tile, steps, p, name, kname, x, y, [s for s, _ in args.scalars])
     return RenderedKernel((kernel,), wrapper, name, (x,), (group.outputs[0],), ("_pool_out_size",))
+
+
+def unrolled_loads(tile: Tile, steps: int) -> int:
+    """The loads one program issues: every input row its ``steps`` outputs read (rolling
+    offsets times batch taps), each loaded in ``len(tile.pieces)`` vectors."""
+    rows = len(tile.slices(steps)) if tile.rolls else 1
+    return rows * tile.batch.k * len(tile.pieces)
+
+
+def fitting_steps(tile: Tile, steps: int) -> int:
+    """``steps`` halved until a program's loads fit ``MAX_UNROLLED_LOADS``.
+
+    Raises:
+        DesignError: even one step is past the limit (the window is too large to unroll).
+    """
+    while steps > 1 and unrolled_loads(tile, steps) > MAX_UNROLLED_LOADS:
+        steps //= 2
+    if unrolled_loads(tile, steps) > MAX_UNROLLED_LOADS:
+        raise DesignError(
+            f"a pooling window of {unrolled_loads(tile, steps)} loads a program unrolled, past "
+            f"{MAX_UNROLLED_LOADS}: too large to compile promptly")
+    return steps
 
 
 def _scalars(spec: PoolSpec) -> list[str]:

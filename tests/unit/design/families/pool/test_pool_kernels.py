@@ -95,3 +95,16 @@ def test_max_pooling_propagates_nan(check) -> None:
     )
     nan = "torch.where(torch.rand(2, 3, 9, 11) < 0.05, float('nan'), torch.randn(2, 3, 9, 11))"
     check(body, skills=("pool-window",), inputs=f"[[{nan}]]")
+
+
+def test_a_large_window_unrolls_fewer_steps(check) -> None:
+    # 11 x 11 windows: asked for 8 steps, the program takes one (its loads stay within
+    # MAX_UNROLLED_LOADS); two windows and a ragged remainder along each axis
+    from kernelwright.design.families.pool.template import MAX_UNROLLED_LOADS
+
+    body = POOL.format(module="nn.AvgPool2d(kernel_size=11)", shape="1, 2, 23, 25",
+                       variant="1, 3, 12, 11")
+    (src,) = check(body, skills=("pool-window",),
+                   params={"BLOCK_W": 8, "ROWS": 2, "STEPS": 8, "WARPS": 1})
+    kernel = src[src.index("@triton.jit") : src.index("def pool_0(")]
+    assert 0 < kernel.count("tl.load(") <= MAX_UNROLLED_LOADS

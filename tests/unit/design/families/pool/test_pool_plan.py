@@ -4,7 +4,15 @@ from __future__ import annotations
 
 import pytest
 
-from kernelwright.design.families.pool.template import PoolSpec, fold_unit_windows, plan_tile
+from kernelwright.design.families.pool.template import (
+    MAX_UNROLLED_LOADS,
+    PoolSpec,
+    fitting_steps,
+    fold_unit_windows,
+    plan_tile,
+    unrolled_loads,
+)
+from kernelwright.design.kernel.common import DesignError
 from kernelwright.skills.conditions import GroupFacts
 from kernelwright.skills.heuristics import defaults_for
 
@@ -73,3 +81,22 @@ def test_pool_defaults_for_the_suite_shapes() -> None:
     # 26 max_pool3d: 64-wide rows, 4 output rows of 8 unrolled output slices
     d = defaults_for("pool", pool_facts(16, 32, 32, 64, 64))
     assert (d["BLOCK_W"], d["ROWS"], d["STEPS"]) == (64, 4, 8)
+
+
+def test_steps_shrink_until_the_unrolled_program_fits() -> None:
+    # an 11 x 11 window of stride 11 (KernelBench's average pooling): 11 input rows an output,
+    # each read in 11 vector loads; 8 steps would unroll 968 loads
+    big = plan_tile(PoolSpec("avg", 2, (11, 11), (11, 11), (0, 0), (1, 1), False))
+    assert unrolled_loads(big, 8) == 88 * 11 == 968
+    assert fitting_steps(big, 8) == 1 and unrolled_loads(big, 1) <= MAX_UNROLLED_LOADS
+    # small windows keep every step asked for
+    stem = plan_tile(spec(3, 2, 1))
+    assert fitting_steps(stem, 8) == 8
+    three = plan_tile(spec(3, 2, 1, nsp=3))
+    assert fitting_steps(three, 8) == 8
+
+
+def test_a_window_too_large_even_at_one_step_has_no_kernel() -> None:
+    huge = plan_tile(spec(11, 11, 0, nsp=3))  # 11 rows x 11 batch taps x 11 loads a row
+    with pytest.raises(DesignError, match="too large to compile"):
+        fitting_steps(huge, 4)
