@@ -118,7 +118,9 @@ class CallBreakdown:
     The judge's own phases of a batch, divided by its calls: ``write_ms`` writing the inputs
     and flushing the L2 (from the judge's first write to the device being idle), ``turn_ms``
     the process's turn (from the batch's message to its reply), ``read_ms`` mapping and
-    sampling the outputs read back; ``fixed_ms`` what the judge's calibration subtracted.
+    sampling the outputs read back; ``fixed_ms`` what the judge's calibration subtracted, and
+    its share of each phase (``write_fixed_ms``, ``turn_fixed_ms``, ``read_fixed_ms``): a phase
+    well above its share is where the time the clock keeps goes.
 
     What the timed process reported of itself: ``events_ms`` the call (CUDA events around the
     forward); ``span_ms`` the first call's start to the last one's end (gaps between calls
@@ -132,6 +134,9 @@ class CallBreakdown:
     turn_ms: float | None = None
     read_ms: float | None = None
     fixed_ms: float | None = None
+    write_fixed_ms: float | None = None
+    turn_fixed_ms: float | None = None
+    read_fixed_ms: float | None = None
     events_ms: float | None = None
     span_ms: float | None = None
     issue_ms: float | None = None

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from rich.console import Group, RenderableType
 from rich.panel import Panel
 from rich.table import Table
@@ -112,14 +114,22 @@ def verdict_panel(verdict: Verdict, title: str = "") -> Panel:
 
 def describe_breakdown(p: CallBreakdown) -> str:
     """Where a call's time went, in one line (ms a call)."""
-    judge = [("writing inputs", p.write_ms), ("the process's turn", p.turn_ms),
-             ("reading outputs", p.read_ms), ("fixed cost subtracted", p.fixed_ms)]
+    def against(measured: float | None, share: float | None) -> float | str | None:
+        if measured is None or share is None:
+            return measured
+        return f"{fmt_ms(measured)} (calibrated {fmt_ms(share)})"
+
+    judge = [("writing inputs", against(p.write_ms, p.write_fixed_ms)),
+             ("the process's turn", against(p.turn_ms, p.turn_fixed_ms)),
+             ("reading outputs", against(p.read_ms, p.read_fixed_ms)),
+             ("fixed cost subtracted", p.fixed_ms)]
     process = [("setup", p.setup_ms), ("the call's events", p.events_ms),
                ("first start to last end", p.span_ms), ("host issuing", p.issue_ms),
                ("reply", p.reply_ms)]
 
-    def cells(pairs: list[tuple[str, float | None]]) -> str:
-        return ", ".join(f"{label} {fmt_ms(v)}" for label, v in pairs if v is not None)
+    def cells(pairs: Sequence[tuple[str, float | str | None]]) -> str:
+        return ", ".join(f"{label} {v if isinstance(v, str) else fmt_ms(v)}"
+                         for label, v in pairs if v is not None)
 
     parts = [f"judge: {cells(judge)}" if cells(judge) else "",
              f"process (its own report): {cells(process)}" if cells(process) else ""]

@@ -76,10 +76,16 @@ class Overhead:
         """What a batch of ``calls`` calls costs the judge at least, its calls' outputs
         ``described`` in all and ``read`` of them mapped and sampled: ``calls_read`` calls,
         whose outputs' storages hold ``mapped_bytes`` (-1: as large as calibrated)."""
+        return sum(self.parts(calls, described, read, mapped_bytes, calls_read))
+
+    def parts(self, calls: int, described: int = 0, read: int = 0, mapped_bytes: int = -1,
+              calls_read: int = 1) -> tuple[float, float, float]:
+        """:meth:`of` by the batch's phases: (writing and flushing, the process's turn,
+        reading back)."""
         full = mapped_bytes < 0 or mapped_bytes >= calls_read * self.read_bytes
-        return (self.batch_ms + calls * (self.write_ms + self.reveal_ms) + self.flush_ms
-                + described * self.describe_ms
-                + read * (self.read_ms if full else min(self.read_ms, self.small_read_ms)))
+        return (calls * self.write_ms + self.flush_ms,
+                self.batch_ms + calls * self.reveal_ms + described * self.describe_ms,
+                read * (self.read_ms if full else min(self.read_ms, self.small_read_ms)))
 
 
 @dataclass(slots=True)
@@ -391,8 +397,10 @@ def _batch(
     # Outputs counted from the picked calls, which are compared with the reference: each call
     # of the batch describes as many, and each picked one was mapped and sampled
     each = min((sum(1 for o in outs if o.numel()) for outs in outputs), default=0)
-    fixed = (r.overhead.of(k, k * each, len(outputs) * each, _mapped_bytes(reply, picked),
-                           len(picked)) if r.overhead else 0.0)
+    calibrated = (r.overhead.parts(k, k * each, len(outputs) * each,
+                                   _mapped_bytes(reply, picked), len(picked))
+                  if r.overhead else (0.0, 0.0, 0.0))
+    fixed = sum(calibrated)
     ms = max(0.0, (t1 - t0) * 1e3 - fixed) / k
     events = reply.get("events_ms")
     valid = isinstance(events, list) and all(
@@ -401,7 +409,9 @@ def _batch(
     count = reply.get("launches")
     launches = float(count) if isinstance(count, int) and count >= 0 else None
     parts = {"write_ms": (written - t0) * 1e3, "turn_ms": (replied - written) * 1e3,
-             "read_ms": (t1 - replied) * 1e3, "fixed_ms": fixed}
+             "read_ms": (t1 - replied) * 1e3, "fixed_ms": fixed,
+             "write_fixed_ms": calibrated[0], "turn_fixed_ms": calibrated[1],
+             "read_fixed_ms": calibrated[2]}
     parts |= {key: _reported_ms(reply.get(key))
               for key in ("span_ms", "issue_ms", "setup_ms", "reply_ms")}
     return _Batch(ms, entries, times, launches, _per_name(reply.get("launch_names")),

@@ -53,6 +53,8 @@ def test_the_line_names_each_part() -> None:
     assert "first start to last end 0.25" in line
     assert "host issuing" not in line and "writing inputs" not in line  # not measured
     assert "diagnostic" in line
+    both = describe_breakdown(CallBreakdown(write_ms=3.1, write_fixed_ms=3.0, read_ms=1.05))
+    assert "writing inputs 3.100 (calibrated 3.000)" in both and "reading outputs 1.050 (ms" in both
 
 
 def test_verdicts_round_trip_with_and_without_it() -> None:

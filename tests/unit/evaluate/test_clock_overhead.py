@@ -15,6 +15,16 @@ def test_a_batch_costs_its_messages_writes_flush_descriptions_and_reads():
     assert o.of(100) == pytest.approx(11.5)  # nothing described or read: the CPU's batches
 
 
+def test_the_cost_splits_by_the_batch_s_phases():
+    o = Overhead(batch_ms=1.0, write_ms=0.1, flush_ms=0.5, describe_ms=0.02, read_ms=0.3,
+                 reveal_ms=0.01)
+    write, turn, read = o.parts(100, described=200, read=6)
+    # the judge writes and flushes; the process's turn holds the messages, the reveals and the
+    # descriptions; the judge reads back
+    assert (write, turn, read) == pytest.approx((10.0 + 0.5, 1.0 + 1.0 + 4.0, 1.8))
+    assert o.of(100, described=200, read=6) == pytest.approx(write + turn + read)
+
+
 def test_revealing_each_call_s_regions_is_counted_per_call():
     o = Overhead(batch_ms=1.0, write_ms=0.1, flush_ms=0.5, reveal_ms=0.01)
     assert o.of(100) == pytest.approx(1.0 + 10.0 + 1.0 + 0.5)
