@@ -6,9 +6,11 @@ Entries are in tests/fixtures/adversarial/gpu/manifest.toml (same keys as the CP
 run here when ``KW_REDTEAM_GPU_ALL=1`` (on the GPU, with the task's full size). Entries marked
 ``suspected`` were written against the code and not yet run on a GPU: they are strict xfails
 stating the hole the code shows (``KW_REDTEAM_STRICT=1`` makes them plain failures). One
-EvalSession serves each (task, size) group. ``KW_REDTEAM_SHARD=k/n`` (k counted from 0) runs
-the k-th of n shards of similar size (``_shard``), so that a run too long for one sitting (the
-whole suite under ``KW_REDTEAM_GPU_ALL=1`` takes more than 7 minutes on an H200) runs as n parts.
+EvalSession serves each (task, size, time limit) group; a CPU attack keeps the time limit its
+manifest names (plus the GPU process's start), so a hang costs seconds, not ``TIMEOUT_S``.
+``KW_REDTEAM_SHARD=k/n`` (k counted from 0) runs the k-th of n shards of similar size
+(``_shard``), so that a run too long for one sitting (the whole suite under
+``KW_REDTEAM_GPU_ALL=1`` takes more than 7 minutes on an H200) runs as n parts.
 """
 
 from __future__ import annotations
@@ -34,7 +36,11 @@ MANIFEST = tomllib.loads((ADVERSARIAL / "gpu" / "manifest.toml").read_text())
 CPU_MANIFEST = tomllib.loads((ADVERSARIAL / "manifest.toml").read_text())
 STRICT = os.environ.get("KW_REDTEAM_STRICT") == "1"
 ALL = os.environ.get("KW_REDTEAM_GPU_ALL") == "1"
-TIMEOUT_S = 300.0
+TIMEOUT_S = 300.0  # a GPU case's time limit unless its manifest entry names one
+# A CPU attack keeps the limit its manifest names (a hang waits for it), plus the GPU process's
+# start (its CUDA context and warm-up): a hang then costs seconds, not the GPU default
+CPU_TIMEOUT_S = 60.0  # tests/integration/test_adversarial.py's default
+GPU_START_S = 30.0
 SHARD_PART = 12  # cases of one group in one shard's session at most
 
 
@@ -45,6 +51,7 @@ class Case:
     task: Path
     size: str
     spec: dict[str, Any]
+    timeout_s: float = TIMEOUT_S
 
     @property
     def name(self) -> str:
@@ -66,24 +73,31 @@ def _cases() -> tuple[list[Case], list[Case]]:
         for e in CPU_MANIFEST.get("attack", []):
             if not e.get("heavy"):
                 attacks.append(Case("attack", ADVERSARIAL / e["solution"],
-                                    tasks / f"{e['solution'].split('__')[0]}.py", "full", e))
+                                    tasks / f"{e['solution'].split('__')[0]}.py", "full", e,
+                                    _cpu_timeout(e)))
         for e in CPU_MANIFEST.get("honest", []):
             honest.append(Case("honest", HONEST / e["solution"],
-                               tasks / f"{e['solution'].split('__')[0]}.py", "full", e))
+                               tasks / f"{e['solution'].split('__')[0]}.py", "full", e,
+                               _cpu_timeout(e)))
     return attacks, honest
 
 
+def _cpu_timeout(entry: dict[str, Any]) -> float:
+    return float(entry.get("timeout_s", CPU_TIMEOUT_S)) + GPU_START_S
+
+
 def _shard(attacks: list[Case], honest: list[Case], spec: str) -> tuple[list[Case], list[Case]]:
-    """The cases of shard ``k/n`` (every case for ``""``). A (task, size) group is dealt in
+    """The cases of shard ``k/n`` (every case for ``""``). A (task, size, time limit) group is
+    dealt in
     parts of at most SHARD_PART cases (whole where an attack names an honest twin), largest
     first to the shard with the fewest cases, so the shards take similar times; a shard runs
     its part of a group in a session of its own."""
     if not spec:
         return attacks, honest
     k, n = (int(x) for x in spec.split("/"))
-    groups: dict[tuple[str, str], list[Case]] = {}
+    groups: dict[tuple[str, str, float], list[Case]] = {}
     for c in attacks + honest:
-        groups.setdefault((str(c.task), c.size), []).append(c)
+        groups.setdefault((str(c.task), c.size, c.timeout_s), []).append(c)
     parts = []
     for cases in groups.values():
         whole = any("twin" in c.spec for c in cases)
@@ -102,9 +116,10 @@ ATTACKS, HONESTS = _shard(*_cases(), os.environ.get("KW_REDTEAM_SHARD", ""))
 _RESULTS: dict[Path, Any] = {}
 
 
-def _run_group(task: Path, size: str) -> None:
-    cases = [c for c in ATTACKS + HONESTS if c.task == task and c.size == size]
-    options = EvalOptions(device="cuda", size=size, timeout_s=TIMEOUT_S, baselines=False,
+def _run_group(task: Path, size: str, timeout_s: float) -> None:
+    cases = [c for c in ATTACKS + HONESTS
+             if c.task == task and c.size == size and c.timeout_s == timeout_s]
+    options = EvalOptions(device="cuda", size=size, timeout_s=timeout_s, baselines=False,
                           compile_baseline=False, cache_baselines=False)
     pending = list(cases)
     while pending:
@@ -128,14 +143,14 @@ def _run_group(task: Path, size: str) -> None:
 
 def _verdict(case: Case) -> Any:
     if case.path not in _RESULTS:
-        _run_group(case.task, case.size)
+        _run_group(case.task, case.size, case.timeout_s)
     return _RESULTS[case.path][0]
 
 
 def _twin(case: Case) -> Any:
     twin = HONEST / "gpu" / case.spec["twin"]
     if twin not in _RESULTS:
-        _run_group(case.task, case.size)
+        _run_group(case.task, case.size, case.timeout_s)
     return _RESULTS[twin][0]
 
 
@@ -152,7 +167,8 @@ def _params(cases: list[Case]) -> list[Any]:
     out = []
     for case in cases:
         # One session per (task, size): under xdist, --dist loadgroup keeps a group on one worker
-        marks: list[Any] = [pytest.mark.xdist_group(f"{case.task.stem}-{case.size}")]
+        marks: list[Any] = [
+            pytest.mark.xdist_group(f"{case.task.stem}-{case.size}-{case.timeout_s:g}")]
         if case.known_issue and not STRICT:
             marks.append(pytest.mark.xfail(strict=True, reason=" ".join(case.known_issue.split())))
         out.append(pytest.param(case, id=f"{case.name}-{case.size}", marks=marks))
