@@ -194,6 +194,16 @@ class SpeedOfLight:
 
 
 @dataclass(frozen=True, slots=True)
+class PhaseTime:
+    """Seconds an evaluation spent in one kind of step, as the judge timed it (starting the
+    process, calibrating the clock, importing the solution, compiling in the warm-up, the
+    checked calls, timing, the ablation...)."""
+
+    name: str
+    seconds: float
+
+
+@dataclass(frozen=True, slots=True)
 class DeviceInfo:
     """Where an evaluation ran and with which software."""
 
@@ -235,6 +245,8 @@ class Verdict:
     solution_sha256: str = ""
     seed: int = 0
     duration_s: float = 0.0
+    # where the candidate's process's part of ``duration_s`` went, step by step
+    phases: tuple[PhaseTime, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict (enums as their string values)."""

@@ -321,6 +321,10 @@ def test_honest_solution_is_accepted(case: Case) -> None:
     assert parts is not None and parts.events_ms is not None and parts.fixed_ms is not None
     assert None not in (parts.write_ms, parts.turn_ms, parts.read_ms, parts.reply_ms)
     assert parts.span_ms is None and parts.issue_ms is None and parts.setup_ms is None
+    # and where the evaluation's seconds went, step by step
+    steps = {p.name for p in v.phases}
+    assert {"importing the solution", "warm-up (compiling)", "checked calls", "timing"} <= steps
+    assert all(p.seconds >= 0 for p in v.phases)
 
 
 # -- the suite itself ---------------------------------------------------------------------------

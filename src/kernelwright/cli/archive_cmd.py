@@ -175,7 +175,7 @@ def runs_command(
         json_path.write_text(text)
     table = Table(title=f"search runs: {path}")
     heads = ["task", "search", "status", "evaluated", "correct", "first verified s",
-             "a minute", "best ms", "vs eager", "vs compile"]
+             "a minute", "s each", "best ms", "vs eager", "vs compile"]
     if at is not None:
         heads.append(f"best ms in {at}")
     for col in heads:
@@ -189,11 +189,16 @@ def runs_command(
             str(r.correct),
             "-" if r.first_verified_s is None else f"{r.first_verified_s:.0f}",
             "-" if r.per_minute is None else f"{r.per_minute:.1f}",
+            "-" if r.seconds_each is None else f"{r.seconds_each:.1f}",
             fmt_ms(r.best_ms), fmt_x(r.best_vs_eager), fmt_x(r.best_vs_compile),
         ]
         if at is not None:
             cells.append(fmt_ms(r.best_at_ms))
         table.add_row(*cells)
     out.print(table)
+    for r in rows:
+        if r.phases_s:
+            steps = ", ".join(f"{name} {s:.2f}" for name, s in r.phases_s.items() if s >= 0.005)
+            out.print(f"[dim]{r.task} ({r.search}): an evaluation's steps, mean s: {steps}[/]")
     if not rows:
         err.print("no search run in the archive" + (f" for task {task!r}" if task else ""))

@@ -10,7 +10,7 @@ from rich.table import Table
 from rich.text import Text
 
 from kernelwright.formatting import fmt_ms, fmt_x
-from kernelwright.records import CallBreakdown, Status, TimingStats, Verdict
+from kernelwright.records import CallBreakdown, PhaseTime, Status, TimingStats, Verdict
 
 STATUS_STYLE = {
     Status.CORRECT: "bold green",
@@ -103,6 +103,8 @@ def verdict_panel(verdict: Verdict, title: str = "") -> Panel:
                 style="cyan",
             )
         )
+    if verdict.phases:
+        parts.append(Text(describe_phases(verdict.phases, verdict.duration_s), style="dim"))
     for v in verdict.violations:
         parts.append(Text(f"✗ {v.check}: {v.reason}", style="magenta"))
     for flag in verdict.flags:
@@ -134,3 +136,10 @@ def describe_breakdown(p: CallBreakdown) -> str:
     parts = [f"judge: {cells(judge)}" if cells(judge) else "",
              f"process (its own report): {cells(process)}" if cells(process) else ""]
     return "; ".join(filter(None, parts)) + " (ms a call, a diagnostic)"
+
+
+def describe_phases(phases: Sequence[PhaseTime], duration_s: float) -> str:
+    """Where an evaluation's seconds went, in one line."""
+    steps = ", ".join(f"{p.name} {p.seconds:.2f} s" for p in phases if p.seconds >= 0.005)
+    return (f"the candidate's steps: {steps}; {duration_s:.1f} s in all (the rest: starting the "
+            "judge and the process, the reference's own calls)")

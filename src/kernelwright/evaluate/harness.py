@@ -50,7 +50,7 @@ from kernelwright.evaluate.judge import JudgeProcess, ProgressFn
 from kernelwright.evaluate.options import EvalOptions
 from kernelwright.evaluate.request import JudgeRequest
 from kernelwright.evaluate.spawn import new_run_dir
-from kernelwright.evaluate.verdict import Evidence, build_verdict
+from kernelwright.evaluate.verdict import BREAKDOWN_KEYS, Evidence, build_verdict
 from kernelwright.paths import cache_dir, home
 from kernelwright.records import Candidate, Task, Tolerance, Verdict, Violation
 from kernelwright.task.kernelbench import load_task, task_options
@@ -286,6 +286,8 @@ class EvalSession:
             if timing and timing.get("samples_ms") and not failure:
                 found[name] = {"samples_ms": timing["samples_ms"], "method": timing["method"],
                                "energy": timing.get("energy")}
+                # where its time went (records.CallBreakdown), a diagnostic kept beside it
+                found[name] |= {key: timing[key] for key in BREAKDOWN_KEYS if key in timing}
             else:
                 why = (failure or {}).get("message") or "no timing"
                 self._prepared.setdefault("notes", []).append(

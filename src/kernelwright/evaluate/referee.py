@@ -68,6 +68,11 @@ class Referee:
         self.job = job
         self.phase_fn = phase
         self.phase = "start-up"
+        # Seconds spent in each kind of step, in the order first reached (the verdict's
+        # ``phases``: where an evaluation's time goes)
+        self._spent: dict[str, float] = {}
+        self._kind = "start-up"
+        self._since = time.monotonic()
         self.device = ref.req.device
         self.overhead: Any = None  # the judge's fixed costs (clock.Overhead), before import
         self.report: dict[str, Any] = {
@@ -97,6 +102,8 @@ class Referee:
                                       "message": f"the process sent a malformed tensor: {exc}",
                                       "check": "protocol", "phase": self.phase}
         self.report["phase"] = self.phase
+        self._tally(None)
+        self.report["phases_s"] = [[kind, round(s, 4)] for kind, s in self._spent.items()]
         return self.report
 
     def _steps(self) -> None:
@@ -108,6 +115,7 @@ class Referee:
         if job.timing:
             from kernelwright.evaluate.clock import measure_overhead
 
+            self._step("calibrating the clock")
             self.overhead = measure_overhead(self)
         self._step("importing the solution")
         self._ask("import", {"file": job.source_file})
@@ -153,13 +161,13 @@ class Referee:
             if key in seen:
                 continue
             seen.add(key)
-            self._step(f"warm-up {len(seen)} (compiling)")
+            self._step(f"warm-up {len(seen)} (compiling)", kind="warm-up (compiling)")
             self._call("warmup", self.ref.runs[i].seed, inputs, observe=False)
             self._forget("warmup")
 
     def _checked_runs(self) -> None:
         for i, run in enumerate(self.ref.runs):
-            self._step(run.label)
+            self._step(run.label, kind="checked calls")
             inputs, exp = self.ref.expected(i)
             reply, outputs, after = self._call(f"run{i}", run.seed, inputs, expect=exp)
             entry = self._compare(exp, outputs)
@@ -192,7 +200,7 @@ class Referee:
         inputs, exp = self.ref.expected(0)
         seen: list[list[Any]] = []
         for k in range(2):
-            self._step(f"repeat {k + 1} of 2 (determinism)")
+            self._step(f"repeat {k + 1} of 2 (determinism)", kind="determinism")
             _reply, outputs, _after = self._call(f"repeat{k}", self.ref.runs[0].seed, inputs,
                                                  expect=exp)
             seen.append([o.detach().clone() for o in outputs])
@@ -207,7 +215,7 @@ class Referee:
     def _ablation(self) -> None:
         inputs, exp = self.ref.expected(0)
         for mode in ("skip", "raise"):
-            self._step(f"ablation ({mode} own kernels)")
+            self._step(f"ablation ({mode} own kernels)", kind="ablation")
             reply, outputs, _after = self._call("ablation", self.ref.runs[0].seed, inputs,
                                                 ablation=mode)
             self.report["ablation"][mode] = {
@@ -411,13 +419,23 @@ class Referee:
         return {"status": "crashed", "stage": self.phase,
                 "message": f"the process ended during {self.phase}"}
 
-    def _step(self, text: str) -> None:
+    def _step(self, text: str, kind: str | None = None) -> None:
+        """Enter a step: ``text`` for progress and error messages, ``kind`` (default: the text)
+        the entry of ``phases_s`` its seconds count to."""
+        self._tally(kind or text)
         self.phase = text
         self.phase_fn(f"{self.job.role}: {text}")
 
+    def _tally(self, kind: str | None) -> None:
+        now = time.monotonic()
+        self._spent[self._kind] = self._spent.get(self._kind, 0.0) + now - self._since
+        self._since = now
+        if kind is not None:
+            self._kind = kind
+
     def step(self, text: str) -> None:
-        """Report a phase (used by the clock)."""
-        self._step(text)
+        """Report a phase (used by the clock, whose steps all count as timing)."""
+        self._step(text, kind="timing")
 
     @property
     def deadline(self) -> float:

@@ -28,6 +28,7 @@ from kernelwright.records import (
     CallBreakdown,
     DeviceInfo,
     EnergyStats,
+    PhaseTime,
     Precision,
     SpeedOfLight,
     Status,
@@ -138,6 +139,7 @@ def _base_fields(ev: Evidence) -> dict[str, Any]:
         "solution_sha256": ev.solution_sha256,
         "seed": ev.seed,
         "duration_s": ev.duration_s,
+        "phases": phases_of(ev.report),
         "timing": Timing(
             eager=stats_of(ev.baselines.get("eager")),
             compile=stats_of(ev.baselines.get("compile")),
@@ -195,6 +197,20 @@ def energy_of(raw: dict[str, Any] | None) -> EnergyStats | None:
     se = energy.get("mj_per_call_se")
     se = float(se) if isinstance(se, int | float) and math.isfinite(se) and se >= 0 else 0.0
     return EnergyStats(mj_per_call=float(mj), watts=float(watts), mj_per_call_se=se)
+
+
+def phases_of(report: dict[str, Any]) -> tuple[PhaseTime, ...]:
+    """The judge's seconds per kind of step of the candidate's process (``phases_s``)."""
+    found = []
+    for item in report.get("phases_s") or []:
+        if (isinstance(item, list | tuple) and len(item) == 2 and isinstance(item[0], str)
+                and isinstance(item[1], int | float) and math.isfinite(item[1])):
+            found.append(PhaseTime(item[0], float(item[1])))
+    return tuple(found)
+
+
+# The timing record's keys that CallBreakdown summarises
+BREAKDOWN_KEYS = tuple(f.name for f in dataclasses.fields(CallBreakdown))
 
 
 def breakdown_of(raw: dict[str, Any] | None) -> CallBreakdown | None:

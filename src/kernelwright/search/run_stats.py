@@ -4,7 +4,8 @@ first N evaluations, so that runs of different search modes compare at an equal 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import statistics
+from dataclasses import dataclass, field
 from datetime import datetime
 
 from kernelwright.archive import Archive, Record, RunRow
@@ -34,6 +35,10 @@ class RunStats:
     best_vs_compile: float | None
     at: int | None = None  # the budget of best_at_ms
     best_at_ms: float | None = None  # the best among the first ``at`` evaluations
+    seconds_each: float | None = None  # an evaluation's mean duration
+    # the mean seconds of an evaluation per kind of step of the candidate's process
+    # (Verdict.phases), in the order first reached
+    phases_s: dict[str, float] = field(default_factory=dict)
 
 
 def run_stats(store: Archive, at: int | None = None, task: str | None = None) -> list[RunStats]:
@@ -79,7 +84,18 @@ def _stats(run: RunRow, records: list[Record], at: int | None) -> RunStats:
         best_vs_compile=timing.speedup_vs_compile if timing else None,
         at=at,
         best_at_ms=_median(best_at),
+        seconds_each=statistics.fmean(r.verdict.duration_s for r in evaluated) if evaluated
+        else None,
+        phases_s=_mean_phases(evaluated),
     )
+
+
+def _mean_phases(records: list[Record]) -> dict[str, float]:
+    total: dict[str, float] = {}
+    for r in records:
+        for phase in r.verdict.phases:
+            total[phase.name] = total.get(phase.name, 0.0) + phase.seconds
+    return {name: s / len(records) for name, s in total.items()}
 
 
 def _median(r: Record | None) -> float | None:

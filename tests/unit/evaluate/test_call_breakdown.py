@@ -7,10 +7,17 @@ import math
 
 import pytest
 
-from kernelwright.cli.render import describe_breakdown
+from kernelwright.cli.render import describe_breakdown, describe_phases
 from kernelwright.evaluate.clock import _reported_ms
-from kernelwright.evaluate.verdict import breakdown_of
-from kernelwright.records import CallBreakdown, Status, Timing, TimingStats, Verdict
+from kernelwright.evaluate.verdict import breakdown_of, phases_of
+from kernelwright.records import (
+    CallBreakdown,
+    PhaseTime,
+    Status,
+    Timing,
+    TimingStats,
+    Verdict,
+)
 
 
 def test_medians_of_each_part() -> None:
@@ -67,3 +74,12 @@ def test_verdicts_round_trip_with_and_without_it() -> None:
     for key in ("candidate_breakdown", "eager_breakdown", "compile_breakdown"):
         del older["timing"][key]  # a verdict archived before these fields existed
     assert Verdict.from_dict(older).timing.candidate_breakdown is None
+
+
+def test_the_judge_s_seconds_per_step() -> None:
+    report = {"phases_s": [["starting", 0.4], ["warm-up (compiling)", 1.9], ["bad"],
+                           ["timing", float("nan")], [3, 1.0]]}
+    assert phases_of(report) == (PhaseTime("starting", 0.4), PhaseTime("warm-up (compiling)", 1.9))
+    assert phases_of({}) == ()
+    line = describe_phases(phases_of(report), 4.6)
+    assert "warm-up (compiling) 1.90 s" in line and "4.6 s in all" in line

@@ -9,20 +9,29 @@ from typer.testing import CliRunner
 
 from kernelwright.archive import Archive
 from kernelwright.cli import app
-from kernelwright.records import Candidate, Status, Task, Timing, TimingStats, Verdict
+from kernelwright.records import (
+    Candidate,
+    PhaseTime,
+    Status,
+    Task,
+    Timing,
+    TimingStats,
+    Verdict,
+)
 from kernelwright.search.proposer import EQUIVALENT, REFUSED
 from kernelwright.search.run_stats import run_stats
 
 TASK = Task(path="/t/softmax.py", name="softmax", source="src", sha256="t" * 64)
 
 
-def _verdict(ms: float | None, *flags: str) -> Verdict:
+def _verdict(ms: float | None, *flags: str, phases: tuple[PhaseTime, ...] = ()) -> Verdict:
     if ms is None:
-        return Verdict(Status.INCORRECT, False, flags=flags)
+        return Verdict(Status.INCORRECT, False, flags=flags, duration_s=2.0, phases=phases)
     stats = TimingStats(median_ms=ms, mean_ms=ms, min_ms=ms, iqr_ms=0.0, n_runs=5)
     eager = TimingStats(median_ms=2.0, mean_ms=2.0, min_ms=2.0, iqr_ms=0.0, n_runs=5)
     timing = Timing(candidate=stats, eager=eager, speedup_vs_eager=2.0 / ms)
-    return Verdict(Status.CORRECT, True, timing=timing, flags=flags)
+    return Verdict(Status.CORRECT, True, timing=timing, flags=flags, duration_s=4.0,
+                   phases=phases)
 
 
 def _run(store: Archive, run_id: str, proposer: str, verdicts: list[tuple[int, Verdict]]) -> None:
@@ -80,3 +89,16 @@ def test_the_command_filters_by_task_and_refuses_a_bad_budget(tmp_path: Path) ->
     assert other.exit_code == 0 and "no search run" in other.output
     bad = runner.invoke(app, ["archive", "runs", "--archive", str(path), "--at", "0"])
     assert bad.exit_code == 2 and "--at must be a positive" in bad.output
+
+
+def test_an_evaluation_s_mean_seconds_and_steps(tmp_path: Path) -> None:
+    compile_, timed = PhaseTime("warm-up (compiling)", 2.0), PhaseTime("timing", 0.5)
+    with Archive(tmp_path / "a.sqlite") as store:
+        _run(store, "run-d", "mcts", [
+            (10, _verdict(None, phases=(compile_,))),
+            (20, _verdict(1.0, phases=(compile_, timed))),
+            (25, _verdict(1.0, EQUIVALENT, phases=(compile_, timed))),  # no evaluation
+        ])
+        (d,) = run_stats(store)
+    assert d.seconds_each == pytest.approx(3.0)  # 2 s and 4 s
+    assert d.phases_s == pytest.approx({"warm-up (compiling)": 2.0, "timing": 0.25})
