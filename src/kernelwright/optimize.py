@@ -103,6 +103,10 @@ class OptimizeOptions:
             diagnose`` lines): listed in the report and, with an LLM, in its planner's notes.
         diagnosed: the kinds of those diagnoses (``memory-bound``, ``tail``...): skills that
             relieve one rank higher (``Skill.relieves``, ``design.plan.RELIEF``).
+        confirm: after the search, evaluate the best candidate once more and report that
+            evaluation's time (the best was chosen as the least of many noisy times, so its
+            own is biased low); on a GPU, in this process's session (not with ``workers`` or
+            ``scheduler``). A best that fails its second evaluation is not returned.
         profile_best: after the search, profile the best candidate with Nsight Compute (a
             template candidate, on a GPU; ``hardware.profile``): its export beside the report,
             its diagnoses in the report and the summary.
@@ -130,6 +134,7 @@ class OptimizeOptions:
     scheduler: str | None = None
     diagnoses: tuple[str, ...] = ()
     diagnosed: tuple[str, ...] = ()
+    confirm: bool = True
     profile_best: bool = False
 
     def __post_init__(self) -> None:
@@ -172,7 +177,18 @@ class OptimizeResult:
 
     @property
     def best(self) -> Trial | None:
-        """The fastest correct candidate (None: none was correct)."""
+        """The fastest correct candidate, with its second evaluation's verdict where the run
+        confirmed it (None: none was correct, or the best failed its confirmation)."""
+        if self.search is None:
+            return None
+        confirmed = self.search.confirmed
+        if confirmed is not None:
+            return confirmed if confirmed.verdict.correct else None
+        return self.search.best
+
+    @property
+    def chosen(self) -> Trial | None:
+        """The candidate the search chose, with the verdict it was chosen on."""
         return self.search.best if self.search else None
 
     @property
@@ -282,6 +298,7 @@ def optimize_task(
             evaluate_fn=judge,
             equivalence=plan.candidate_key,
             pool=pool,
+            confirm=options.confirm and pool is None,
             run_config={
                 "proposer": proposer.name,
                 "device": device,
@@ -507,6 +524,11 @@ def _write(result: OptimizeResult, out_dir: str | Path | None, archive: Archive)
     result.written = write_outputs(result, Path(out_dir), archive)
 
 
+def _median_ms(trial: Trial | None) -> float | None:
+    stats = trial.verdict.timing.candidate if trial is not None else None
+    return stats.median_ms if stats is not None else None
+
+
 def summarise(result: OptimizeResult) -> dict[str, Any]:
     """A JSON-ready summary (for scripts and ``--json``); ``tree`` is the run's candidates with
     the candidate each was derived from (``parent``), to draw the search tree or lineage."""
@@ -530,6 +552,10 @@ def summarise(result: OptimizeResult) -> dict[str, Any]:
         "best_design": best.candidate.design if best else None,
         "objective": result.objective.value,
         "best_ms": t.candidate.median_ms if t and t.candidate else None,
+        # the time the best was chosen on, and whether best_ms is a second evaluation's
+        "chosen_ms": _median_ms(result.chosen),
+        "confirmed": (search.confirmed.verdict.correct
+                      if search is not None and search.confirmed is not None else None),
         "best_mj": t.candidate_energy.mj_per_call if t and t.candidate_energy else None,
         "eager_mj": t.eager_energy.mj_per_call if t and t.eager_energy else None,
         "speedup_vs_eager": t.speedup_vs_eager if t else None,

@@ -147,6 +147,14 @@ def optimize_command(
             "reads it): its diagnoses go into the report and, with --llm, the planner's notes."
         ),
     ] = None,
+    confirm: Annotated[
+        bool,
+        typer.Option(
+            "--confirm/--no-confirm",
+            help="On a GPU, evaluate the best candidate once more after the search and report "
+            "that time (the least of many noisy times is biased low).",
+        ),
+    ] = True,
     profile_best: Annotated[
         bool,
         typer.Option(
@@ -233,6 +241,7 @@ def optimize_command(
         scheduler=scheduler,
         diagnoses=diagnoses,
         diagnosed=diagnosed,
+        confirm=confirm,
         profile_best=profile_best,
         resume=resume,
         llm=LLMConfig(llm, llm_base_url, planner_notes, review, only=llm_only) if llm else None,
@@ -387,6 +396,8 @@ def _render(result: Any, summary: dict[str, Any]) -> None:
         out.print("[yellow]no template applies to this task[/]")
     elif result.best is None and not result.trials:
         out.print(f"[yellow]stopped ({result.search.stopped}) before the first candidate[/]")
+    elif result.best is None and result.chosen is not None:
+        out.print("[red]the fastest candidate failed its second evaluation: nothing returned[/]")
     elif result.best is None:
         out.print("[red]no correct candidate[/]")
 

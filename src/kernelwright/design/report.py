@@ -211,7 +211,14 @@ def report_markdown(result: Any, tree_picture: str | None = None) -> str:
         )
     best = result.best
     lines += ["", "## Result", ""]
-    if best is None:
+    confirmed = search.confirmed if search is not None else None
+    chosen = result.chosen
+    if best is None and confirmed is not None and chosen is not None:
+        number = _numbers(result.trials).get(chosen.candidate_id, chosen.candidate_id)
+        lines.append(
+            f"The fastest candidate ({number}, {_ms(chosen.verdict)} ms) failed its second "
+            f"evaluation: {confirmed.verdict.message}. Nothing is returned.")
+    elif best is None:
         if result.trials:
             lines.append("No correct candidate.")
         elif plan is not None and plan.designs and search is not None:
@@ -229,6 +236,10 @@ def report_markdown(result: Any, tree_picture: str | None = None) -> str:
             f" ({v.precision.value}), speed of light {_sol(v)}"
             + (f" of {v.sol.floor_ms:.4f} ms ({v.sol.bound}-bound)" if v.sol else ""),
         ]
+        if confirmed is not None and chosen is not None:
+            lines.append(
+                f"Its time is a second evaluation's, made once the search was over: the first "
+                f"read {_ms(chosen.verdict)} ms, the least of the run's times, and so biased low.")
         lines += _energy_line(t, result.objective)
         lines += _best_math(best.candidate, v.precision.value)
         if result.eager_is_better:

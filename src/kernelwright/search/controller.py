@@ -32,6 +32,7 @@ from kernelwright.evaluate.options import EvalOptions
 from kernelwright.records import Candidate, Status, Task, Verdict
 from kernelwright.search.dedup import canonical_key
 from kernelwright.search.proposer import (
+    CONFIRMATION,
     EQUIVALENT,
     PENDING,
     REFUSED,
@@ -92,6 +93,14 @@ class SearchResult:
     stopped: str = ""
 
     @property
+    def confirmed(self) -> Trial | None:
+        """The second evaluation of ``best`` (:data:`CONFIRMATION`), when the run made one."""
+        if self.best is None:
+            return None
+        return next((t for t in reversed(self.trials) if t.confirmation
+                     and t.candidate.sha256 == self.best.candidate.sha256), None)
+
+    @property
     def evaluated(self) -> int:
         """Candidates the harness judged (what the budget counts)."""
         return sum(1 for t in self.trials if t.evaluated)
@@ -129,6 +138,7 @@ def run_search(
     run_config: dict[str, Any] | None = None,
     equivalence: EquivalenceKey | None = None,
     pool: WorkerPool | None = None,
+    confirm: bool = False,
 ) -> SearchResult:
     """Drive ``proposer`` on ``task`` until the budget or the proposals run out.
 
@@ -141,6 +151,9 @@ def run_search(
     ``options.constraints``, when set, screens every proposal before it is judged.
     ``equivalence`` keys a candidate by the kernel it renders (a plan's ``candidate_key``);
     proposals with the key of an evaluated candidate reuse its verdict.
+    ``confirm``: once the budget is spent, evaluate the best candidate a second time
+    (:data:`CONFIRMATION`) where its time was measured on a device (not under the interpreter),
+    unless the run already did for that candidate; not on ``pool``.
     """
     from kernelwright.evaluate.harness import EvalSession
 
@@ -158,6 +171,7 @@ def run_search(
         emit=on_event or (lambda _e: None),
         equivalence=equivalence or (lambda _c: None),
         pool=pool,
+        confirm=confirm,
     )
     try:
         archive.start_run(run_id, "search", task.sha256, run_config or {"proposer": proposer.name})
@@ -187,6 +201,7 @@ class _Loop:
     emit: Callable[[SearchEvent], None]
     equivalence: EquivalenceKey
     pool: WorkerPool | None = None
+    confirm: bool = False
 
     def run(self, proposer: Proposer, budget: Budget, batch: int, seed: int) -> SearchResult:
         result = SearchResult(self.run_id)
@@ -244,6 +259,8 @@ class _Loop:
                     if _remaining(budget, result.evaluated, started) == 0:
                         break
                 repeated_asks = repeated_asks + 1 if len(result.trials) == before else 0
+            if self.confirm:
+                self._confirm(result)
         except KeyboardInterrupt:
             result.stopped = "interrupted"
             self.archive.finish_run(self.run_id, "interrupted")
@@ -251,6 +268,19 @@ class _Loop:
         self.archive.finish_run(self.run_id, "finished")
         self.emit(SearchEvent("stopped", None, result.best, result.evaluated, result.stopped))
         return result
+
+    def _confirm(self, result: SearchResult) -> None:
+        """Evaluate the best candidate again (see :data:`CONFIRMATION`)."""
+        best = result.best
+        if (best is None or not best.verdict.timing.representative
+                or result.confirmed is not None):
+            return
+        self.emit(SearchEvent("phase", None, best, result.evaluated,
+                              "confirming the best candidate's time"))
+        verdict = self.judge(self.task, best.candidate, self.options, executor=self.executor)
+        verdict = dataclasses.replace(verdict, flags=(*verdict.flags, CONFIRMATION))
+        self.archive.add(self.task, best.candidate, verdict, self.run_id)
+        result.trials.append(Trial(best.candidate_id, best.candidate, verdict, best.note))
 
     def _run_on_pool(
         self, pool: WorkerPool, proposer: Proposer, budget: Budget, seed: int,

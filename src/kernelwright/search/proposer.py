@@ -71,6 +71,13 @@ REFUSED = "refused before evaluation: it breaks the run's constraints"
 # shapes as one already judged, whose verdict it carries (it costs no evaluation of the budget).
 EQUIVALENT = "not evaluated: the same kernel as an evaluated candidate, whose verdict it reuses"
 
+# The flag of a second evaluation of a run's best candidate once the search is over: the best
+# was chosen as the least of many noisy times, so its own time is biased low; a fresh
+# evaluation's is not, and is the one reported (it costs no evaluation of the budget, and is
+# never itself a candidate for best).
+CONFIRMATION = ("a second evaluation of the run's best candidate, for a time free of the "
+                "choice's bias")
+
 # The flag of a stand-in verdict while a candidate is being judged by one of several workers:
 # proposers see it as tried and failed so far (for a tree search, a virtual loss that steers
 # the next proposals elsewhere), and it never reaches the archive.
@@ -102,9 +109,15 @@ class Trial:
         return PENDING in self.verdict.flags
 
     @property
+    def confirmation(self) -> bool:
+        """A second evaluation of the run's best (see :data:`CONFIRMATION`)."""
+        return CONFIRMATION in self.verdict.flags
+
+    @property
     def evaluated(self) -> bool:
-        """Judged by the harness (neither refused nor a reused verdict): what a budget counts."""
-        return not (self.refused or self.reused or self.pending)
+        """Judged by the harness (neither refused nor a reused verdict nor a confirmation): what
+        a budget counts."""
+        return not (self.refused or self.reused or self.pending or self.confirmation)
 
 
 Proposer: TypeAlias = Suggester[Task, Trial, Proposal]
@@ -143,9 +156,12 @@ def eager_cost(verdict: Verdict, objective: Objective = Objective.TIME) -> float
 def best_correct(judged: Iterable[J], objective: Objective = Objective.TIME) -> J | None:
     """The correct item best under ``objective`` (by default the lowest time; the first correct
     one when none was measured); None when none is correct. Items are trials, archive records:
-    anything judged."""
+    anything judged. A confirmation (:data:`CONFIRMATION`) is never chosen: it re-measures the
+    choice."""
     best: J | None = None
     for item in judged:
+        if CONFIRMATION in item.verdict.flags:
+            continue
         if item.verdict.correct and (
             best is None
             or candidate_cost(item.verdict, objective) < candidate_cost(best.verdict, objective)

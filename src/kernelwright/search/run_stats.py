@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from kernelwright.archive import Archive, Record, RunRow
-from kernelwright.search.proposer import EQUIVALENT, PENDING, REFUSED, best_correct
+from kernelwright.search.proposer import CONFIRMATION, EQUIVALENT, PENDING, REFUSED, best_correct
 
 # The proposer of each --search mode, as runs record it, by the mode's name
 _SEARCH = {"templates": "staged"}
@@ -30,12 +30,13 @@ class RunStats:
     correct: int  # evaluated and correct
     first_verified_s: float | None  # the run's start to its first correct verdict
     per_minute: float | None  # evaluations a minute after the first verdict
-    best_ms: float | None
+    best_ms: float | None  # the time the best was chosen on
     best_vs_eager: float | None
     best_vs_compile: float | None
     at: int | None = None  # the budget of best_at_ms
     best_at_ms: float | None = None  # the best among the first ``at`` evaluations
     seconds_each: float | None = None  # an evaluation's mean duration
+    confirmed_ms: float | None = None  # the best's second evaluation, when the run made one
     # the mean seconds of an evaluation per kind of step of the candidate's process
     # (Verdict.phases), in the order first reached
     phases_s: dict[str, float] = field(default_factory=dict)
@@ -57,7 +58,7 @@ def _stats(run: RunRow, records: list[Record], at: int | None) -> RunStats:
 
     name = str(run.config.get("proposer", "?"))
     evaluated = [r for r in records
-                 if not any(flagged(r, f) for f in (EQUIVALENT, REFUSED, PENDING))]
+                 if not any(flagged(r, f) for f in (EQUIVALENT, REFUSED, PENDING, CONFIRMATION))]
     start = _when(run.started_at)
     correct = [r for r in evaluated if r.verdict.correct]
     first = (_when(correct[0].created_at) - start) if correct else None
@@ -87,6 +88,9 @@ def _stats(run: RunRow, records: list[Record], at: int | None) -> RunStats:
         seconds_each=statistics.fmean(r.verdict.duration_s for r in evaluated) if evaluated
         else None,
         phases_s=_mean_phases(evaluated),
+        confirmed_ms=_median(next(
+            (r for r in reversed(records) if flagged(r, CONFIRMATION) and best is not None
+             and r.candidate_id == best.candidate_id), None)),
     )
 
 

@@ -102,3 +102,14 @@ def test_an_evaluation_s_mean_seconds_and_steps(tmp_path: Path) -> None:
         (d,) = run_stats(store)
     assert d.seconds_each == pytest.approx(3.0)  # 2 s and 4 s
     assert d.phases_s == pytest.approx({"warm-up (compiling)": 2.0, "timing": 0.25})
+
+
+def test_a_confirmation_is_no_evaluation_and_its_time_is_shown(tmp_path: Path) -> None:
+    from kernelwright.search.proposer import CONFIRMATION
+
+    with Archive(tmp_path / "a.sqlite") as store:
+        _run(store, "run-e", "templates", [(10, _verdict(0.5)), (20, _verdict(1.0))])
+        # the best again, flagged: the same candidate (its source), a second time
+        store.add(TASK, Candidate("run-e = 0"), _verdict(0.6, CONFIRMATION), "run-e")
+        (e,) = run_stats(store)
+    assert e.evaluated == 2 and e.best_ms == 0.5 and e.confirmed_ms == 0.6
