@@ -166,10 +166,28 @@ def load_design(tmp: Path, body: str, skill: str, params: dict[str, int]) -> tup
     return module, path
 
 
+# Captured graphs (as their dicts) by the text of the task file: many checks send one task body
+# with other params, dtypes or policies, and capturing it again (torch.export at dynamic shapes)
+# costs about a second each time. What is kept is plain data; each caller gets its own graph.
+_CAPTURED: dict[str, dict[str, Any]] = {}
+
+
+def captured(path: Path) -> Any:
+    """The task at ``path`` captured at its small size (a fresh OpGraph, shared by no caller):
+    a capture depends on the task's text alone (its seed is fixed), so a text seen before in
+    this process is rebuilt from its dict instead of traced again."""
+    from kernelwright.design.capture import capture_path
+    from kernelwright.design.graph import graph_from_dict
+
+    text = path.read_text()
+    if text not in _CAPTURED:
+        _CAPTURED[text] = capture_path(path, "small").to_dict()
+    return graph_from_dict(_CAPTURED[text])
+
+
 def designs_for(path: Path) -> tuple[Any, list[Any]]:
     """(partition, ranked designs) of a task at its small size, captured in this process and
     rewritten, lowered and fused as ``plan_task`` does."""
-    from kernelwright.design.capture import capture_path
     from kernelwright.design.fusion import fuse
     from kernelwright.design.lower import lower
     from kernelwright.design.recognise_attention import recognise_attention
@@ -177,7 +195,7 @@ def designs_for(path: Path) -> tuple[Any, list[Any]]:
     from kernelwright.skills.library import SkillLibrary
 
     library = SkillLibrary.builtin()
-    part = fuse(lower(recognise_attention(capture_path(path, "small"))))
+    part = fuse(lower(recognise_attention(captured(path))))
     groups = [group_options(part, g, library) for g in part.fused]
     return part, rank_designs(groups, 20)
 

@@ -91,7 +91,10 @@ def test_a_row_mixed_with_the_k_results_is_refused(tmp_path: Path) -> None:
 
 # -- the template under the interpreter --------------------------------------------------------
 
-ROWS = "[[torch.randn(3, 129)], [torch.randn(1, 9)], [torch.randn(64, 100)]]"
+# variant rows of 129 (one past a power of two), 9 and 100 columns; the 24 rows of 100 are
+# several programs under every ROWS used here (4, or 16 by default at 100 columns) and leave the
+# default's last program partial, with fewer interpreted selection rounds than 64 rows would
+ROWS = "[[torch.randn(3, 129)], [torch.randn(1, 9)], [torch.randn(24, 100)]]"
 
 
 @pytest.mark.parametrize("k", [1, 3, 8])
