@@ -91,10 +91,9 @@ def capture_path(path: str | Path, size: str) -> OpGraph:
     get_init_inputs = getattr(module, "get_init_inputs", list)
     torch.manual_seed(CAPTURE_SEED)
     model = model_cls(*get_init_inputs()).eval()
-    inputs = _make_inputs(get_inputs)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        ep = _export(model, inputs, str(path))
+        ep, inputs = _export(model, functools.partial(_make_inputs, get_inputs), str(path))
     return convert(ep, inputs, size)
 
 
@@ -112,22 +111,32 @@ def _make_inputs(get_inputs: Any) -> list[Any]:
         return list(get_inputs())
 
 
-def _export(model: Any, inputs: list[Any], path: str) -> Any:
+def _export(model: Any, make_inputs: Any, path: str) -> tuple[Any, list[Any]]:
+    """(the decomposed program, the inputs it was traced on): every dimension dynamic, else
+    static shapes. Each attempt gets inputs of its own: fake inputs carry their shape
+    environment, and a failed dynamic trace leaves guards in it that would fail the static
+    one too (a pooled size that symbolic solving cannot invert, as in a strided network)."""
     import torch
     from torch.export import Dim
 
-    dynamic = tuple(
-        {i: Dim.AUTO for i in range(t.dim())} if isinstance(t, torch.Tensor) else None
-        for t in inputs
-    )
     errors: list[str] = []
-    for shapes in (dynamic, None):
+    for dynamic in (True, False):
+        inputs = make_inputs()
+        shapes = tuple(
+            {i: Dim.AUTO for i in range(t.dim())} if isinstance(t, torch.Tensor) else None
+            for t in inputs
+        ) if dynamic else None
         try:
             ep = torch.export.export(model, tuple(inputs), dynamic_shapes=shapes)
-            return ep.run_decompositions(_decompositions())
+            return ep.run_decompositions(_decompositions()), inputs
         except Exception as exc:  # try static shapes before giving up
-            errors.append(f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}")
+            errors.append(f"{type(exc).__name__}: {_first_line(exc)}")
     raise TaskError(f"{path}: torch.export could not trace Model ({errors[-1]})")
+
+
+def _first_line(exc: Exception) -> str:
+    lines = [ln.strip() for ln in str(exc).splitlines() if ln.strip()]
+    return lines[0] if lines else ""
 
 
 def _decompositions() -> Any:

@@ -56,6 +56,19 @@ def test_capture_records_symbols_parameters_and_round_trips(tmp_path: Path) -> N
     assert again == graph
 
 
+def test_a_model_only_static_shapes_can_trace_is_captured_static(tmp_path: Path) -> None:
+    # flattening a pooled, strided map into a linear layer holds only at the traced size: the
+    # dynamic trace fails on a guard symbolic solving cannot invert, and the static one must
+    # not inherit that failure through the inputs' shape environment
+    init = ("self.conv = nn.Conv2d(3, 8, 3, stride=2, padding=1); self.pool = nn.AvgPool2d(7); "
+            "self.fc = nn.Linear(8, 5)")
+    fwd = "self.fc(self.pool(self.conv(x)).view(x.size(0), -1))"
+    graph = capture_path(task(tmp_path, fwd, "torch.randn(2, 3, 14, 14)", init=init), "small")
+    assert graph.symbols == ()  # static: no dimension left symbolic
+    assert any(n.target == "aten.convolution.default" for n in graph.nodes)
+    assert graph.outputs
+
+
 def test_lowering_makes_softmax_a_chain_of_primitives(tmp_path: Path) -> None:
     graph = lower(
         capture_path(task(tmp_path, "torch.softmax(x, dim=-1)", "torch.randn(4, 9)"), "small")
