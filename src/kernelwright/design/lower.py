@@ -11,6 +11,9 @@
     max.dim / min.dim          amax + argmax / amin + argmin
     var / std (correction)     mean -> sub -> square -> sum -> div (n - correction) (-> sqrt)
     mean/sum over all dims     the .dim forms over every dimension
+    sum/mean/amax/amin over    a copy of the input (viewed without those dimensions when they
+      extent-1 dimensions      are not kept): one value per output is its own sum, mean, max
+                               and min, so what follows fuses with what came before
     flip(cumsum(flip(x)))      kw.scan(x, d, "sum", reverse=True) (and cumprod)
     exclusive scans            kw.scan(x, d, "sum", exclusive=True) (and cumprod) from
                                cat([zeros, cumsum(x[:n-1])]) or cumsum(pad(x, (1, 0))[:n]):
@@ -84,7 +87,7 @@ def lower(graph: OpGraph) -> OpGraph:
                 continue
         b.keep(n)
     outputs = tuple(b.remap(a) for a in graph.outputs)
-    return _clone_lookups(graph.replace(tuple(b.nodes), outputs).pruned())
+    return _clone_lookups(_unit_reductions(graph.replace(tuple(b.nodes), outputs).pruned()))
 
 
 def _used_outputs(node: Node, getitems: dict[str, list[Node]]) -> set[int]:
@@ -432,6 +435,45 @@ RULES: dict[str, Rule] = {
     "aten.mm.default": _matvec,
     "aten.bmm.default": _matvec,
 }
+
+
+UNIT_REDUCTIONS = ("aten.sum.dim_IntList", "aten.mean.dim", "aten.amax.default",
+                   "aten.amin.default")
+
+
+def _unit_reductions(graph: OpGraph) -> OpGraph:
+    """A float sum, mean, max or min (the task's or one a rule made) over dimensions all of
+    extent 1, fixed at capture: each output is one input value, so the result is a copy
+    (``clone``, which the element-wise templates compute as nothing), then a view without the
+    dimensions unless they are kept. Left alone: a dtype argument, an empty list (every
+    dimension), an extent that is not a literal 1."""
+    taken = {n.name for n in graph.nodes} | {i.name for i in graph.inputs}
+    nodes: list[Node] = []
+    for n in graph.nodes:
+        x = n.args[0] if n.args else None
+        dims = n.args[1] if len(n.args) > 1 else n.kwarg("dim")
+        if (n.target not in UNIT_REDUCTIONS or not isinstance(x, Ref)
+                or n.kwarg("dtype") is not None or not isinstance(dims, tuple) or not dims):
+            nodes.append(n)
+            continue
+        mx = graph.meta(x.name)
+        reduced = sorted({int(d) % max(mx.rank, 1) for d in dims})  # type: ignore[call-overload]
+        if (mx.rank == 0 or not mx.is_float or n.out.dtype != mx.dtype
+                or any(mx.shape[d] != "1" for d in reduced)):
+            nodes.append(n)
+            continue
+        keepdim = bool(n.args[2]) if len(n.args) > 2 else bool(n.kwarg("keepdim", False))
+        if keepdim:
+            nodes.append(Node(n.name, "call", "aten.clone.default", (x,), (), n.meta))
+            continue
+        copy = f"{n.name}_copy"
+        while copy in taken:
+            copy += "_"
+        taken.add(copy)
+        nodes.append(Node(copy, "call", "aten.clone.default", (x,), (), (meta_like(mx),)))
+        nodes.append(Node(n.name, "call", "aten.squeeze.dims", (Ref(copy), tuple(reduced)), (),
+                          n.meta))
+    return graph.replace(tuple(nodes))
 
 
 def _reverse_scans(graph: OpGraph) -> OpGraph:

@@ -104,6 +104,22 @@ def test_an_exclusive_cumsum_idiom_becomes_one_exclusive_scan_pytorch_can_run(
     assert torch.equal(scope[line.split(" = ")[0]], expected)
 
 
+def test_reductions_over_unit_dimensions_become_copies(tmp_path: Path) -> None:
+    fwd = "torch.logsumexp(x.sum(1, keepdim=True), 1, keepdim=True).amax(1)"
+    graph = lower(capture_path(task(tmp_path, fwd, "torch.randn(4, 9)"), "small"))
+    reductions = [n for n in graph.nodes if n.target in (
+        "aten.sum.dim_IntList", "aten.amax.default", "aten.mean.dim", "aten.amin.default")]
+    assert [(n.args[1], n.out.shape) for n in reductions] == [((1,), ("s77", "1"))]
+    (squeeze,) = [n for n in graph.nodes if n.target == "aten.squeeze.dims"]
+    assert squeeze.out.shape == ("s77",) and squeeze.args[1] == (1,)
+    assert graph.outputs == (Ref(squeeze.name),)
+    # an input's dimension of 1 is fixed at capture too (torch.export specialises it): a copy;
+    # an integer sum is kept (only float reductions are rewritten)
+    kept = lower(capture_path(task(tmp_path, "x.sum(1), x.long().sum(1, keepdim=True)",
+                                   "torch.randn(4, 1)"), "small"))
+    assert sum(n.target == "aten.sum.dim_IntList" for n in kept.nodes) == 1
+
+
 def test_norm_is_one_reduction_group(tmp_path: Path) -> None:
     fwd = "x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-6)"
     assert groups(tmp_path, fwd, "torch.randn(3, 4, 16)") == [

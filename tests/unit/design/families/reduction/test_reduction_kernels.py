@@ -3,6 +3,8 @@ interpreter, on odd sizes and non-power-of-two rows, with variants of other shap
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from design_checks import norm_task
 
@@ -45,6 +47,23 @@ def get_init_inputs():
 def test_simple_reductions_every_schedule(check, expr: str, expect: int) -> None:
     sources = check(rows_task(expr), params=LOOP, expect=expect)
     assert any("tl.sum" in s or "tl.max" in s or "tl.min" in s for s in sources)
+
+
+# a row sum, then a max, a mean and a logsumexp over its kept unit dimension (each reduces one
+# value: lowered to copies), and a max that drops that dimension
+UNIT_CHAIN = (
+    "torch.logsumexp(torch.max(x.sum(-1, keepdim=True), dim=1, keepdim=True)[0]"
+    ".mean(1, keepdim=True), 1, keepdim=True).amax(1) * 2.0"
+)
+
+
+def test_reductions_over_unit_dimensions_join_the_row_reduction(check) -> None:
+    for src in check(rows_task(UNIT_CHAIN), params=LOOP, expect=2):
+        # one kernel: the row sum with everything after it as its epilogue
+        forward = src[src.index("    def forward(self, x):"):]
+        assert re.findall(r"= (\w+_\d+)\(", forward) == ["reduce_0"]
+        assert "torch.ops.aten" not in forward
+        assert "tl.sum" in src
 
 
 def test_argmax_ties_resolve_to_the_first_index(check) -> None:
