@@ -140,9 +140,11 @@ def _first_line(exc: Exception) -> str:
 
 
 def _decompositions() -> Any:
-    """Core ATen's decompositions, less those of operators a kernel family takes whole:
+    """Core ATen's decompositions, less those of operators kept whole (every overload):
     scaled-dot-product attention stays one node (the attention family's flash kernel) instead
-    of a product, a softmax and a product that materialise the scores."""
+    of a product, a softmax and a product that materialise the scores; a recurrent layer
+    (LSTM, GRU, RNN) stays one framework call (the vendor's recurrence) instead of its steps
+    unrolled over the sequence, thousands of nodes that took minutes to capture."""
     return _decomposition_table().copy()
 
 
@@ -154,12 +156,14 @@ def _decomposition_table() -> Any:
 
     table = torch.export.default_decompositions()
     for op in KEPT_WHOLE:
-        table.pop(getattr(torch.ops.aten, op).default, None)
+        packet = getattr(torch.ops.aten, op)
+        for overload in packet.overloads():
+            table.pop(getattr(packet, overload), None)
     return table
 
 
 # Operators kept whole by the decompositions (see _decompositions)
-KEPT_WHOLE = ("scaled_dot_product_attention",)
+KEPT_WHOLE = ("scaled_dot_product_attention", "lstm", "gru", "rnn_tanh", "rnn_relu")
 
 
 # -- FX -> OpGraph ------------------------------------------------------------------------------

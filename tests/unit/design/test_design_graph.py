@@ -142,6 +142,19 @@ def test_ops_without_a_template_stay_with_pytorch(tmp_path: Path) -> None:
     assert kinds == ["reduction", "framework", "pointwise"]
 
 
+@pytest.mark.parametrize("layer", ["LSTM", "GRU", "RNN"])
+def test_a_recurrent_layer_stays_one_framework_call(tmp_path: Path, layer: str) -> None:
+    # the vendor's recurrence, not its steps unrolled over the sequence (what core ATen's
+    # decompositions would make of it: thousands of nodes for a long sequence)
+    init = f"self.rnn = nn.{layer}(4, 6, 2, batch_first=True); self.fc = nn.Linear(6, 3)"
+    found = groups(tmp_path, "torch.relu(self.fc(self.rnn(x)[0][:, -1, :]))",
+                   "torch.randn(2, 40, 4)", init=init)
+    op = layer.lower() if layer != "RNN" else "rnn_tanh"
+    # besides the zero initial states (one `full` each), one call for the layer, then the head
+    assert [g for g in found if g[1] != ["full"]] == [
+        ("framework", [op]), ("gemm", ["mm", "add", "relu"])]
+
+
 def test_views_of_kernel_values_are_absorbed(tmp_path: Path) -> None:
     found = groups(tmp_path, "F.normalize(x, p=2.0, dim=1)", "torch.randn(2, 5, 7)")
     assert found == [("reduction", ["mul", "sum", "sqrt", "clamp", "expand", "div"])]

@@ -322,3 +322,28 @@ def test_k_major_copies_under_tf32_math(check_launches, layout: str, policy: str
         )
         want = {"gemm_0_kernel", "gemm_0_tma_kernel"} if expect == 2 else {"gemm_0_kernel"}
         assert {k for _, names in runs for k in names} == want
+
+
+RECURRENT_HEAD = """
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.rnn = nn.LSTM(5, 19, 2, batch_first=True)
+        self.fc = nn.Linear(19, 7)
+    def forward(self, x, h0, c0):
+        out, _ = self.rnn(x, (h0, c0))
+        return torch.relu(self.fc(out[:, -1, :]))
+def get_inputs():
+    return [torch.randn(3, 11, 5), torch.randn(2, 3, 19), torch.randn(2, 3, 19)]
+def get_input_variants():
+    return []
+def get_init_inputs():
+    return []
+"""
+
+
+def test_a_recurrent_layer_runs_in_pytorch_before_its_head_kernel(check) -> None:
+    # the LSTM is one call PyTorch makes with the task's own parameters; its last step feeds
+    # the linear head, a product with its bias and ReLU in one kernel
+    for src in check(RECURRENT_HEAD, skills=("gemm-tiled",), params=SMALL):
+        assert "torch.ops.aten.lstm.input(" in src and "tl.dot(" in src
