@@ -93,7 +93,11 @@ def capture_path(path: str | Path, size: str) -> OpGraph:
     model = model_cls(*get_init_inputs()).eval()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        ep, inputs = _export(model, functools.partial(_make_inputs, get_inputs), str(path))
+        # a recurrent layer's meta is computed by running its steps on the fake inputs: with
+        # symbolic sizes that took minutes for a 6-layer LSTM over 512 steps, static seconds
+        recurrent = any(isinstance(m, torch.nn.RNNBase) for m in model.modules())
+        ep, inputs = _export(model, functools.partial(_make_inputs, get_inputs), str(path),
+                             dynamic=not recurrent)
     return convert(ep, inputs, size)
 
 
@@ -111,21 +115,23 @@ def _make_inputs(get_inputs: Any) -> list[Any]:
         return list(get_inputs())
 
 
-def _export(model: Any, make_inputs: Any, path: str) -> tuple[Any, list[Any]]:
-    """(the decomposed program, the inputs it was traced on): every dimension dynamic, else
-    static shapes. Each attempt gets inputs of its own: fake inputs carry their shape
-    environment, and a failed dynamic trace leaves guards in it that would fail the static
-    one too (a pooled size that symbolic solving cannot invert, as in a strided network)."""
+def _export(model: Any, make_inputs: Any, path: str, *, dynamic: bool = True
+            ) -> tuple[Any, list[Any]]:
+    """(the decomposed program, the inputs it was traced on): every dimension dynamic (unless
+    ``dynamic`` is False), else static shapes. Each attempt gets inputs of its own: fake inputs
+    carry their shape environment, and a failed dynamic trace leaves guards in it that would
+    fail the static one too (a pooled size that symbolic solving cannot invert, as in a strided
+    network)."""
     import torch
     from torch.export import Dim
 
     errors: list[str] = []
-    for dynamic in (True, False):
+    for symbolic in (True, False) if dynamic else (False,):
         inputs = make_inputs()
         shapes = tuple(
             {i: Dim.AUTO for i in range(t.dim())} if isinstance(t, torch.Tensor) else None
             for t in inputs
-        ) if dynamic else None
+        ) if symbolic else None
         try:
             ep = torch.export.export(model, tuple(inputs), dynamic_shapes=shapes)
             return ep.run_decompositions(_decompositions()), inputs
