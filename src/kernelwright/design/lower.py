@@ -457,7 +457,7 @@ def _unit_reductions(graph: OpGraph) -> OpGraph:
             nodes.append(n)
             continue
         mx = graph.meta(x.name)
-        reduced = sorted({int(d) % max(mx.rank, 1) for d in dims})  # type: ignore[call-overload]
+        reduced = sorted({int(d) % max(mx.rank, 1) for d in dims})  # type: ignore[arg-type]
         if (mx.rank == 0 or not mx.is_float or n.out.dtype != mx.dtype
                 or any(mx.shape[d] != "1" for d in reduced)):
             nodes.append(n)
