@@ -63,6 +63,7 @@ CASES = {
     "linear_residual": ("gemm", ("gemm-tiled", "gemm-tma-loads"), {"STAGES": 3, "WARPS": 8}),
     "gemm_split_k": ("gemm", ("gemm-split-k", "gemm-tma-loads"), {"SPLIT_PROGRAMS": 264}),
     "conv_relu_bias": ("conv", ("conv-implicit-gemm",), {"STAGES": 3, "WARPS": 8}),
+    "conv_depthwise": ("conv", ("conv-direct",), {"BLOCK_M": 128, "BLOCK_N": 16, "WARPS": 4}),
     "causal_attention": ("attention", ("attention-flash",), {"BLOCK_M": 128, "BLOCK_N": 64}),
     "written_attention": ("attention", ("attention-flash",), {"BLOCK_M": 64, "BLOCK_N": 32}),
     "attention_decode": (

@@ -16,8 +16,8 @@
     select       topk (sorted, along one dimension)              the selection template
     matmul       mm, bmm (addmm is lowered to mm + add)          the GEMM templates, with the
                                                                  element-wise ops after it
-    conv         convolution: 2-D, groups 1, not transposed      the implicit-GEMM templates, with
-                 (its bias is lowered to an add)                 the element-wise ops after it
+    conv         convolution: 2-D, not transposed (any groups;   the convolution templates, with
+                 its bias is lowered to an add)                  the element-wise ops after it
     attention    scaled_dot_product_attention (kept whole by     the flash-attention template
                  capture)
     const        scalar_tensor, full of one element              inlined as a literal
@@ -68,7 +68,7 @@ CONSTS = frozenset({"aten.scalar_tensor.default", "aten.full.default"})
 SELECTS = frozenset({"aten.topk.default"})
 # Matrix products: (M, K) @ (K, N) and batched (B, M, K) @ (B, K, N), operands of any strides
 MATMULS = frozenset({"aten.mm.default", "aten.bmm.default"})
-# Convolutions; only 2-D ones of one group, not transposed, are the ``conv`` kind (conv2d_args)
+# Convolutions; only 2-D ones, not transposed, are the ``conv`` kind (conv2d_args)
 CONVS = frozenset({"aten.convolution.default"})
 # softmax(Q K^T * scale [+ mask]) V over [batch, heads, seq, dim] operands; capture keeps it one
 # node (``capture.KEPT_WHOLE``), and recognise_attention builds it from its written-out form
@@ -270,19 +270,25 @@ def conv2d_args(
     node: Node,
 ) -> tuple[tuple[int, int], tuple[int, int], tuple[int, int]] | None:
     """(stride, padding, dilation) of ``convolution(x, w, bias, stride, padding, dilation,
-    transposed, output_padding, groups)`` when it is a 2-D convolution of one group, not
-    transposed, with literal integer parameters; else None."""
+    transposed, output_padding, groups)`` when it is a 2-D convolution, not transposed, with
+    literal integer parameters (groups included: :func:`conv_groups`); else None."""
     if node.target not in CONVS or len(node.args) < 9:
         return None
     stride, padding, dilation, transposed, _, groups = node.args[3:9]
     pairs = (stride, padding, dilation)
-    if transposed is not False or groups != 1:
+    if transposed is not False or type(groups) is not int or groups < 1:
         return None
     if not all(
         isinstance(p, tuple) and len(p) == 2 and all(type(v) is int for v in p) for p in pairs
     ):
         return None
     return stride, padding, dilation  # type: ignore[return-value]
+
+
+def conv_groups(node: Node) -> int:
+    """The groups of a ``conv`` node (:func:`conv2d_args` holds): each output channel reads
+    C_in / groups input channels (C_in of them for 1, one for a depthwise convolution)."""
+    return int(node.args[8])  # type: ignore[arg-type]
 
 
 def lookup_index(node: Node) -> Ref | None:

@@ -12,8 +12,8 @@
     gemm        one matrix product (mm, bmm) with its element-wise epilogue (bias, scale,
                 residual, clamp, activations); its operands are loaded by the GEMM template, so
                 whatever computes them stays in its own kernel
-    conv        one 2-D convolution (groups 1) with its element-wise epilogue, as the GEMM
-                group (an implicit GEMM: the template gathers the input's patches itself)
+    conv        one 2-D convolution (any groups) with its element-wise epilogue, as the GEMM
+                group (an implicit GEMM or a direct kernel gathers the input's patches itself)
     lookup      ``table[index]`` with an integer index: an indexed load inside the element-wise
                 kernel that reads it (lowering gave each reader its own copy); a lookup read by
                 a reduction, a scan or a selection, or by PyTorch, stays a framework call

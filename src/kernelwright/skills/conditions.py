@@ -31,6 +31,8 @@ class GemmShape:
             capture, so tensor-memory-accelerator descriptors can load them (the wrapper checks
             again on the runtime tensors, whose dtype the policy may have changed).
         epilogue: the element-wise operations applied to the product before it is stored.
+        groups: a convolution's groups: each of the n output channels reads its group's
+            share of the input channels, so k counts one group's taps (1 for a product).
     """
 
     m: int
@@ -41,6 +43,7 @@ class GemmShape:
     rhs_k_contiguous: bool = False
     tma_aligned: bool = False
     epilogue: tuple[str, ...] = ()
+    groups: int = 1
 
     @property
     def flops(self) -> int:

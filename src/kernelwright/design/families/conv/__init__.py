@@ -1,19 +1,21 @@
-"""2-D convolutions with their element-wise epilogue (group kind ``conv``), as implicit GEMMs.
+"""2-D convolutions with their element-wise epilogue (group kind ``conv``), as implicit GEMMs
+or, grouped, as direct sums.
 
-    spec.py       the convolution (NCHW input, OIHW weight, one group, any stride, padding and
+    spec.py       the convolution (NCHW input, OIHW weight, any groups, stride, padding and
                   dilation), where its output's dimensions lie in the domain, the epilogue;
-                  its implicit GEMM's sizes (M = N*OH*OW, N = C_out, K = C_in*KH*KW)
-    kernels.py    the implicit-GEMM kernel (grouped order, patch gathers, tl.dot) and the
-                  vendor path's epilogue kernel
+                  its implicit GEMM's sizes (M = N*OH*OW, N = C_out, K = C_in/G*KH*KW)
+    kernels.py    the implicit-GEMM kernel (grouped order, patch gathers, tl.dot), the direct
+                  kernel of grouped convolutions and the vendor path's epilogue kernel
     epilogue.py   the epilogue on the accumulator: the GEMM family's, over (image, oh, ow) rows
                   and channel columns
     launch.py     the wrapper: sizes, the math the policy allows, tiles, stages, the launch
     helpers.py    the Python helpers wrappers call (the math under the conv policy, stages)
 
-Convolutions that are not 2-D, of several groups or transposed are no ``conv`` group: PyTorch
-runs them (``aten.classify``). A ``conv`` group whose implicit GEMM is too narrow for tensor-core
-tiles (``conv_gemm_at_least``) keeps PyTorch's convolution with our epilogue kernel
-(``conv-vendor``), or PyTorch alone when there is no epilogue.
+Convolutions that are not 2-D or are transposed are no ``conv`` group: PyTorch runs them
+(``aten.classify``). A ``conv`` group whose implicit GEMM is too narrow for tensor-core tiles
+(``conv_gemm_at_least``) keeps PyTorch's convolution with our epilogue kernel (``conv-vendor``),
+or PyTorch alone when there is no epilogue. A grouped convolution with few taps an output value
+(``conv_grouped``: a depthwise one) has the direct kernel (``conv-direct``) besides the vendor's.
 """
 
 from __future__ import annotations

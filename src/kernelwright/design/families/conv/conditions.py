@@ -24,6 +24,31 @@ def conv_gemm_at_least(f: GroupFacts, min_k: int, min_n: int) -> Outcome:
     )
 
 
+@condition("conv_one_group")
+def conv_one_group(f: GroupFacts) -> Outcome:
+    """Every output channel reads every input channel: one implicit GEMM (a grouped
+    convolution is G narrow products, a depthwise one no product at all)."""
+    g = f.gemm
+    assert g is not None
+    if g.groups == 1:
+        return Ok("one group: one implicit GEMM")
+    return Fail(f"{g.groups} groups: G products of {g.n // g.groups} channels, not one GEMM")
+
+
+@condition("conv_grouped")
+def conv_grouped(f: GroupFacts, max_taps: int) -> Outcome:
+    """A grouped convolution whose output values each sum few taps (C_in / G x KH x KW, a
+    depthwise convolution's KH x KW): too few for tensor-core tiles, so CUDA cores compute
+    them directly."""
+    g = f.gemm
+    assert g is not None
+    if g.groups > 1 and g.k <= max_taps:
+        return Ok(f"{g.groups} groups, {g.k} taps an output value (<= {max_taps}): direct sums")
+    if g.groups == 1:
+        return Fail("one group: the implicit GEMM's (or the vendor's) convolution")
+    return Fail(f"{g.k} taps an output value: more than the direct kernel's {max_taps}")
+
+
 @condition("conv_has_epilogue")
 def conv_has_epilogue(f: GroupFacts) -> Outcome:
     """Element-wise work after the convolution for a kernel of our own to do."""

@@ -4,7 +4,8 @@ The implicit GEMM takes the GEMM family's tile (128 x 128 output tiles in 8 warp
 32 taps, grouped order over 8 row blocks) with 3 pipeline stages: the patch gathers are pointer
 loads, whose addresses take registers per stage, and an fp32 patch block gathered M-major takes
 one more block of shared memory for its transpose (``_conv_stages``). Tiles shrink to the
-product's size. Not yet measured on a GPU: the tuner's space is the skill file's."""
+product's size. The direct kernel (grouped convolutions) takes 128 positions x 16 channels. Not
+yet measured on a GPU: the tuner's space is the skill file's."""
 
 from __future__ import annotations
 
@@ -40,6 +41,20 @@ def conv_vendor(f: GroupFacts) -> dict[str, int]:
     return {
         "BLOCK_M": max(16, min(128, next_pow2(g.m))),
         "BLOCK_N": max(16, min(32, next_pow2(g.n))),
+        "GROUP_M": 1,
+        "WARPS": 4,
+    }
+
+
+@heuristic("conv_direct")
+def conv_direct(f: GroupFacts) -> dict[str, int]:
+    """128 positions (contiguous along ow) x 16 channels in 4 warps: 16 fp32 accumulators a
+    thread, and each tap a coalesced column of positions."""
+    g = f.gemm
+    assert g is not None
+    return {
+        "BLOCK_M": max(16, min(128, next_pow2(g.m))),
+        "BLOCK_N": 16,
         "GROUP_M": 1,
         "WARPS": 4,
     }

@@ -8,6 +8,12 @@ epilogue applied to the fp32 accumulator before the single NCHW store.
               OIHW storage is already ``[C_out, K]`` with a unit stride along K; ``tl.dot``
               accumulates in fp32. Programs take tiles in grouped order (GROUP_M row blocks take
               turns on each column block, so a block of filters stays in L2 meanwhile).
+    direct    a grouped (depthwise) convolution on CUDA cores: each output value sums its
+              group's C_in / G x KH x KW taps, a ``[BLOCK_M]`` column of input values (one per
+              position, gathered at that tap) times a ``[BLOCK_N]`` row of weights (one per
+              channel) at a time, in fp32; the input channel of column n is its group's
+              (n // (C_out / G)) * (C_in / G) plus the tap's. Each value is a few taps (a
+              depthwise 3x3 has 9): too few for tensor-core tiles
     vendor    the epilogue alone, on the output of PyTorch's convolution (cuDNN): the same tile
               loop and epilogue with the accumulator loaded instead of computed
 
@@ -78,6 +84,50 @@ def implicit_gemm_kernel(epi: ConvEpilogue, name: str) -> tuple[str, KernelArgs]
     )
     epi.write(args, body)
     consts = [*CONSTS, *GEOMETRY, "DOT_PRECISION"]
+    return "\n".join(signature(name, args, consts) + body.lines), args
+
+
+def direct_kernel(epi: ConvEpilogue, name: str) -> tuple[str, KernelArgs]:
+    """The direct (grouped) kernel; its source and its arguments, in order."""
+    spec = epi.spec
+    args = KernelArgs()
+    x = args.pointer("x_in")
+    w = args.pointer("w_in")
+    for s in ("M", "N", "H", "W", "OH", "OW", "CPG", "OPG"):
+        args.scalar(s, s)
+    xm = epi.graph.meta(spec.x)
+    for s, seen in zip(("sx_n", "sx_c", "sx_h", "sx_w"), xm.strides, strict=True):
+        args.scalar(s, s, seen)
+    body = Code()
+    body.indent()
+    _tile_head(body)
+    body.add(
+        "# ---- the rows' output positions (image, oh, ow); rows past M and columns past N read",
+        "# row and column 0 (their results are not stored), so only the padding is masked",
+        "safe_m = tl.where(offs_m < M, offs_m, 0)",
+        "img = safe_m // (OH * OW)",
+        "pix = safe_m % (OH * OW)",
+        "ih0 = pix // OW * STRIDE_H - PAD_H  # the patch's top-left corner in the input",
+        "iw0 = pix % OW * STRIDE_W - PAD_W",
+        "safe_n = tl.where(offs_n < N, offs_n, 0)",
+        "# each column's first input channel: its group's (OPG output, CPG input channels a group)",
+        f"x_base = {x} + img[:, None] * sx_n + (safe_n // OPG * CPG)[None, :] * sx_c",
+        f"w_base = {w} + safe_n * (CPG * KH * KW)  # [BLOCK_N]: the weight is contiguous OIHW",
+        "acc = tl.zeros([BLOCK_M, BLOCK_N], dtype=tl.float32)",
+        "for c in range(0, CPG):",
+        "    for kh in range(KH):",
+        "        ih = ih0 + kh * DIL_H",
+        "        for kw in range(KW):",
+        "            iw = iw0 + kw * DIL_W",
+        "            # taps in the padding (outside the input) read zeros",
+        "            inside = (ih >= 0) & (ih < H) & (iw >= 0) & (iw < W)  # [BLOCK_M]",
+        "            tap = tl.load(x_base + c * sx_c + (ih * sx_h + iw * sx_w)[:, None],",
+        "                          mask=inside[:, None], other=0.0).to(tl.float32)",
+        "            filt = tl.load(w_base + (c * KH + kh) * KW + kw).to(tl.float32)",
+        "            acc += tap * filt[None, :]",
+    )
+    epi.write(args, body)
+    consts = ["BLOCK_M", "BLOCK_N", "GROUP_M", "INDEX_64", *GEOMETRY]
     return "\n".join(signature(name, args, consts) + body.lines), args
 
 

@@ -2,13 +2,15 @@
 allows, the tiles, the launch.
 
     implicit  one implicit-GEMM kernel (the convolution and its epilogue, one store)
+    direct    one kernel for a grouped (depthwise) convolution and its epilogue, on CUDA cores
     vendor    PyTorch's convolution (cuDNN), then one kernel for the epilogue
 
 The math is chosen at run time from the operands and the caller's convolution policy, never
 lowered silently: bf16 and fp16 operands multiply on tensor cores with fp32 accumulation; fp32
 operands keep fp32 accuracy with 3xTF32 (``FP32_MATH`` 0) or IEEE fp32 (``FP32_MATH`` 1), unless
 the caller allowed TF32 for convolutions (``torch.backends.cudnn.allow_tf32``, as the tf32 policy
-does).
+does). The direct kernel sums in IEEE fp32 whatever the policy (its few taps a value gain
+nothing from tensor cores).
 """
 
 from __future__ import annotations
@@ -17,7 +19,11 @@ from collections.abc import Mapping
 from typing import Any
 
 from kernelwright.design.families.conv.epilogue import ConvEpilogue
-from kernelwright.design.families.conv.kernels import implicit_gemm_kernel, vendor_epilogue_kernel
+from kernelwright.design.families.conv.kernels import (
+    direct_kernel,
+    implicit_gemm_kernel,
+    vendor_epilogue_kernel,
+)
 from kernelwright.design.families.conv.spec import SMEM_BYTES, ConvSpec, conv_spec
 from kernelwright.design.families.gemm.precision import FP32_MATH, FP32_NOTES
 from kernelwright.design.fusion import Group
@@ -33,7 +39,7 @@ from kernelwright.design.kernel.common import (
 )
 from kernelwright.design.kernel.emitter import safe_name
 
-VARIANTS = ("implicit", "vendor")
+VARIANTS = ("implicit", "direct", "vendor")
 DEFAULTS = {
     "BLOCK_M": 128,
     "BLOCK_N": 128,
@@ -69,18 +75,26 @@ def render_conv(
     vendor = variant == "vendor"
     if vendor and not spec.epilogue:
         raise DesignError("a vendor convolution without an epilogue: nothing for a kernel to do")
+    if variant == "implicit" and spec.groups != 1:
+        raise DesignError(f"an implicit GEMM takes a convolution of one group, not {spec.groups}")
+    if variant == "direct" and spec.groups == 1:
+        raise DesignError("the direct kernel takes grouped convolutions (one group: a GEMM)")
     epi = ConvEpilogue(graph, group, spec)
     code = Code()
     wparams = wrapper_params(graph, group)
     code.add(f"def {name}({', '.join(wparams)}):")
     code.indent()
-    note = math_note(fp32_math) if not vendor else "math: PyTorch's convolution (cuDNN)"
+    note = {
+        "implicit": math_note(fp32_math),
+        "direct": "math: IEEE fp32 sums on CUDA cores, whatever the operands' dtype",
+        "vendor": "math: PyTorch's convolution (cuDNN)",
+    }[variant]
     first, *rest = wrap_words(_describe(graph, spec, variant), 84)
     code.add(f'"""{first}', *rest, "", *wrap_words(note, 88), '"""')
-    _sizes(graph, group, spec, fp32_math, vendor, code)
+    _sizes(graph, group, spec, fp32_math, variant, code)
     code.add(
         "# tiles: BLOCK_M output positions x BLOCK_N channels"
-        + ("" if vendor else ", BLOCK_K filter taps a step"),
+        + ("" if variant != "implicit" else ", BLOCK_K filter taps a step"),
         f"BLOCK_M = max(16, min({p['BLOCK_M']}, _pow2(M)))",
         f"BLOCK_N = max(16, min({p['BLOCK_N']}, _pow2(N)))",
     )
@@ -96,9 +110,23 @@ def render_conv(
         "INDEX_64": "INDEX_64",
     }
     grid = "(_cdiv(M, BLOCK_M) * _cdiv(N, BLOCK_N),)"
+    geometry = {
+        "KH": "KH",
+        "KW": "KW",
+        "STRIDE_H": spec.stride[0],
+        "STRIDE_W": spec.stride[1],
+        "PAD_H": spec.padding[0],
+        "PAD_W": spec.padding[1],
+        "DIL_H": spec.dilation[0],
+        "DIL_W": spec.dilation[1],
+    }
     if vendor:
         text, args = vendor_epilogue_kernel(epi, f"{name}_kernel")
         launch(f"{name}_kernel", grid, args, {**consts, "num_warps": p["WARPS"]}, code)
+    elif variant == "direct":
+        text, args = direct_kernel(epi, f"{name}_kernel")
+        launch(f"{name}_kernel", grid, args,
+               {**consts, **geometry, "num_warps": p["WARPS"]}, code)
     else:
         out_bytes = f"{outs[0]}.element_size()"
         if len(outs) > 1:
@@ -112,16 +140,6 @@ def render_conv(
             f"{out_bytes}, {SMEM_BYTES})",
         )
         text, args = implicit_gemm_kernel(epi, f"{name}_kernel")
-        geometry = {
-            "KH": "KH",
-            "KW": "KW",
-            "STRIDE_H": spec.stride[0],
-            "STRIDE_W": spec.stride[1],
-            "PAD_H": spec.padding[0],
-            "PAD_W": spec.padding[1],
-            "DIL_H": spec.dilation[0],
-            "DIL_W": spec.dilation[1],
-        }
         run = {"num_warps": p["WARPS"], "num_stages": "STAGES"}
         launch(
             f"{name}_kernel",
@@ -149,9 +167,13 @@ def _describe(graph: OpGraph, spec: ConvSpec, variant: str) -> str:
         f"2-D convolution of {safe_name(spec.x)} by {safe_name(spec.w)} (stride {s[0]}x{s[1]}, "
         f"padding {pd[0]}x{pd[1]}, dilation {d[0]}x{d[1]})"
     )
+    if spec.groups != 1:
+        what += f" in {spec.groups} groups"
     if ops:
         what += f" with its epilogue ({ops}) on the fp32 accumulator"
     how = {
+        "direct": "each output value summed tap by tap on CUDA cores from its group's input "
+        "channels, tiles of positions x channels, one NCHW store",
         "implicit": "an implicit GEMM on tensor cores (input patches gathered a block of taps "
         "at a time), tiles in grouped order, one NCHW store",
         "vendor": "PyTorch's convolution, then one kernel for the epilogue",
@@ -160,7 +182,7 @@ def _describe(graph: OpGraph, spec: ConvSpec, variant: str) -> str:
 
 
 def _sizes(
-    graph: OpGraph, group: Group, spec: ConvSpec, fp32_math: str, vendor: bool, code: Code
+    graph: OpGraph, group: Group, spec: ConvSpec, fp32_math: str, variant: str, code: Code
 ) -> None:
     """The operands and the GEMM's sizes from the runtime tensors; tl.dot's input precision;
     the domain's sizes; the outputs."""
@@ -168,7 +190,8 @@ def _sizes(
     s, pd, d = spec.stride, spec.padding, spec.dilation
     x, w = safe_name(spec.x), safe_name(spec.w)
     code.add(
-        f"x_in, w_in = {x}, {w}  # N x C_in x H x W (any strides), C_out x C_in x KH x KW",
+        f"x_in, w_in = {x}, {w}  # N x C_in x H x W (any strides), C_out x C_in"
+        + ("" if spec.groups == 1 else "/G") + " x KH x KW",
         "n_img, C_in, H, W = x_in.shape",
         "C_out, _, KH, KW = w_in.shape",
         f"OH = (H + {2 * pd[0]} - {d[0]} * (KH - 1) - 1) // {s[0]} + 1",
@@ -176,12 +199,23 @@ def _sizes(
         "# the implicit GEMM: M output positions x N channels over K filter taps",
         "M, N, K = n_img * OH * OW, C_out, C_in * KH * KW",
     )
-    if vendor:
+    if spec.groups != 1:
+        code.add(
+            f"# {spec.groups} groups: CPG input and OPG output channels a group, K taps a value",
+            f"CPG, OPG = C_in // {spec.groups}, C_out // {spec.groups}",
+            "K = CPG * KH * KW",
+        )
+    if variant == "vendor":
         code.add(
             "conv_out = torch.ops.aten.convolution.default(",
             f"    x_in, w_in, None, [{s[0]}, {s[1]}], [{pd[0]}, {pd[1]}], [{d[0]}, {d[1]}],"
-            " False, [0, 0], 1",
+            f" False, [0, 0], {spec.groups}",
             ").contiguous()",
+        )
+    elif variant == "direct":
+        code.add(
+            "w_in = w_in.contiguous()  # OIHW, as stored: no copy then",
+            "sx_n, sx_c, sx_h, sx_w = x_in.stride()",
         )
     else:
         code.add(

@@ -1,13 +1,15 @@
-"""What a convolution group computes: one 2-D convolution (NCHW input, OIHW weight, one group)
+"""What a convolution group computes: one 2-D convolution (NCHW input, OIHW weight, G groups)
 and the element-wise epilogue applied to it, seen as a matrix product (an implicit GEMM).
 
-    notation   N images of C_in x H x W; C_out filters of C_in x KH x KW; output N x C_out x
-               OH x OW, OH = (H + 2 pad_h - dil_h (KH - 1) - 1) // stride_h + 1 (OW alike)
+    notation   N images of C_in x H x W in G groups of C_in / G channels; C_out filters of
+               C_in / G x KH x KW, C_out / G a group; output N x C_out x OH x OW,
+               OH = (H + 2 pad_h - dil_h (KH - 1) - 1) // stride_h + 1 (OW alike)
     product    out[m, n] = sum_k patch[m, k] * weight[n, k], with
                  M = N * OH * OW   rows: (image, oh, ow), ow fastest
                  N = C_out         columns: output channels
-                 K = C_in * KH * KW, in the order (c, kh, kw): the OIHW weight flattened is
-                                   [C_out, K] with a unit stride along K, as stored
+                 K = C_in / G * KH * KW, in the order (c, kh, kw): the OIHW weight flattened
+                                   is [C_out, K] with a unit stride along K, as stored; the
+                                   patch of column n is taken from n's group's channels
     axes       which domain dimension is the output's image, channel, row and column (None:
                a size-1 dimension, not in the domain)
     epilogue   the group's other nodes (the conv's bias, lowered to an add, then scales,
@@ -18,7 +20,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from kernelwright.design.aten import classify, conv2d_args
+from kernelwright.design.aten import classify, conv2d_args, conv_groups
 from kernelwright.design.fusion import Group
 from kernelwright.design.graph import Node, OpGraph, Ref
 from kernelwright.design.kernel.common import DesignError
@@ -37,6 +39,7 @@ class ConvSpec:
         node: the ``convolution`` node (its bias is None: lowering moved it to the epilogue).
         x, w: its input's and weight's value names.
         stride, padding, dilation: (along H, along W).
+        groups: the convolution's groups (1: every channel reads every input channel).
         axes: the domain dimension of the output's (image, channel, row, column) dimensions.
         epilogue: the group's other nodes, in order.
     """
@@ -49,6 +52,7 @@ class ConvSpec:
     dilation: tuple[int, int]
     axes: tuple[int | None, int | None, int | None, int | None]
     epilogue: tuple[str, ...]
+    groups: int = 1
 
     @property
     def row_axes(self) -> tuple[int, ...]:
@@ -81,13 +85,15 @@ def conv_spec(graph: OpGraph, group: Group) -> ConvSpec:
     stride, padding, dilation = found
     epilogue = tuple(n for n in group.nodes if n != node.name)
     return ConvSpec(
-        node, x.name, w.name, stride, padding, dilation, (ax[0], ax[1], ax[2], ax[3]), epilogue
+        node, x.name, w.name, stride, padding, dilation, (ax[0], ax[1], ax[2], ax[3]), epilogue,
+        conv_groups(node),
     )
 
 
 def conv_shape(graph: OpGraph, spec: ConvSpec) -> GemmShape:
     """The implicit GEMM's sizes at capture (the skills' conditions read them as a product's):
-    M = N * OH * OW, N = C_out, K = C_in * KH * KW; the weight is K-major as stored."""
+    M = N * OH * OW, N = C_out, K = C_in / G * KH * KW (one group's taps: the weight's second
+    dimension holds C_in / G); the weight is K-major as stored."""
     xm, wm, om = graph.meta(spec.x), graph.meta(spec.w), spec.node.out
     bias = own_bias(graph, spec)
     ops = tuple(
@@ -100,6 +106,7 @@ def conv_shape(graph: OpGraph, spec: ConvSpec) -> GemmShape:
         lhs_k_contiguous=xm.strides[-1] == 1,
         rhs_k_contiguous=wm.strides[-1] == 1 and wm.strides[1] == wm.hint[2] * wm.hint[3],
         epilogue=tuple(o for o in ops if o not in ("view", "unsqueeze", "permute", "expand")),
+        groups=spec.groups,
     )
 
 

@@ -123,3 +123,57 @@ def test_a_narrow_convolution_keeps_the_vendor_conv_and_fuses_its_epilogue(check
     )
     (src,) = check(body, skills=("conv-vendor",), params={"BLOCK_M": 32, "BLOCK_N": 16})
     assert "torch.ops.aten.convolution.default(" in src and "tl.dot" not in src
+
+
+GROUPED = """
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d({cin}, {cout}, {k}, stride={stride}, padding={padding},
+                              dilation={dilation}, groups={groups}, bias={bias})
+        self.bn = nn.BatchNorm2d({cout})
+        with torch.no_grad():
+            self.bn.running_mean.normal_(0.0, 0.5)
+            self.bn.running_var.uniform_(0.5, 1.5)
+            self.bn.weight.uniform_(0.5, 1.5)
+    def forward(self, x):
+        return torch.clamp(self.bn(self.conv(x)), 0.0, 6.0)
+def get_inputs():
+    return [torch.randn(2, {cin}, 11, 9)]
+def get_input_variants():
+    return [[torch.randn(1, {cin}, 6, 7)]]
+def get_init_inputs():
+    return []
+"""
+
+GROUPED_CASES = {
+    # name: (C_in, C_out, kernel, stride, padding, dilation, groups, bias)
+    # depthwise (MobileNet's 3x3 with batch norm and ReLU6), 21 channels: a partial channel tile
+    "depthwise-3x3": (21, 21, 3, 1, 1, 1, 21, False),
+    "depthwise-5x5-stride2": (21, 21, 5, 2, 2, 1, 21, True),
+    # a channel multiplier of 2: output channels 2c and 2c + 1 read input channel c
+    "depthwise-multiplier2-dilated": (9, 18, 3, 1, 2, 2, 9, False),
+    # three groups of 4 input and 6 output channels, a 3x1 filter (ShuffleNet's grouped convs)
+    "groups3-3x1": (12, 18, (3, 1), (1, 2), (1, 0), 1, 3, True),
+}
+
+
+@pytest.mark.parametrize("case", sorted(GROUPED_CASES))
+def test_grouped_convolutions_with_their_epilogue_in_one_direct_kernel(
+    check_launches, case: str
+) -> None:
+    cin, cout, k, stride, padding, dilation, groups, bias = GROUPED_CASES[case]
+    body = GROUPED.format(cin=cin, cout=cout, k=k, stride=stride, padding=padding,
+                          dilation=dilation, groups=groups, bias=bias)
+    runs = check_launches(body, skills=("conv-direct",),
+                          params={"BLOCK_M": 32, "BLOCK_N": 16, "WARPS": 4},
+                          reference="float64", policy="fp32")
+    assert [launched for _, launched in runs] == [["conv_0_kernel", "conv_0_kernel"]]
+
+
+def test_a_grouped_convolution_keeps_its_groups_on_the_vendor_path(check) -> None:
+    body = GROUPED.format(cin=12, cout=18, k=3, stride=1, padding=1, dilation=1, groups=3,
+                          bias=True)
+    (src,) = check(body, skills=("conv-vendor",), params={"BLOCK_M": 32, "BLOCK_N": 16},
+                   reference="float64")
+    assert "False, [0, 0], 3" in src and "tl.dot" not in src

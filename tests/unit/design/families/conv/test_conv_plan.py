@@ -70,17 +70,30 @@ def test_a_narrow_convolution_alone_is_left_to_pytorch(tmp_path: Path) -> None:
     assert options.options == [] and designs == []
 
 
-@pytest.mark.parametrize(
-    ("conv", "shape"),
-    [("Conv2d(16, 48, 3, groups=2)", "2, 16, 12, 12"), ("Conv1d(16, 48, 3)", "2, 16, 12")],
-    ids=["grouped", "1-d"],
-)
-def test_other_convolutions_stay_framework_calls_with_a_fused_epilogue(
-    tmp_path: Path, conv: str, shape: str
-) -> None:
-    cout = 48
+def test_a_1d_convolution_stays_a_framework_call_with_a_fused_epilogue(tmp_path: Path) -> None:
     body = "F.leaky_relu(self.conv(x) * 2.0, 0.1)"
-    part, _, _ = plan(tmp_path, conv, cout, shape, body)
+    part, _, _ = plan(tmp_path, "Conv1d(16, 48, 3)", 48, "2, 16, 12", body)
     kinds = [g.kind for g in part.groups]
     assert kinds == ["framework", "pointwise"]
     assert "convolution" in part.graph.node(part.groups[0].nodes[0]).target
+
+
+@pytest.mark.parametrize(
+    ("conv", "taps", "direct"),
+    [("Conv2d(16, 16, 3, groups=16)", 9, True), ("Conv2d(16, 48, 3, groups=2)", 72, False)],
+    ids=["depthwise", "two-groups"],
+)
+def test_a_grouped_convolution_and_its_epilogue_are_one_group(
+    tmp_path: Path, conv: str, taps: int, direct: bool
+) -> None:
+    cout = 48 if "groups=2" in conv else 16
+    body = "F.leaky_relu(self.conv(x) * 2.0, 0.1)"
+    part, _, (options,) = plan(tmp_path, conv, cout, "2, 16, 12, 12", body)
+    assert [g.kind for g in part.groups] == ["conv"]
+    g = options.facts.gemm
+    assert g is not None and (g.k, g.groups) == (taps, int(conv.split("groups=")[1][:-1]))
+    # a product per group is no implicit GEMM; the direct kernel takes few taps a value
+    skills = {o.choice.skill for o in options.options}
+    assert skills == ({"conv-direct", "conv-vendor"} if direct else {"conv-vendor"})
+    (why,) = [r for s, r in options.skipped if s == "conv-implicit-gemm"]
+    assert any("groups" in line for line in why)
