@@ -32,7 +32,8 @@ def conv_one_group(f: GroupFacts) -> Outcome:
     assert g is not None
     if g.groups == 1:
         return Ok("one group: one implicit GEMM")
-    return Fail(f"{g.groups} groups: G products of {g.n // g.groups} channels, not one GEMM")
+    return Fail(f"{g.groups} groups of {g.n // g.groups} output channel(s): a product a group, "
+                "not one GEMM")
 
 
 @condition("conv_grouped")

@@ -1,8 +1,8 @@
 """2-D convolutions and their epilogues as implicit GEMMs, run under the interpreter against
 PyTorch's conv2d in float64, at small odd shapes (partial tiles along M, N and K; several K
 blocks), with input variants of other sizes: strides, padding, dilation, 3x3 and 1x1 filters,
-with and without the conv's bias, fp32 and tf32 policies; and the vendor path for convolutions
-too narrow for tensor-core tiles."""
+with and without the conv's bias, fp32 and tf32 policies; the vendor path for convolutions
+too narrow for tensor-core tiles; and grouped (depthwise) convolutions in the direct kernel."""
 
 from __future__ import annotations
 
