@@ -1,6 +1,7 @@
-"""The implicit-GEMM convolution kernels compile for sm_90 at KernelBench level-2 sizes: Hopper
-tensor cores (wgmma) with the math the policy asks for (3xTF32 under fp32, TF32 under tf32),
-within an SM's shared memory, without spilling. Runs in a child without the interpreter."""
+"""The convolution kernels compile for sm_90 at KernelBench level-2 sizes: the implicit GEMM on
+Hopper tensor cores (wgmma) with the math the policy asks for (3xTF32 under fp32, TF32 under
+tf32), within an SM's shared memory, without spilling; the direct kernel of grouped convolutions
+without spilling. Runs in a child without the interpreter."""
 
 from __future__ import annotations
 
@@ -57,3 +58,30 @@ def test_implicit_gemm_compiles_for_hopper_without_spills() -> None:
     for t in TASKS:
         name = Path(t).name
         assert count[(name, "fp32")] == 3 * count[(name, "tf32")] > 0, count
+
+
+@pytest.mark.sm90
+def test_the_direct_grouped_kernel_compiles_for_hopper_without_spills() -> None:
+    """The suite's depthwise task and the held-out one (a channel multiplier, 5 x 5, stride 2)
+    at full size: the conv-direct design compiles, without spills."""
+    pytest.importorskip("triton")
+    paths = [str(ROOT / "benchmarks" / "level2" / "11_depthwise_conv_bn_relu6.py"),
+             str(ROOT / "heldout" / "level2" / "35_depthwise_conv_multiplier_silu.py")]
+    script = f"""
+        import json
+        from kernelwright.design.plan import plan_task
+        from kernelwright.design.compile_check import compile_check
+        from kernelwright.task import load_task
+        rows = []
+        for path in {paths!r}:
+            plan = plan_task(load_task(path, "full"), "cuda", "full", isolate=False)
+            (design,) = [d for d in plan.designs if "conv-direct" in d.skills]
+            for r in compile_check(plan.render(design), path, "full"):
+                rows.append([path, r.kernel, r.ok, r.spill_bytes, r.error[:300]])
+        print(json.dumps(rows))
+        """
+    rows = run_compile_script(script, timeout=600)
+    assert {Path(p).stem for p, *_ in rows} == {Path(p).stem for p in paths}
+    for path, kernel, ok, spill, error in rows:
+        assert ok, (path, kernel, error)
+        assert spill in (0, None), (path, kernel, spill)
