@@ -41,26 +41,9 @@ CONSTS = ["BLOCK_M", "BLOCK_N", "BLOCK_K", "GROUP_M", "INDEX_64"]
 
 def implicit_gemm_kernel(epi: ConvEpilogue, name: str) -> tuple[str, KernelArgs]:
     """The implicit-GEMM kernel; its source and its arguments, in order."""
-    spec = epi.spec
-    args = KernelArgs()
-    x = args.pointer("x_in")  # the wrapper's names for the operands as the kernel takes them
-    w = args.pointer("w_in")
-    for s in ("M", "N", "K", "C_in", "H", "W", "OH", "OW"):
-        args.scalar(s, s)
-    xm = epi.graph.meta(spec.x)
-    for s, seen in zip(("sx_n", "sx_c", "sx_h", "sx_w"), xm.strides, strict=True):
-        args.scalar(s, s, seen)
-    body = Code()
-    body.indent()
-    _tile_head(body)
+    args, x, w, body = _patch_kernel(epi, ("M", "N", "K", "C_in", "H", "W", "OH", "OW"),
+                                     "the gathers below need no row mask")
     body.add(
-        "# ---- the rows' output positions (image, oh, ow); rows past M read row 0 (their",
-        "# results are not stored), so the gathers below need no row mask",
-        "safe_m = tl.where(offs_m < M, offs_m, 0)",
-        "img = safe_m // (OH * OW)",
-        "pix = safe_m % (OH * OW)",
-        "ih0 = pix // OW * STRIDE_H - PAD_H  # the patch's top-left corner in the input",
-        "iw0 = pix % OW * STRIDE_W - PAD_W",
         f"x_base = {x} + img * sx_n  # [BLOCK_M] each row's image",
         "safe_n = tl.where(offs_n < N, offs_n, 0)",
         f"w_base = {w} + safe_n[:, None] * K  # [BLOCK_N, 1]: the weight is [C_out, K], K-major",
@@ -89,27 +72,10 @@ def implicit_gemm_kernel(epi: ConvEpilogue, name: str) -> tuple[str, KernelArgs]
 
 def direct_kernel(epi: ConvEpilogue, name: str) -> tuple[str, KernelArgs]:
     """The direct (grouped) kernel; its source and its arguments, in order."""
-    spec = epi.spec
-    args = KernelArgs()
-    x = args.pointer("x_in")
-    w = args.pointer("w_in")
-    for s in ("M", "N", "H", "W", "OH", "OW", "CPG", "OPG"):
-        args.scalar(s, s)
-    xm = epi.graph.meta(spec.x)
-    for s, seen in zip(("sx_n", "sx_c", "sx_h", "sx_w"), xm.strides, strict=True):
-        args.scalar(s, s, seen)
-    body = Code()
-    body.indent()
-    _tile_head(body)
+    args, x, w, body = _patch_kernel(epi, ("M", "N", "H", "W", "OH", "OW", "CPG", "OPG"),
+                                     "only the padding is masked below")
     body.add(
-        "# ---- the rows' output positions (image, oh, ow); rows past M and columns past N read",
-        "# row and column 0 (their results are not stored), so only the padding is masked",
-        "safe_m = tl.where(offs_m < M, offs_m, 0)",
-        "img = safe_m // (OH * OW)",
-        "pix = safe_m % (OH * OW)",
-        "ih0 = pix // OW * STRIDE_H - PAD_H  # the patch's top-left corner in the input",
-        "iw0 = pix % OW * STRIDE_W - PAD_W",
-        "safe_n = tl.where(offs_n < N, offs_n, 0)",
+        "safe_n = tl.where(offs_n < N, offs_n, 0)  # columns past N read channel 0 (not stored)",
         "# each column's first input channel: its group's (OPG output, CPG input channels a group)",
         f"x_base = {x} + img[:, None] * sx_n + (safe_n // OPG * CPG)[None, :] * sx_c",
         f"w_base = {w} + safe_n * (CPG * KH * KW)  # [BLOCK_N]: the weight is contiguous OIHW",
@@ -154,6 +120,35 @@ def vendor_epilogue_kernel(epi: ConvEpilogue, name: str) -> tuple[str, KernelArg
     return "\n".join(
         signature(name, args, ["BLOCK_M", "BLOCK_N", "GROUP_M", "INDEX_64"]) + body.lines
     ), args
+
+
+def _patch_kernel(epi: ConvEpilogue, sizes: tuple[str, ...], masked: str
+                  ) -> tuple[KernelArgs, str, str, Code]:
+    """(arguments, the input's and weight's pointers, body so far) of a kernel that gathers
+    input patches: the operands, ``sizes`` and the input's strides as arguments; the tile's
+    head; each row's output position and its patch's top-left corner (``masked`` says what
+    the rows' clamp to row 0 spares)."""
+    args = KernelArgs()
+    x = args.pointer("x_in")  # the wrapper's names for the operands as the kernel takes them
+    w = args.pointer("w_in")
+    for s in sizes:
+        args.scalar(s, s)
+    xm = epi.graph.meta(epi.spec.x)
+    for s, seen in zip(("sx_n", "sx_c", "sx_h", "sx_w"), xm.strides, strict=True):
+        args.scalar(s, s, seen)
+    body = Code()
+    body.indent()
+    _tile_head(body)
+    body.add(
+        "# ---- the rows' output positions (image, oh, ow); rows past M read row 0 (their",
+        f"# results are not stored), so {masked}",
+        "safe_m = tl.where(offs_m < M, offs_m, 0)",
+        "img = safe_m // (OH * OW)",
+        "pix = safe_m % (OH * OW)",
+        "ih0 = pix // OW * STRIDE_H - PAD_H  # the patch's top-left corner in the input",
+        "iw0 = pix % OW * STRIDE_W - PAD_W",
+    )
+    return args, x, w, body
 
 
 def _tile_head(code: Code) -> None:
