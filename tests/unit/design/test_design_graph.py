@@ -150,7 +150,7 @@ def test_a_recurrent_layer_stays_one_framework_call(tmp_path: Path, layer: str) 
     found = groups(tmp_path, "torch.relu(self.fc(self.rnn(x)[0][:, -1, :]))",
                    "torch.randn(2, 40, 4)", init=init)
     op = layer.lower() if layer != "RNN" else "rnn_tanh"
-    # besides the zero initial states (one `full` each), one call for the layer, then the head
+    # besides the zero initial states (a `full` each), the layer is a single node, then the head
     assert [g for g in found if g[1] != ["full"]] == [
         ("framework", [op]), ("gemm", ["mm", "add", "relu"])]
 

@@ -343,7 +343,7 @@ def get_init_inputs():
 
 
 def test_a_recurrent_layer_runs_in_pytorch_before_its_head_kernel(check) -> None:
-    # the LSTM is one call PyTorch makes with the task's own parameters; its last step feeds
+    # PyTorch runs the LSTM with the task's own parameters; its last step feeds
     # the linear head, a product with its bias and ReLU in one kernel
     for src in check(RECURRENT_HEAD, skills=("gemm-tiled",), params=SMALL):
         assert "torch.ops.aten.lstm.input(" in src and "tl.dot(" in src
