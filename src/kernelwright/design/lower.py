@@ -26,6 +26,11 @@
     mm/bmm with N or M = 1     a matrix-vector product: sum(A * x^T, K) (a row or column
                                reduction: memory-bound, so it streams the matrix once through
                                the reduction templates instead of wasting tensor-core tiles)
+    op(view(a), ...)           view(op(a, ...)) for an element-wise op on a reshape of a
+                               contiguous a that keeps its last dimension, when the op's other
+                               tensors broadcast along that dimension alone (a bias): a Linear
+                               on a (batch, seq, features) input is mm on rows then a view back,
+                               and its activation then joins the product's epilogue
     table[index] read twice    one copy of the lookup (and the views after it) per reader, so
                                each reader's kernel loads the rows itself (see _clone_lookups)
 
@@ -47,7 +52,7 @@ from kernelwright.design.builder import (
     meta_reduced,
     meta_swapped,
 )
-from kernelwright.design.graph import Arg, Node, OpGraph, Ref
+from kernelwright.design.graph import Arg, Node, OpGraph, Ref, TensorMeta
 
 Rule = Callable[[Builder, Node, dict[str, list[Node]]], dict[int, Arg] | None]
 
@@ -87,7 +92,8 @@ def lower(graph: OpGraph) -> OpGraph:
                 continue
         b.keep(n)
     outputs = tuple(b.remap(a) for a in graph.outputs)
-    return _clone_lookups(_unit_reductions(graph.replace(tuple(b.nodes), outputs).pruned()))
+    lowered_graph = _unit_reductions(graph.replace(tuple(b.nodes), outputs).pruned())
+    return _clone_lookups(_sink_reshapes(lowered_graph))
 
 
 def _used_outputs(node: Node, getitems: dict[str, list[Node]]) -> set[int]:
@@ -474,6 +480,74 @@ def _unit_reductions(graph: OpGraph) -> OpGraph:
         nodes.append(Node(n.name, "call", "aten.squeeze.dims", (Ref(copy), tuple(reduced)), (),
                           n.meta))
     return graph.replace(tuple(nodes))
+
+
+RESHAPES = ("aten.view.default", "aten._unsafe_view.default")
+
+
+def _sink_reshapes(graph: OpGraph) -> OpGraph:
+    """``op(view(a), ...)`` -> ``view(op(a, ...))`` for an element-wise ``op`` (see the module
+    docstring), in execution order, so a chain of such ops ends with one view after it. The
+    rewritten op keeps its name for the view (its readers are unchanged) and computes under
+    ``<name>_flat`` in ``a``'s shape. Left alone: a reshape that changes the last dimension or
+    of a value not contiguous at capture, an op whose result is larger than the view (it
+    broadcasts it), another tensor operand of more dimensions than ``a`` or that varies along
+    any dimension but the last."""
+    taken = {n.name for n in graph.nodes} | {i.name for i in graph.inputs}
+    by_name = {n.name: n for n in graph.nodes}
+    nodes: list[Node] = []
+    for n in graph.nodes:
+        found = _sinkable(graph, by_name, n)
+        if found is None:
+            nodes.append(n)
+            continue
+        view, a = found
+        am = _meta(graph, by_name, a.name)
+        flat = f"{n.name}_flat"
+        while flat in taken:
+            flat += "_"
+        taken.add(flat)
+        args = tuple(a if x == Ref(view.name) else x for x in n.args)
+        moved = Node(flat, n.kind, n.target, args, n.kwargs, (meta_like(am, n.out.dtype),))
+        back = Node(n.name, "call", view.target, (Ref(flat), *view.args[1:]), view.kwargs,
+                    n.meta)
+        nodes += [moved, back]
+        by_name[flat], by_name[n.name] = moved, back
+    return graph.replace(tuple(nodes)).pruned()
+
+
+def _sinkable(graph: OpGraph, by_name: dict[str, Node], n: Node) -> tuple[Node, Ref] | None:
+    """(the reshape, its source) when ``n`` can run before the reshape it reads; else None."""
+    if n.kind != "call" or len(n.meta) != 1 or classify(n) != "pointwise":
+        return None
+    views = [by_name[r] for r in dict.fromkeys(n.refs())
+             if r in by_name and by_name[r].target in RESHAPES]
+    if len(views) != 1 or not isinstance(views[0].args[0], Ref):
+        return None
+    view, a = views[0], views[0].args[0]
+    vm, am = view.out, _meta(graph, by_name, a.name)
+    if (n.out.shape != vm.shape or am.rank == 0 or vm.rank == 0
+            or am.shape[-1] != vm.shape[-1] or am.strides != contiguous_strides(am.hint)):
+        return None
+    for x in n.args:
+        if isinstance(x, tuple):
+            return None  # a list of tensors or sizes: not a plain element-wise operand
+        if not isinstance(x, Ref) or x.name == view.name:
+            continue
+        om = _meta(graph, by_name, x.name)
+        if om.rank > am.rank or any(s != "1" for s in om.shape[:-1]):
+            return None
+        if om.rank and om.shape[-1] not in ("1", vm.shape[-1]):
+            return None
+    if any(isinstance(v, Ref) for _, v in n.kwargs):
+        return None
+    return view, a
+
+
+def _meta(graph: OpGraph, by_name: dict[str, Node], name: str) -> TensorMeta:
+    """The metadata of ``name``: a node made by a rewrite in progress, or the graph's."""
+    node = by_name.get(name)
+    return node.out if node is not None else graph.meta(name)
 
 
 def _reverse_scans(graph: OpGraph) -> OpGraph:

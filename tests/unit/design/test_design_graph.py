@@ -120,6 +120,18 @@ def test_reductions_over_unit_dimensions_become_copies(tmp_path: Path) -> None:
     assert sum(n.target == "aten.sum.dim_IntList" for n in kept.nodes) == 1
 
 
+def test_element_wise_ops_after_a_reshape_run_before_it(tmp_path: Path) -> None:
+    # a Linear on (batch, seq, features): mm on the flattened rows, a view back, then GELU and
+    # a scale, which move before the view and join the product's epilogue
+    fc = "self.fc = nn.Linear(8, 16)"
+    found = groups(tmp_path, "F.gelu(self.fc(x)) * 2.0", "torch.randn(2, 5, 8)", init=fc)
+    assert found == [("gemm", ["mm", "add", "gelu", "mul"])]
+    # an operand that varies along the flattened dimensions is not moved (the add stays apart)
+    inputs = "torch.randn(2, 5, 8), torch.randn(2, 5, 16)"
+    found = groups(tmp_path, "F.gelu(self.fc(x)) + y", inputs, init=fc, args="x, y")
+    assert found == [("gemm", ["mm", "add", "gelu"]), ("pointwise", ["add"])]
+
+
 def test_norm_is_one_reduction_group(tmp_path: Path) -> None:
     fwd = "x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-6)"
     assert groups(tmp_path, fwd, "torch.randn(3, 4, 16)") == [
