@@ -300,6 +300,16 @@ SYM_OPS = {
 }
 
 
+# A view the forward runs is written as a reshape: it was a view of the strides the tensor had
+# at capture, and a kernel's output may be laid out otherwise (PyTorch's CPU attention returns
+# a tensor whose transpose is contiguous, the flash kernel's is not). A reshape is that view
+# where the strides allow one, else a copy, as the task's own reshape would be.
+FORWARD_TARGETS = {
+    "aten.view.default": "aten.reshape.default",
+    "aten._unsafe_view.default": "aten.reshape.default",
+}
+
+
 def _node_line(graph: OpGraph, n: Node, device: str | None, partition: Partition) -> list[str]:
     name = safe_name(n.name)
     args = [_arg(a, device) for a in n.args]
@@ -329,7 +339,7 @@ def _node_line(graph: OpGraph, n: Node, device: str | None, partition: Partition
             "  # left to PyTorch"
         ]
     kwargs = [f"{k}={_arg(v, device)}" for k, v in n.kwargs]
-    call = f"torch.ops.{n.target}({', '.join(args + kwargs)})"
+    call = f"torch.ops.{FORWARD_TARGETS.get(n.target, n.target)}({', '.join(args + kwargs)})"
     comment = ""
     left = ("framework", "select", "matmul", "attention")
     if classify(n) in left or (n.target in CONSTS and classify(n) != "const"):

@@ -7,7 +7,7 @@ out), strided operands, the wide template, fp32 and tf32 policies, bf16."""
 from __future__ import annotations
 
 import pytest
-from design_checks import forward_task
+from design_checks import attention_task, forward_task
 
 # 16 x 16 blocks: several query blocks and key steps at these sizes (a quarter of the
 # interpreter's work of the defaults' 64-row clamp would be no cheaper: its cost is per block)
@@ -183,3 +183,21 @@ def test_a_launch_refused_for_shared_memory_is_retried_shallower() -> None:
 
     with pytest.raises(OutOfResources):
         fitting(never, 2, "other blocks")  # type: ignore[operator]
+
+
+def test_heads_merged_back_with_a_reshape_after_the_kernel(check) -> None:
+    # q, k and v as views of one projection (a transformer block's): PyTorch's CPU attention
+    # then returns a tensor whose transpose(1, 2) is contiguous, so capture records the heads'
+    # merge as a view; the flash kernel's output is laid out (batch, heads, seq, dim), where
+    # that view is impossible: the forward runs it as a reshape (a copy here)
+    task = attention_task(
+        "q, k, v = qkv.permute(2, 0, 3, 1, 4)\n"
+        "o = F.scaled_dot_product_attention(q, k, v)\n"
+        "return o.transpose(1, 2).reshape(qkv.shape[0], qkv.shape[1], -1)",
+        "torch.randn(2, 5, 3, 3, 8)",
+        params="qkv",
+    )
+    for src in check(task, skills=("attention-flash",)):
+        forward = src[src.index("    def forward(self"):]
+        assert "torch.ops.aten.reshape.default(" in forward
+        assert "torch.ops.aten.view.default(" not in forward

@@ -347,3 +347,28 @@ def test_a_recurrent_layer_runs_in_pytorch_before_its_head_kernel(check) -> None
     # the linear head, a product with its bias and ReLU in one kernel
     for src in check(RECURRENT_HEAD, skills=("gemm-tiled",), params=SMALL):
         assert "torch.ops.aten.lstm.input(" in src and "tl.dot(" in src
+
+
+TOKENS = """
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(45, 24)
+    def forward(self, x):
+        return F.gelu(self.fc(x)) * 0.5 + self.fc.bias
+def get_inputs():
+    return [torch.randn(3, 7, 45)]
+def get_input_variants():
+    return [[torch.randn(2, 1, 45)]]
+def get_init_inputs():
+    return []
+"""
+
+
+def test_a_linear_layer_on_tokens_keeps_its_epilogue_in_the_product_kernel(check) -> None:
+    # (batch, seq, features) rows: PyTorch flattens them for the product and views the result
+    # back; the GELU, scale and bias after it run on the flat rows in the product's epilogue
+    for src in check(TOKENS, skills=("gemm-tiled",), params=SMALL):
+        forward = src[src.index("    def forward(self, x):"):]
+        assert "def elementwise_" not in src and forward.count("= gemm_0(") == 1
+        assert "torch.ops.aten.reshape.default(" in forward  # the view back, after the kernel
