@@ -28,7 +28,7 @@ otherwise it opens a group. Two producer groups merge when compatible. A reducti
 dimensions than its producer group reduces is split in two (sum over the group's dimensions
 inside the group, then over the rest in a new group): how losses avoid materialising the
 element-wise tensor. Views that only add, drop or permute dimensions live inside kernels;
-other views run in PyTorch between kernels (they are free).
+other views run in PyTorch between kernels (free; the forward writes them as reshapes).
 """
 
 from __future__ import annotations
