@@ -489,10 +489,13 @@ def _sink_reshapes(graph: OpGraph) -> OpGraph:
     """``op(view(a), ...)`` -> ``view(op(a, ...))`` for an element-wise ``op`` (see the module
     docstring), in execution order, so a chain of such ops ends with one view after it. The
     rewritten op keeps its name for the view (its readers are unchanged) and computes under
-    ``<name>_flat`` in ``a``'s shape. Left alone: a reshape that changes the last dimension or
-    of a value not contiguous at capture, an op whose result is larger than the view (it
-    broadcasts it), another tensor operand of more dimensions than ``a`` or that varies along
-    any dimension but the last."""
+    ``<name>_flat`` in ``a``'s shape. Another operand that is the same reshape of a value of
+    ``a``'s shape reads that value; another operand of the view's shape (a residual) is
+    reshaped to ``a``'s rows when ``a`` is a matrix (``(-1, last)``: a view where its strides
+    allow, else a copy). Left alone: a reshape that changes the last dimension or of a
+    value not contiguous at capture, an op whose result is larger than the view (it broadcasts
+    it), any other operand of more dimensions than ``a`` or that varies along any dimension but
+    the last."""
     taken = {n.name for n in graph.nodes} | {i.name for i in graph.inputs}
     by_name = {n.name: n for n in graph.nodes}
     nodes: list[Node] = []
@@ -501,13 +504,19 @@ def _sink_reshapes(graph: OpGraph) -> OpGraph:
         if found is None:
             nodes.append(n)
             continue
-        view, a = found
+        view, a, residuals = found
         am = _meta(graph, by_name, a.name)
-        flat = f"{n.name}_flat"
-        while flat in taken:
-            flat += "_"
-        taken.add(flat)
-        args = tuple(a if x == Ref(view.name) else x for x in n.args)
+        flat = _fresh(taken, f"{n.name}_flat")
+        # each reshape read becomes its source (the first is a; others have a's shape)
+        rows: dict[Arg, Arg] = {Ref(v.name): v.args[0] for v in _reshapes_read(by_name, n)}
+        for r in residuals:
+            reshaped = Node(_fresh(taken, f"{r}_rows"), "call", view.target,
+                            (Ref(r), (-1, _last_size(view))), (),
+                            (meta_like(am, _meta(graph, by_name, r).dtype),))
+            nodes.append(reshaped)
+            by_name[reshaped.name] = reshaped
+            rows[Ref(r)] = Ref(reshaped.name)
+        args = tuple(rows.get(x, x) for x in n.args)
         moved = Node(flat, n.kind, n.target, args, n.kwargs, (meta_like(am, n.out.dtype),))
         back = Node(n.name, "call", view.target, (Ref(flat), *view.args[1:]), view.kwargs,
                     n.meta)
@@ -516,32 +525,67 @@ def _sink_reshapes(graph: OpGraph) -> OpGraph:
     return graph.replace(tuple(nodes)).pruned()
 
 
-def _sinkable(graph: OpGraph, by_name: dict[str, Node], n: Node) -> tuple[Node, Ref] | None:
-    """(the reshape, its source) when ``n`` can run before the reshape it reads; else None."""
+def _reshapes_read(by_name: dict[str, Node], n: Node) -> list[Node]:
+    """The reshapes ``n`` reads, in the order of its operands."""
+    return [by_name[r] for r in dict.fromkeys(n.refs())
+            if r in by_name and by_name[r].target in RESHAPES]
+
+
+def _last_size(view: Node) -> Arg:
+    """The reshape's last size as its arguments give it (a literal or a symbol), None when
+    they leave it to be inferred (-1) or give no sizes."""
+    sizes = view.args[1] if len(view.args) > 1 else None
+    if not isinstance(sizes, tuple) or not sizes or sizes[-1] == -1:
+        return None
+    return sizes[-1]
+
+
+def _fresh(taken: set[str], base: str) -> str:
+    """``base``, or ``base`` with underscores added, unused in ``taken`` (then taken)."""
+    while base in taken:
+        base += "_"
+    taken.add(base)
+    return base
+
+
+def _sinkable(
+    graph: OpGraph, by_name: dict[str, Node], n: Node
+) -> tuple[Node, Ref, list[str]] | None:
+    """(the reshape, its source, the operands of the reshape's shape to bring to the source's
+    rows) when ``n`` can run before the reshape it reads; else None."""
     if n.kind != "call" or len(n.meta) != 1 or classify(n) != "pointwise":
         return None
-    views = [by_name[r] for r in dict.fromkeys(n.refs())
-             if r in by_name and by_name[r].target in RESHAPES]
-    if len(views) != 1 or not isinstance(views[0].args[0], Ref):
+    views = _reshapes_read(by_name, n)
+    if not views or not isinstance(views[0].args[0], Ref):
         return None
     view, a = views[0], views[0].args[0]
     vm, am = view.out, _meta(graph, by_name, a.name)
+    for other in views[1:]:  # reshapes of values of a's shape, to a's view's shape
+        src = other.args[0]
+        if (not isinstance(src, Ref) or other.out.shape != vm.shape
+                or _meta(graph, by_name, src.name).shape != am.shape
+                or _meta(graph, by_name, src.name).strides != am.strides):
+            return None
     if (n.out.shape != vm.shape or am.rank == 0 or vm.rank == 0
             or am.shape[-1] != vm.shape[-1] or am.strides != contiguous_strides(am.hint)):
         return None
+    residuals: list[str] = []
     for x in n.args:
         if isinstance(x, tuple):
             return None  # a list of tensors or sizes: not a plain element-wise operand
-        if not isinstance(x, Ref) or x.name == view.name:
+        if not isinstance(x, Ref) or x.name in {v.name for v in views}:
             continue
         om = _meta(graph, by_name, x.name)
+        if om.shape == vm.shape and am.rank == 2 and vm.rank > 2 and _last_size(view) is not None:
+            residuals.append(x.name)
+            continue
         if om.rank > am.rank or any(s != "1" for s in om.shape[:-1]):
             return None
         if om.rank and om.shape[-1] not in ("1", vm.shape[-1]):
             return None
     if any(isinstance(v, Ref) for _, v in n.kwargs):
         return None
-    return view, a
+    return view, a, residuals
 
 
 def _meta(graph: OpGraph, by_name: dict[str, Node], name: str) -> TensorMeta:

@@ -126,8 +126,17 @@ def test_element_wise_ops_after_a_reshape_run_before_it(tmp_path: Path) -> None:
     fc = "self.fc = nn.Linear(8, 16)"
     found = groups(tmp_path, "F.gelu(self.fc(x)) * 2.0", "torch.randn(2, 5, 8)", init=fc)
     assert found == [("gemm", ["mm", "add", "gelu", "mul"])]
-    # an operand that varies along the flattened dimensions is not moved (the add stays apart)
+    # a residual of the output's shape is reshaped to the product's rows and joins it too
     inputs = "torch.randn(2, 5, 8), torch.randn(2, 5, 16)"
+    found = groups(tmp_path, "F.gelu(self.fc(x)) + y", inputs, init=fc, args="x, y")
+    assert found == [("gemm", ["mm", "add", "gelu", "add"])]
+    # the sum of two products of token rows: the second's epilogue reads the first's rows
+    two = "self.fc = nn.Linear(8, 16); self.gate = nn.Linear(8, 16)"
+    found = groups(tmp_path, "self.fc(x) + self.gate(x)", "torch.randn(2, 5, 8)", init=two)
+    assert found == [("gemm", ["mm", "add"]), ("gemm", ["mm", "add", "add"])]
+    # an operand broadcast along the last dimension but varying along the flattened ones is not
+    # moved: the add stays apart
+    inputs = "torch.randn(2, 5, 8), torch.randn(2, 5, 1)"
     found = groups(tmp_path, "F.gelu(self.fc(x)) + y", inputs, init=fc, args="x, y")
     assert found == [("gemm", ["mm", "add", "gelu"]), ("pointwise", ["add"])]
 

@@ -354,12 +354,12 @@ class Model(nn.Module):
     def __init__(self):
         super().__init__()
         self.fc = nn.Linear(45, 24)
-    def forward(self, x):
-        return F.gelu(self.fc(x)) * 0.5 + self.fc.bias
+    def forward(self, x, r):
+        return F.gelu(self.fc(x)) * 0.5 + self.fc.bias + r
 def get_inputs():
-    return [torch.randn(3, 7, 45)]
+    return [torch.randn(3, 7, 45), torch.randn(3, 7, 24)]
 def get_input_variants():
-    return [[torch.randn(2, 1, 45)]]
+    return [[torch.randn(2, 1, 45), torch.randn(2, 1, 24)]]
 def get_init_inputs():
     return []
 """
@@ -367,8 +367,9 @@ def get_init_inputs():
 
 def test_a_linear_layer_on_tokens_keeps_its_epilogue_in_the_product_kernel(check) -> None:
     # (batch, seq, features) rows: PyTorch flattens them for the product and views the result
-    # back; the GELU, scale and bias after it run on the flat rows in the product's epilogue
+    # back; the GELU, scale, bias and residual after it run on the flat rows in the product's
+    # epilogue (the residual reshaped to those rows)
     for src in check(TOKENS, skills=("gemm-tiled",), params=SMALL):
-        forward = src[src.index("    def forward(self, x):"):]
+        forward = src[src.index("    def forward(self, x, r):"):]
         assert "def elementwise_" not in src and forward.count("= gemm_0(") == 1
         assert "torch.ops.aten.reshape.default(" in forward  # the view back, after the kernel
