@@ -32,6 +32,7 @@ from kernelwright.evaluate.oplog import NON_COMPUTE, VENDOR_OPS, op_name
 
 _ALLOCATORS = frozenset({"empty", "empty_like", "empty_strided", "new_empty", "new_empty_strided"})
 _SAMPLES = 16
+_PRINT_CHUNK = 1 << 24  # elements a fingerprint converts to float64 at a time
 _MAX_PRINTS = 64
 
 
@@ -64,8 +65,14 @@ def fingerprint(t: Any) -> tuple[float, ...]:
     k = min(_SAMPLES, n)
     # Integer positions spread over the tensor (a float linspace rounds past the end at 2^24).
     idx = torch.arange(k, device=flat.device, dtype=torch.int64) * (n - 1) // max(k - 1, 1)
-    x = flat.double()
-    return (float(x.sum()), float((x * x).sum()), *[float(v) for v in x[idx].tolist()])
+    # In chunks: a float64 copy of the whole tensor would double a 16 GB input's memory
+    # inside the candidate's process and fail a call that eager PyTorch runs.
+    sums = []
+    for start in range(0, n, _PRINT_CHUNK):
+        x = flat[start:start + _PRINT_CHUNK].double()
+        sums.append(torch.stack((x.sum(), (x * x).sum())))
+    total, squares = torch.stack(sums).sum(0).tolist()
+    return (total, squares, *[float(v) for v in flat[idx].double().tolist()])
 
 
 def same_print(a: Sequence[float], b: Sequence[float]) -> bool:
