@@ -52,6 +52,7 @@ ENERGY_TOTAL_TARGET_MS, ENERGY_MAX_BATCHES = 5000.0, 120
 CPU_SETS, CPU_BATCHES = 2, 3
 PICKED = 3  # calls read per batch (the last one and two chosen at random)
 SAMPLE = 512  # elements per output copied at t1
+PRECISION_BUDGET_S = 0.5  # judge's time for float64 checks of every batch, else one batch
 _rng = random.SystemRandom()
 
 
@@ -264,6 +265,10 @@ def time_batches(r: Referee) -> dict[str, Any]:
     launch_names: list[dict[str, float]] = []
     launch_programs: list[dict[str, float]] = []
     aliased = False
+    # Precision is checked against float64 in every batch where the judge's float64 runs are
+    # cheap (a call lowered to half precision in some batches only cannot escape), else in
+    # one batch chosen at random
+    every = precision_every_batch(ref.float64_s, n)
     precision_batch = _rng.randrange(n)
     last_s = 0.0
     b = 0
@@ -274,7 +279,7 @@ def time_batches(r: Referee) -> dict[str, Any]:
         calls = 1 if aliased else k
         r.step(f"timing: batch {b + 1}/{n} ({calls} calls)")
         result = _batch(r, buffers, batch, calls, flush,
-                        precision=not cuda or b == precision_batch, meter=meter)
+                        precision=not cuda or every or b == precision_batch, meter=meter)
         checked += result.entries
         batch += 1
         last_s = time.monotonic() - started
@@ -344,6 +349,12 @@ class _Batch:
     # Where the batch's time went, ms in all (see records.CallBreakdown): the judge's phases
     # and calibrated fixed cost, and what the process reported of itself
     parts: dict[str, float | None] = field(default_factory=dict)
+
+
+def precision_every_batch(float64_s: float | None, batches: int) -> bool:
+    """Whether float64 checks of every batch's read-back calls fit PRECISION_BUDGET_S, given
+    what a trial's float64 run took."""
+    return float64_s is not None and float64_s * PICKED * batches <= PRECISION_BUDGET_S
 
 
 def _batch(

@@ -61,3 +61,11 @@ def test_mapped_bytes_count_each_storage_of_the_picked_calls_once():
     assert _mapped_bytes(reply, [0, 1]) == 400  # two views of storage b: one mapping
     assert _mapped_bytes(reply, [2]) == 7
     assert _mapped_bytes({}, [0]) == -1
+
+
+def test_every_batch_is_checked_for_precision_when_float64_runs_are_cheap():
+    from kernelwright.evaluate.clock import PICKED, PRECISION_BUDGET_S, precision_every_batch
+
+    assert precision_every_batch(0.001, 30)
+    assert not precision_every_batch(PRECISION_BUDGET_S / PICKED / 30 * 1.1, 30)
+    assert not precision_every_batch(None, 5)  # no float64 run (not fp32, or no memory for it)

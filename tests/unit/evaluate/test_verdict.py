@@ -171,6 +171,16 @@ def test_the_judges_clock_must_see_the_processes_own_event_time():
     assert "clock-agreement" not in {v.check for v in _runtime(agree)}
 
 
+def test_a_gap_within_the_judges_fixed_cost_per_call_is_not_refused():
+    """A few-microsecond call can read as 0 after the calibrated cost is subtracted."""
+    within = report(timing={"samples_ms": [0.0] * 5, "events_ms": [0.0034] * 5,
+                            "fixed_ms": [0.02] * 5, "method": ""})
+    assert "clock-agreement" not in {v.check for v in _runtime(within)}
+    beyond = report(timing={"samples_ms": [0.01] * 5, "events_ms": [0.5] * 5,
+                            "fixed_ms": [0.02] * 5, "method": ""})
+    assert "clock-agreement" in {v.check for v in _runtime(beyond)}
+
+
 def test_a_late_or_wrong_timed_output_is_refused():
     late = report(timing={"samples_ms": [1.0], "events_ms": [], "method": "", "checked": [
         {"ok": True, "label": "timed call 3 of batch 2", "late": "output 0: not yet the answer"}]})
