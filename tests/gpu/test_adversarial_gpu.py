@@ -36,6 +36,8 @@ MANIFEST = tomllib.loads((ADVERSARIAL / "gpu" / "manifest.toml").read_text())
 CPU_MANIFEST = tomllib.loads((ADVERSARIAL / "manifest.toml").read_text())
 STRICT = os.environ.get("KW_REDTEAM_STRICT") == "1"
 ALL = os.environ.get("KW_REDTEAM_GPU_ALL") == "1"
+# KW_REDTEAM_ONLY=stem,stem runs only these solutions (a rerun of a few)
+ONLY = {s for s in os.environ.get("KW_REDTEAM_ONLY", "").split(",") if s}
 TIMEOUT_S = 300.0  # a GPU case's time limit unless its manifest entry names one
 # A CPU attack keeps the limit its manifest names (a hang waits for it), plus the GPU process's
 # start (its CUDA context and warm-up): a hang then costs seconds, not the GPU default
@@ -52,6 +54,7 @@ class Case:
     size: str
     spec: dict[str, Any]
     timeout_s: float = TIMEOUT_S
+    from_cpu_suite: bool = False  # an entry of the CPU manifest, run here at full size
 
     @property
     def name(self) -> str:
@@ -68,18 +71,22 @@ def _cases() -> tuple[list[Case], list[Case]]:
                for e in MANIFEST.get("attack", [])]
     honest = [Case("honest", HONEST / "gpu" / e["solution"], ROOT / e["task"], e["size"], e)
               for e in MANIFEST.get("honest", [])]
-    if ALL:  # the CPU suite's solutions too (heavy ones and CPU-only findings excluded)
-        tasks = ROOT / "tests" / "fixtures" / "tasks"
+    if ALL:  # the CPU suite's solutions too (heavy ones and CPU-only tricks excluded)
         for e in CPU_MANIFEST.get("attack", []):
-            if not e.get("heavy"):
-                attacks.append(Case("attack", ADVERSARIAL / e["solution"],
-                                    tasks / f"{e['solution'].split('__')[0]}.py", "full", e,
-                                    _cpu_timeout(e)))
+            if not e.get("heavy") and not e.get("cpu_only"):
+                attacks.append(_cpu_case("attack", ADVERSARIAL, e))
         for e in CPU_MANIFEST.get("honest", []):
-            honest.append(Case("honest", HONEST / e["solution"],
-                               tasks / f"{e['solution'].split('__')[0]}.py", "full", e,
-                               _cpu_timeout(e)))
+            honest.append(_cpu_case("honest", HONEST, e))
+    if ONLY:
+        attacks = [c for c in attacks if c.name in ONLY]
+        honest = [c for c in honest if c.name in ONLY]
     return attacks, honest
+
+
+def _cpu_case(kind: str, folder: Path, entry: dict[str, Any]) -> Case:
+    task = ROOT / "tests" / "fixtures" / "tasks" / f"{entry['solution'].split('__')[0]}.py"
+    return Case(kind, folder / entry["solution"], task, "full", entry, _cpu_timeout(entry),
+                from_cpu_suite=True)
 
 
 def _cpu_timeout(entry: dict[str, Any]) -> float:
@@ -117,8 +124,13 @@ _RESULTS: dict[Path, Any] = {}
 
 
 def _run_group(task: Path, size: str, timeout_s: float) -> None:
-    cases = [c for c in ATTACKS + HONESTS
-             if c.task == task and c.size == size and c.timeout_s == timeout_s]
+    _run([c for c in ATTACKS + HONESTS
+          if c.task == task and c.size == size and c.timeout_s == timeout_s])
+
+
+def _run(cases: list[Case]) -> None:
+    """Judge ``cases`` (one task, size and time limit) in one session."""
+    task, size, timeout_s = cases[0].task, cases[0].size, cases[0].timeout_s
     options = EvalOptions(device="cuda", size=size, timeout_s=timeout_s, baselines=False,
                           compile_baseline=False, cache_baselines=False)
     pending = list(cases)
@@ -152,6 +164,26 @@ def _twin(case: Case) -> Any:
     if twin not in _RESULTS:
         _run_group(case.task, case.size, case.timeout_s)
     return _RESULTS[twin][0]
+
+
+def _honest_reference(case: Case) -> Any:
+    """The verdict of the CPU manifest's first honest solution of ``case``'s task: on a GPU,
+    the time an honest kernel takes sets the floor an attack's time is held to."""
+    entry = next(e for e in CPU_MANIFEST.get("honest", [])
+                 if e["solution"].split("__")[0] == case.task.stem)
+    ref = _cpu_case("honest", HONEST, entry)
+    if ref.path not in _RESULTS:
+        _run([ref])
+    return _RESULTS[ref.path][0]
+
+
+def _expected_message(case: Case) -> str:
+    """The manifest's message; a CPU entry's time limit is longer here (the GPU's start)."""
+    message = str(case.spec["message"])
+    if case.from_cpu_suite and "timeout_s" in case.spec:
+        message = message.replace(f"within {case.spec['timeout_s']:g}s",
+                                  f"within {case.timeout_s:g}s")
+    return message
 
 
 def _describe(v: Any) -> str:
@@ -188,7 +220,14 @@ def test_gpu_attack_is_refused_for_the_right_reason(case: Case) -> None:
         assert fired & set(spec.get("checks", [])), _describe(v)
     elif v.status is Status.CORRECT:
         median = v.timing.candidate.median_ms if v.timing.candidate else 0.0
-        if "min_median_ms" in spec:
+        if "min_median_ms" in spec and case.from_cpu_suite:
+            # The CPU floor is the interpreter's; here an honest kernel's time is the floor
+            honest = _honest_reference(case)
+            assert not isinstance(honest, str) and honest.status is Status.CORRECT, (
+                _describe(honest))
+            assert median >= 0.5 * honest.timing.candidate.median_ms, (
+                f"{_describe(v)}; an honest solution takes {honest.timing.candidate.median_ms} ms")
+        elif "min_median_ms" in spec:
             assert median >= spec["min_median_ms"], _describe(v)
         if "twin" in spec:
             twin = _twin(case)
@@ -199,7 +238,7 @@ def test_gpu_attack_is_refused_for_the_right_reason(case: Case) -> None:
             launch = v.timing.launch_ms
             assert launch is None or launch >= 0.01 * median, _describe(v)
     elif "message" in spec:
-        assert spec["message"] in v.message, _describe(v)
+        assert _expected_message(case) in v.message, _describe(v)
 
 
 @pytest.mark.gpu
