@@ -44,6 +44,7 @@ TIMEOUT_S = 300.0  # a GPU case's time limit unless its manifest entry names one
 CPU_TIMEOUT_S = 60.0  # tests/integration/test_adversarial.py's default
 GPU_START_S = 30.0
 SHARD_PART = 12  # cases of one group in one shard's session at most
+RESOLVED_MS = 0.1  # shorter calls are below what the judge resolves (it subtracts ~0.1 ms a call)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -221,12 +222,15 @@ def test_gpu_attack_is_refused_for_the_right_reason(case: Case) -> None:
     elif v.status is Status.CORRECT:
         median = v.timing.candidate.median_ms if v.timing.candidate else 0.0
         if "min_median_ms" in spec and case.from_cpu_suite:
-            # The CPU floor is the interpreter's; here an honest kernel's time is the floor
+            # The CPU floor is the interpreter's; here an honest kernel's time is the floor,
+            # where it is long enough for the judge to resolve (a fixture's call of a few
+            # microseconds is not: there only the status speaks)
             honest = _honest_reference(case)
             assert not isinstance(honest, str) and honest.status is Status.CORRECT, (
                 _describe(honest))
-            assert median >= 0.5 * honest.timing.candidate.median_ms, (
-                f"{_describe(v)}; an honest solution takes {honest.timing.candidate.median_ms} ms")
+            floor = honest.timing.candidate.median_ms
+            assert floor < RESOLVED_MS or median >= 0.5 * floor, (
+                f"{_describe(v)}; an honest solution takes {floor} ms")
         elif "min_median_ms" in spec:
             assert median >= spec["min_median_ms"], _describe(v)
         if "twin" in spec:
