@@ -52,7 +52,7 @@ ENERGY_TOTAL_TARGET_MS, ENERGY_MAX_BATCHES = 5000.0, 120
 CPU_SETS, CPU_BATCHES = 2, 3
 PICKED = 3  # calls read per batch (the last one and two chosen at random)
 SAMPLE = 512  # elements per output copied at t1
-PRECISION_BUDGET_S = 0.5  # judge's time for float64 checks of every batch, else one batch
+PRECISION_BUDGET_S = 0.5  # judge's time for float64 checks of every batch (else one batch)
 _rng = random.SystemRandom()
 
 
@@ -265,11 +265,7 @@ def time_batches(r: Referee) -> dict[str, Any]:
     launch_names: list[dict[str, float]] = []
     launch_programs: list[dict[str, float]] = []
     aliased = False
-    # Precision is checked against float64 in every batch where the judge's float64 runs are
-    # cheap (a call lowered to half precision in some batches only cannot escape), else in
-    # one batch chosen at random
-    every = precision_every_batch(ref.float64_s, n)
-    precision_batch = _rng.randrange(n)
+    precision = PrecisionBatches(precision_every_batch(ref.float64_s, n), _rng.randrange(n))
     last_s = 0.0
     b = 0
     while b < n:
@@ -279,8 +275,9 @@ def time_batches(r: Referee) -> dict[str, Any]:
         calls = 1 if aliased else k
         r.step(f"timing: batch {b + 1}/{n} ({calls} calls)")
         result = _batch(r, buffers, batch, calls, flush,
-                        precision=not cuda or every or b == precision_batch, meter=meter)
+                        precision=not cuda or precision.wanted(b), meter=meter)
         checked += result.entries
+        precision.spent(b, result.checks_s)
         batch += 1
         last_s = time.monotonic() - started
         if result.aliased and not aliased:
@@ -349,6 +346,27 @@ class _Batch:
     # Where the batch's time went, ms in all (see records.CallBreakdown): the judge's phases
     # and calibrated fixed cost, and what the process reported of itself
     parts: dict[str, float | None] = field(default_factory=dict)
+    checks_s: float = 0.0  # the judge comparing the read-back calls (untimed)
+
+
+@dataclass(slots=True)
+class PrecisionBatches:
+    """Which timed batches a GPU's precision check reads against float64: one chosen at random,
+    and every batch while ``every`` holds (a call lowered to half precision in some batches
+    only cannot escape). The extra checks stop once they have taken PRECISION_BUDGET_S: the
+    estimate from the trials leaves out building a float64 model for each check."""
+
+    every: bool
+    chosen: int
+    spent_s: float = 0.0
+
+    def wanted(self, batch: int) -> bool:
+        return self.every or batch == self.chosen
+
+    def spent(self, batch: int, seconds: float) -> None:
+        if self.every and batch != self.chosen:
+            self.spent_s += seconds
+            self.every = self.spent_s <= PRECISION_BUDGET_S
 
 
 def precision_every_batch(float64_s: float | None, batches: int) -> bool:
@@ -385,6 +403,7 @@ def _batch(
     _sync(cuda)
     t1 = time.perf_counter()
     energy = ((e0, meter.millijoules(), (t1 - t0) * 1e3) if meter is not None else None)
+    checks_from = time.perf_counter()
     reused = _reused(reply, payload, k, picked, cuda)
     entries = []
     for call, outs, samples in zip(picked, outputs, taken, strict=True):
@@ -404,6 +423,7 @@ def _batch(
                 entry["precision"] = precision_shortfall(outs, exp.exact, exp.outputs)
         entries.append(entry)
     del sets, decoys
+    checks_s = time.perf_counter() - checks_from
     r.ask("release", {})
     # Outputs counted from the picked calls, which are compared with the reference: each call
     # of the batch describes as many, and each picked one was mapped and sampled
@@ -426,7 +446,8 @@ def _batch(
     parts |= {key: _reported_ms(reply.get(key))
               for key in ("span_ms", "issue_ms", "setup_ms", "reply_ms")}
     return _Batch(ms, entries, times, launches, _per_name(reply.get("launch_names")),
-                  _per_name(reply.get("launch_programs")), bool(reused), energy, parts)
+                  _per_name(reply.get("launch_programs")), bool(reused), energy, parts,
+                  checks_s)
 
 
 def _reported_ms(value: Any) -> float | None:

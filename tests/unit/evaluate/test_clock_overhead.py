@@ -69,3 +69,16 @@ def test_every_batch_is_checked_for_precision_when_float64_runs_are_cheap():
     assert precision_every_batch(0.001, 30)
     assert not precision_every_batch(PRECISION_BUDGET_S / PICKED / 30 * 1.1, 30)
     assert not precision_every_batch(None, 5)  # no float64 run (not fp32, or no memory for it)
+
+
+def test_extra_precision_batches_stop_at_their_budget_and_the_chosen_one_stays():
+    from kernelwright.evaluate.clock import PRECISION_BUDGET_S, PrecisionBatches
+
+    batches = PrecisionBatches(every=True, chosen=7)
+    wanted = []
+    for b in range(10):
+        wanted.append(batches.wanted(b))
+        batches.spent(b, PRECISION_BUDGET_S / 3)  # each extra check costs a third
+    assert wanted == [True] * 4 + [False] * 3 + [True] + [False] * 2
+    one = PrecisionBatches(every=False, chosen=2)
+    assert [one.wanted(b) for b in range(4)] == [False, False, True, False]
