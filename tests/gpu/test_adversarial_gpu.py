@@ -16,6 +16,7 @@ manifest names (plus the GPU process's start), so a hang costs seconds, not ``TI
 from __future__ import annotations
 
 import dataclasses
+import json
 import os
 import time
 import tomllib
@@ -38,6 +39,9 @@ STRICT = os.environ.get("KW_REDTEAM_STRICT") == "1"
 ALL = os.environ.get("KW_REDTEAM_GPU_ALL") == "1"
 # KW_REDTEAM_ONLY=stem,stem runs only these solutions (a rerun of a few)
 ONLY = {s for s in os.environ.get("KW_REDTEAM_ONLY", "").split(",") if s}
+# KW_REDTEAM_LOG=FILE appends each verdict as it arrives (JSON lines): a run cut off by a time
+# limit keeps the reasons of every case judged so far
+LOG = os.environ.get("KW_REDTEAM_LOG", "")
 TIMEOUT_S = 300.0  # a GPU case's time limit unless its manifest entry names one
 # A CPU attack keeps the limit its manifest names (a hang waits for it), plus the GPU process's
 # start (its CUDA context and warm-up): a hang then costs seconds, not the GPU default
@@ -147,6 +151,7 @@ def _run(cases: list[Case]) -> None:
                 except Exception as exc:  # the harness failed: no verdict
                     verdict = f"{type(exc).__name__}: {str(exc)[:600]}"
                 _RESULTS[case.path] = (verdict, time.monotonic() - started)
+                _log(case, verdict, _RESULTS[case.path][1])
                 if isinstance(verdict, str):
                     break  # a fresh session (and judge) for the rest
         finally:
@@ -165,6 +170,15 @@ def _twin(case: Case) -> Any:
     if twin not in _RESULTS:
         _run_group(case.task, case.size, case.timeout_s)
     return _RESULTS[twin][0]
+
+
+def _log(case: Case, verdict: Any, seconds: float) -> None:
+    if not LOG:
+        return
+    line = {"solution": case.name, "kind": case.kind, "size": case.size,
+            "seconds": round(seconds, 1), "verdict": _describe(verdict)}
+    with open(LOG, "a") as f:
+        f.write(json.dumps(line) + "\n")
 
 
 def _honest_reference(case: Case) -> Any:
