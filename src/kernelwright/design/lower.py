@@ -472,10 +472,7 @@ def _unit_reductions(graph: OpGraph) -> OpGraph:
         if keepdim:
             nodes.append(Node(n.name, "call", "aten.clone.default", (x,), (), n.meta))
             continue
-        copy = f"{n.name}_copy"
-        while copy in taken:
-            copy += "_"
-        taken.add(copy)
+        copy = _fresh(taken, f"{n.name}_copy")
         nodes.append(Node(copy, "call", "aten.clone.default", (x,), (), (meta_like(mx),)))
         nodes.append(Node(n.name, "call", "aten.squeeze.dims", (Ref(copy), tuple(reduced)), (),
                           n.meta))
