@@ -156,8 +156,7 @@ class Referee:
         indices = [0] if self.job.role == "baseline" else range(len(self.ref.runs))
         for i in indices:
             inputs = self.ref.warmup_inputs(i)
-            key = tuple((tuple(v.shape), str(v.dtype)) if hasattr(v, "shape") else repr(v)
-                        for v in inputs)
+            key = tuple(_layout(v) if hasattr(v, "stride") else repr(v) for v in inputs)
             if key in seen:
                 continue
             seen.add(key)
@@ -509,3 +508,8 @@ def _max_payload(ref: Reference) -> int:
     if fp is None:
         return 1 << 32
     return int(8 * (fp.in_b + fp.out_b) + (64 << 20))
+
+
+def _layout(t: Any) -> tuple[Any, ...]:
+    """What a compiled kernel may be specialised on: shape, dtype, strides and offset."""
+    return (tuple(t.shape), str(t.dtype), tuple(t.stride()), t.storage_offset())

@@ -98,18 +98,18 @@ class Reference:
         return self._draw(run.input_seed, run.distribution)
 
     def warmup_inputs(self, i: int) -> list[Any]:
-        """Inputs shaped like run ``i``'s with throwaway values (floating tensors redrawn)."""
+        """Inputs laid out like run ``i``'s (shapes, strides, storage offsets) with throwaway
+        values (floating tensors redrawn). The layout must match: Triton compiles a kernel for
+        each class of strides and alignments it meets, and a class first met after the seal
+        would need a compiler process the seal refuses."""
         import torch
 
         values = self.inputs(i)
         gen = torch.Generator(device=self.req.device).manual_seed(
             derive_seed(self.req.secret, "warm-up", i)
         )
-        return [
-            torch.randn(v.shape, generator=gen, device=v.device, dtype=v.dtype)
-            if isinstance(v, torch.Tensor) and v.is_floating_point() else v
-            for v in values
-        ]
+        return [_redrawn(v, gen) if isinstance(v, torch.Tensor) and v.is_floating_point()
+                else v for v in values]
 
     def timing_inputs(self, batch: int, call: int) -> list[Any]:
         """Inputs of timed call ``call`` of batch ``batch`` (the task's own distribution), new
@@ -397,3 +397,14 @@ def as_list(value: Any, what: str, path: str) -> list[Any]:
     if isinstance(value, list | tuple):
         return list(value)
     raise TaskError(f"{path}: {what} returned {type(value).__name__}; expected a list")
+
+
+def _redrawn(v: Any, gen: Any) -> Any:
+    """A tensor of ``v``'s layout (its whole storage, viewed with its strides and offset)
+    holding standard-normal values drawn from ``gen``."""
+    import torch
+
+    storage = torch.empty(v.untyped_storage().nbytes() // v.element_size(), device=v.device,
+                          dtype=v.dtype)
+    storage.normal_(generator=gen)
+    return storage.as_strided(v.shape, v.stride(), v.storage_offset())
