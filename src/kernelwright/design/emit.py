@@ -15,6 +15,7 @@ The file imports nothing from kernelwright, so it runs wherever torch and triton
 
 from __future__ import annotations
 
+import keyword
 from collections.abc import Mapping
 
 from kernelwright.design.aten import CONSTS, classify, scan_exclusive
@@ -79,12 +80,14 @@ def emit(
         rendered[group.id] = render_group(graph, group, choice, base)
     if not rendered:
         raise DesignError("no group of this task has a template: nothing to emit")
+    model = _model_class(partition, rendered, src.class_body)
     helpers: list[str] = []
     for r in rendered.values():
         called = [h for h in PY_HELPERS if f"{h}(" in r.wrapper]  # _align: hinted launches
         for h in [*r.helpers, *called]:
             if h not in helpers:
                 helpers.append(h)
+    helpers += [h for h in PY_HELPERS if f"{h}(" in model and h not in helpers]
     for h in helpers:  # and the Python helpers those call (the list grows as it is walked)
         if h in PY_HELPERS:
             helpers.extend(d for d in PY_HELPERS if f"{d}(" in PY_HELPERS[h] and d not in helpers)
@@ -105,7 +108,7 @@ def emit(
         parts.append(_banner(group, choice))
         parts.extend(kernel.kernels)
         parts.append(kernel.wrapper)
-    parts.append(_model_class(partition, rendered, src.class_body))
+    parts.append(model)
     return "\n\n\n".join(p.rstrip() for p in parts if p.strip()) + "\n"
 
 
@@ -190,7 +193,7 @@ def _model_class(
             lines.append(f"        {v} = {v}.contiguous()")
     for i in graph.inputs:
         if i.kind in ("parameter", "buffer") and i.target:
-            lines.append(f"        {safe_name(i.name)} = {_attr(i.target, i.kind)}")
+            lines.append(f"        {safe_name(i.name)} = {_attr(i.target)}")
     lines += ["        " + s for s in _forward_body(partition, rendered, device)]
     outs = [_arg(a, device) for a in graph.outputs]
     if batch:
@@ -216,11 +219,12 @@ def batch_polymorphic(graph: OpGraph) -> bool:
     return all(isinstance(a, Ref) for a in graph.outputs)
 
 
-def _attr(fqn: str, kind: str) -> str:
-    if all(part.isidentifier() for part in fqn.split(".")):
+def _attr(fqn: str) -> str:
+    """A parameter or buffer, read afresh every call (one reassigned later is seen): as an
+    attribute where every part of its path is a name, else (a Sequential's "0") by _leaf."""
+    if all(part.isidentifier() and not keyword.iskeyword(part) for part in fqn.split(".")):
         return f"self.{fqn}"
-    getter = "get_parameter" if kind == "parameter" else "get_buffer"
-    return f"self.{getter}({fqn!r})"
+    return f"_leaf(self, {fqn!r})"
 
 
 def _forward_body(

@@ -76,6 +76,12 @@ def get_init_inputs():
 """
 
 
+# parameters inside an nn.Sequential: paths such as "body.0.weight" are not attribute names
+SEQUENTIAL_TASK = TASK.replace(
+    "self.norm = nn.LayerNorm(hidden, eps=eps)", "self.body = nn.Sequential(nn.LayerNorm(hidden))"
+).replace("self.norm.weight", "self.body[0].weight").replace("self.norm(x)", "self.body(x)")
+
+
 def emit_task(folder: Path, text: str) -> tuple[Path, str]:
     path = folder / "task.py"
     path.write_text(text)
@@ -108,7 +114,14 @@ def test_header_names_skills_conditions_and_what_stays_with_pytorch(
     assert "super(ModelNew, self).__init__()" in src
 
 
-@pytest.mark.parametrize("text", [TASK, TOPK_TASK], ids=["norm-sort", "moe-topk"])
+def test_parameters_of_nested_modules_are_read_without_get_parameter(tmp_path: Path) -> None:
+    _, src = emit_task(tmp_path, SEQUENTIAL_TASK)
+    assert "_leaf(self, 'body.0.weight')" in src and "def _leaf(module, path):" in src
+    assert ".get_parameter(" not in src  # its checks cost ~10 us a name, every call
+
+
+@pytest.mark.parametrize(
+    "text", [TASK, TOPK_TASK, SEQUENTIAL_TASK], ids=["norm-sort", "moe-topk", "sequential"])
 def test_emitted_file_runs_without_kernelwright(text: str, tmp_path: Path) -> None:
     path, src = emit_task(tmp_path, text)
     (tmp_path / "solution.py").write_text(src)

@@ -172,6 +172,17 @@ WRAPPER_HELPERS = {
     "_cdiv": '''def _cdiv(a, b):
     """ceil(a / b) for integers, as triton.cdiv."""
     return -(-a // b)''',
+    # nn.Module.get_parameter checks every step of the path (about 10 us a name); a model of a
+    # few hundred parameters would pay milliseconds of host time a call for it.
+    "_leaf": '''def _leaf(module, path):
+    """The parameter or buffer of module at path ("features.0.weight"), read where nn.Module
+    keeps it, as get_parameter and get_buffer do without their checks."""
+    *owners, name = path.split(".")
+    for owner in owners:
+        module = module._modules[owner]
+    if name in module._parameters:
+        return module._parameters[name]
+    return module._buffers[name]''',
 }
 
 
