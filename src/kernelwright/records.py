@@ -126,8 +126,11 @@ class CallBreakdown:
     forward); ``span_ms`` the first call's start to the last one's end (gaps between calls
     included: above ``events_ms`` when the device waited for the host); ``issue_ms`` the host's
     time issuing a call (about ``span_ms``: the calls are host-bound); ``setup_ms`` the host's
-    time from the batch's message to the first call; ``reply_ms`` from the device's last work to
-    the reply (checking and describing the outputs).
+    time from the batch's message to the first call; ``run_ms`` from issuing the first call to
+    the device being idle (``span_ms`` plus the device's start and the wait's wake-up);
+    ``reply_ms`` from the device's last work to the reply (checking and describing the
+    outputs); ``busy_ms`` the whole turn by the process's own clock, so that ``turn_ms`` less
+    ``busy_ms`` is what the messages between the two processes and their wake-ups took.
     """
 
     write_ms: float | None = None
@@ -142,6 +145,8 @@ class CallBreakdown:
     issue_ms: float | None = None
     setup_ms: float | None = None
     reply_ms: float | None = None
+    run_ms: float | None = None
+    busy_ms: float | None = None
 
 
 @dataclass(frozen=True, slots=True)

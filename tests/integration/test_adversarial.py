@@ -319,8 +319,12 @@ def test_honest_solution_is_accepted(case: Case) -> None:
     # per call, but no device span or host issue
     parts = v.timing.candidate_breakdown
     assert parts is not None and parts.events_ms is not None and parts.fixed_ms is not None
-    assert None not in (parts.write_ms, parts.turn_ms, parts.read_ms, parts.reply_ms)
+    assert None not in (parts.write_ms, parts.turn_ms, parts.read_ms, parts.reply_ms,
+                        parts.busy_ms)
     assert parts.span_ms is None and parts.issue_ms is None and parts.setup_ms is None
+    assert parts.run_ms is None
+    # the process's own view of its turn fits inside the judge's view of it
+    assert parts.busy_ms <= parts.turn_ms
     # and where the evaluation's seconds went, step by step
     steps = {p.name for p in v.phases}
     assert {"importing the solution", "warm-up (compiling)", "checked calls", "timing"} <= steps

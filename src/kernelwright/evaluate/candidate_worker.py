@@ -360,9 +360,15 @@ class Runner:
         names = _launched_since(self.monitor.counts, launches_before)
         programs = _launched_since(self.monitor.programs, programs_before)
         reply, payload = self._outputs_reply(outputs)
-        reply_ms = (_clock() - idle) * 1e3
+        ready = _clock()
+        reply_ms = (ready - idle) * 1e3
+        # run: first call issued to the device idle (its span plus the device's start and the
+        # wait's wake-up); busy: the whole turn as this process saw it (the judge's turn less
+        # busy is the messages and wake-ups between the two processes)
+        run_ms = (idle - issued) * 1e3 if self.device == "cuda" and order else None
         return {"ok": True, "events_ms": times, "span_ms": span_ms, "issue_ms": issue_ms,
-                "setup_ms": setup_ms, "reply_ms": reply_ms,
+                "setup_ms": setup_ms, "reply_ms": reply_ms, "run_ms": run_ms,
+                "busy_ms": (ready - received) * 1e3,
                 "launches": sum(names.values()),
                 "launch_names": names, "launch_programs": programs} | reply, payload
 

@@ -444,7 +444,7 @@ def _batch(
              "write_fixed_ms": calibrated[0], "turn_fixed_ms": calibrated[1],
              "read_fixed_ms": calibrated[2]}
     parts |= {key: _reported_ms(reply.get(key))
-              for key in ("span_ms", "issue_ms", "setup_ms", "reply_ms")}
+              for key in ("span_ms", "issue_ms", "setup_ms", "run_ms", "reply_ms", "busy_ms")}
     return _Batch(ms, entries, times, launches, _per_name(reply.get("launch_names")),
                   _per_name(reply.get("launch_programs")), bool(reused), energy, parts,
                   checks_s)

@@ -25,9 +25,11 @@ def test_medians_of_each_part() -> None:
            "span_ms": [0.30, 0.31, 0.29], "issue_ms": [0.33, 0.35, 0.34],
            "fixed_ms": [0.01, 0.02, 0.03], "write_ms": [0.1, 0.2, 0.3],
            "turn_ms": [0.5, 0.4, 0.6], "read_ms": [0.05, 0.07, 0.06],
-           "setup_ms": [0.02, 0.01, 0.03], "reply_ms": [0.04, 0.04, 0.05]}
+           "setup_ms": [0.02, 0.01, 0.03], "reply_ms": [0.04, 0.04, 0.05],
+           "run_ms": [0.33, 0.32, 0.34], "busy_ms": [0.41, 0.39, 0.45]}
     p = breakdown_of(raw)
     assert p is not None
+    assert (p.run_ms, p.busy_ms) == pytest.approx((0.33, 0.41))
     assert (p.events_ms, p.span_ms, p.issue_ms, p.fixed_ms) == pytest.approx(
         (0.205, 0.30, 0.34, 0.02))
     assert (p.write_ms, p.turn_ms, p.read_ms, p.setup_ms, p.reply_ms) == pytest.approx(
@@ -59,6 +61,9 @@ def test_the_line_names_each_part() -> None:
     assert "process (its own report): the call's events 0.2" in line
     assert "first start to last end 0.25" in line
     assert "host issuing" not in line and "writing inputs" not in line  # not measured
+    assert "whole turn" not in line
+    turn = describe_breakdown(CallBreakdown(turn_ms=3.7, run_ms=3.1, busy_ms=3.2))
+    assert "issue to idle 3.100" in turn and "whole turn 3.200" in turn
     assert "diagnostic" in line
     both = describe_breakdown(CallBreakdown(write_ms=3.1, write_fixed_ms=3.0, read_ms=1.05))
     assert "writing inputs 3.100 (calibrated 3.000)" in both and "reading outputs 1.050 (ms" in both
