@@ -108,3 +108,66 @@ def test_a_large_window_unrolls_fewer_steps(check) -> None:
                    params={"BLOCK_W": 8, "ROWS": 2, "STEPS": 8, "WARPS": 1})
     kernel = src[src.index("@triton.jit") : src.index("def pool_0(")]
     assert 0 < kernel.count("tl.load(") <= MAX_UNROLLED_LOADS
+
+
+# The looped schedule holds windows of 25 taps or more: wide 1-D windows, 5 x 5 and 3 x 3 x 3 ones
+# with padding, dilation, ceil mode and every average-pooling divisor; ragged row and column blocks
+@pytest.mark.parametrize(
+    ("module", "shape", "variant"),
+    [
+        ("nn.MaxPool1d(kernel_size=25, stride=7, padding=3)", "1, 3, 61", "2, 3, 40"),
+        ("nn.AvgPool1d(kernel_size=25, stride=25)", "1, 3, 77", "2, 3, 50"),
+        ("nn.MaxPool2d(kernel_size=5, stride=2, padding=2, ceil_mode=True)", "1, 3, 13, 11",
+         "2, 2, 9, 8"),
+        ("nn.MaxPool2d(kernel_size=5, stride=3, padding=1, dilation=2)", "1, 3, 17, 19",
+         "1, 2, 12, 13"),
+        ("nn.AvgPool2d(kernel_size=5, stride=5)", "1, 3, 21, 23", "2, 2, 10, 12"),
+        ("nn.AvgPool2d(kernel_size=5, stride=1, padding=2, count_include_pad=False)",
+         "1, 3, 7, 9", "2, 3, 6, 5"),
+        ("nn.AvgPool2d(kernel_size=5, stride=3, padding=2, ceil_mode=True)", "1, 3, 12, 13",
+         "1, 2, 9, 7"),
+        ("nn.AvgPool2d(kernel_size=5, stride=5, divisor_override=7)", "1, 3, 10, 11",
+         "1, 2, 5, 6"),
+        ("nn.AvgPool3d(kernel_size=3, stride=2, padding=1)", "1, 2, 5, 7, 9", "1, 2, 4, 6, 5"),
+        ("nn.MaxPool3d(kernel_size=3, stride=2, padding=1)", "1, 2, 5, 7, 9", "1, 2, 4, 6, 5"),
+    ],
+    ids=["max1d", "avg1d-tiling", "max2d-ceil", "max2d-dilated", "avg2d-tiling",
+         "avg2d-same-exclude-pad", "avg2d-ceil", "avg2d-divisor", "avg3d", "max3d"],
+)
+@pytest.mark.parametrize(
+    "params",
+    [{"BLOCK_W": 4, "ROWS": 2, "WARPS": 1}, {"BLOCK_W": 16, "ROWS": 8, "WARPS": 4}],
+    ids=["small-tile", "wide-tile"],
+)
+def test_pooling_with_the_window_looped(check, module: str, shape: str, variant: str,
+                                        params) -> None:
+    body = POOL.format(module=module, shape=shape, variant=variant)
+    (src,) = check(body, skills=("pool-looped",), params=params)
+    kernel = src[src.index("@triton.jit") : src.index("def pool_0(")]
+    # one load a tap row, in a loop: the window is not unrolled
+    assert kernel.count("tl.load(") == 1 and "for t in range(" in kernel
+
+
+def test_looped_max_pooling_propagates_nan(check) -> None:
+    body = POOL.format(module="nn.MaxPool2d(kernel_size=5, stride=2, padding=1)",
+                       shape="2, 3, 9, 11", variant="1, 2, 7, 7")
+    nan = "torch.where(torch.rand(2, 3, 9, 11) < 0.05, float('nan'), torch.randn(2, 3, 9, 11))"
+    check(body, skills=("pool-looped",), inputs=f"[[{nan}]]")
+
+
+def test_small_windows_keep_the_unrolled_rows_first() -> None:
+    """A 3 x 3 window is below the looped schedule's condition; an overlapping 5 x 5 one is
+    ranked after pool-window (its inputs re-read per window); a tiling 11 x 11 one first."""
+    from kernelwright.design.families.pool.looped import reread_factor
+    from kernelwright.design.families.pool.template import PoolSpec
+    from kernelwright.skills.conditions import GroupFacts
+    from kernelwright.design.families.pool.conditions import window_at_least
+
+    assert not window_at_least(GroupFacts("pool", "", (1, 1, 4, 4), 9, 16, 1, window=9), 25).ok
+    assert window_at_least(GroupFacts("pool", "", (1, 1, 4, 4), 121, 16, 1, window=121), 25).ok
+    tiling = PoolSpec("avg", 2, (11, 11), (11, 11), (0, 0), (1, 1), False)
+    overlapping = PoolSpec("max", 2, (5, 5), (2, 2), (2, 2), (1, 1), False)
+    dilated = PoolSpec("max", 1, (3,), (3,), (0,), (2,), False)
+    assert reread_factor(tiling) == 1.0
+    assert reread_factor(overlapping) == pytest.approx(2.5 * 2.5)
+    assert reread_factor(dilated) == pytest.approx(5 / 3)
