@@ -48,7 +48,6 @@ CASES = {
         {"BLOCK_N": 256, "ROWS": 1, "WARPS": 4, "STAGES": 3},
     ),
     "max_pool2d": ("pool", ("pool-window",), {"BLOCK_W": 32, "ROWS": 4, "STEPS": 2, "WARPS": 4}),
-    "avg_pool2d_tiling": ("pool", ("pool-looped",), {"BLOCK_W": 8, "ROWS": 2, "WARPS": 4}),
     "mse_loss": (
         "reduction",
         ("split-reduction",),

@@ -7,8 +7,7 @@ parameters and tunable space (its skill files and heuristics), and how it render
     reduction    reduction    one pass, looped, split, team,                   row-*, column-*, ...
                               split statistics, relay (+ folds)
     scan         scan         row walk, column walk, chained look-back          scan-*
-    pool         pool         1-3-D max and average windows: rows unrolled      pool-window,
-                              and shared, or the window's taps looped          pool-looped
+    pool         pool         1-3-D max and average windows                     pool-window
     topk         select       sorted lanes, k rounds                            topk-rounds
     gemm         gemm         tiled (persistent, grouped; TMA or pointer        gemm-*
                               loads), split-K; epilogue on the accumulator

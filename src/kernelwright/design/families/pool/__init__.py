@@ -1,5 +1,4 @@
-"""Max and average pooling in 1, 2 and 3 dimensions (``template``: rows unrolled and shared;
-``looped``: the window's outer taps in a loop, for large windows)."""
+"""Max and average pooling in 1, 2 and 3 dimensions (``template``)."""
 
 from __future__ import annotations
 
@@ -9,8 +8,7 @@ from importlib.resources.abc import Traversable
 
 from kernelwright.design.choices import GroupChoice
 from kernelwright.design.families.base import input_dtypes
-from kernelwright.design.families.pool import conditions, defaults  # noqa: F401 (register)
-from kernelwright.design.families.pool.looped import render_looped, reread_factor
+from kernelwright.design.families.pool import defaults  # noqa: F401 (registers its heuristic)
 from kernelwright.design.families.pool.template import POOL_OUT_SIZE, pool_spec, render_pool
 from kernelwright.design.fusion import Group, Partition
 from kernelwright.design.graph import OpGraph
@@ -19,7 +17,7 @@ from kernelwright.skills.conditions import GroupFacts
 
 
 class PoolFamily:
-    """One pooling op per group (skills ``pool-window`` and ``pool-looped``)."""
+    """One pooling op per group (skill ``pool-window``)."""
 
     kind = "pool"
     prefix = "pool"
@@ -53,15 +51,10 @@ class PoolFamily:
     def cost(
         self, partition: Partition, group: Group, facts: GroupFacts, choice: GroupChoice
     ) -> float:
-        """Inputs read per input: once for ``pool-window`` (a tile loads each input row once);
-        for ``pool-looped`` once more per overlapping window along each axis."""
-        if choice.variant == "pool-looped":
-            return reread_factor(pool_spec(partition.graph.node(group.nodes[0])))
+        """Each input row of a tile is loaded once."""
         return 1.0
 
     def render(
         self, graph: OpGraph, group: Group, choice: GroupChoice, name: str
     ) -> RenderedKernel:
-        if choice.variant == "pool-looped":
-            return render_looped(graph, group, name, dict(choice.params))
         return render_pool(graph, group, name, choice.variant, dict(choice.params))

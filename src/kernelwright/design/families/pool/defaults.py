@@ -16,11 +16,3 @@ def pool(f: GroupFacts) -> dict[str, int]:
     if len(f.domain) < 4 or f.domain[-2] == 1:
         return {"BLOCK_W": max(16, min(512, next_pow2(width))), "ROWS": 1, "STEPS": 1, "WARPS": 1}
     return {"BLOCK_W": max(16, min(128, next_pow2(width))), "ROWS": 4, "STEPS": 8, "WARPS": 8}
-
-
-@heuristic("pool-looped")
-def pool_looped(f: GroupFacts) -> dict[str, int]:
-    """Output rows of up to 128 columns, two rows a program in 4 warps: a tap row of the tile
-    is 256 outputs' loads (up to 4096 inputs with the window's width), one loop step."""
-    width = f.domain[-1] if f.domain else 64
-    return {"BLOCK_W": max(16, min(128, next_pow2(width))), "ROWS": 2, "WARPS": 4}
