@@ -40,6 +40,8 @@ from kernelwright.records import (
 )
 
 REVIEW_SPEEDUP = 10.0
+# Host issuing at least this share of the calls' device span: the calls are host-bound
+HOST_BOUND = 0.9
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,7 +99,7 @@ def build_verdict(ev: Evidence) -> Verdict:
         correct=True,
         sol=sol,
         flags=_flags(base["timing"], sol) + _baseline_flags(ev, base["timing"]),
-        labels=_labels(ev) + widened + ev.labels,
+        labels=_labels(ev) + host_bound_label(base["timing"]) + widened + ev.labels,
         message=f"correct on {passed} trial(s)",
         **base,
     )
@@ -329,6 +331,21 @@ def _flags(timing: Timing, sol: SpeedOfLight | None) -> tuple[str, ...]:
                 "worth a person's review before it is quoted"
             )
     return tuple(flags)
+
+
+def host_bound_label(timing: Timing) -> tuple[str, ...]:
+    """A label where the process's host took as long to issue its calls as the device took to
+    run them: the device waited for Python (or the forward waited for the device), so fewer
+    launches and less Python a call would pay, faster kernels would not. Read from the
+    process's own report, it only labels; it never changes a time or a status."""
+    p = timing.candidate_breakdown
+    if not timing.representative or p is None or p.issue_ms is None or not p.span_ms:
+        return ()
+    if p.issue_ms < HOST_BOUND * p.span_ms:
+        return ()
+    return (f"host-bound: issuing a call took {p.issue_ms:.3f} ms, its device span "
+            f"{p.span_ms:.3f} ms (the device waited for the host, or the forward for the "
+            "device): fewer launches and less Python a call pay here, faster kernels do not",)
 
 
 def _labels(ev: Evidence) -> tuple[str, ...]:

@@ -88,3 +88,24 @@ def test_the_judge_s_seconds_per_step() -> None:
     assert phases_of({}) == ()
     line = describe_phases(phases_of(report), 4.6)
     assert "warm-up (compiling) 1.90 s" in line and "4.6 s in all" in line
+
+
+def test_calls_whose_host_issuing_fills_the_device_span_are_labelled_host_bound() -> None:
+    from kernelwright.evaluate.verdict import host_bound_label
+
+    stats = TimingStats(median_ms=8.4, mean_ms=8.4, min_ms=8.3, iqr_ms=0.1, n_runs=6)
+    # MobileNetV2's first structure on an H200: the device waits for Python
+    waiting = Timing(candidate=stats, representative=True,
+                     candidate_breakdown=CallBreakdown(events_ms=7.53, span_ms=7.97,
+                                                       issue_ms=8.03))
+    (label,) = host_bound_label(waiting)
+    assert label.startswith("host-bound") and "8.030" in label and "7.970" in label
+    # ReLU at 6.4 GB: issuing takes a tenth of the device's span
+    streaming = Timing(candidate=stats, representative=True,
+                       candidate_breakdown=CallBreakdown(events_ms=3.06, span_ms=3.10,
+                                                         issue_ms=0.39))
+    assert host_bound_label(streaming) == ()
+    # nothing to say on the CPU (not representative), or without the process's report
+    assert host_bound_label(Timing(candidate=stats, representative=False,
+                                   candidate_breakdown=waiting.candidate_breakdown)) == ()
+    assert host_bound_label(Timing(candidate=stats, representative=True)) == ()
