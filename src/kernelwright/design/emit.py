@@ -16,6 +16,7 @@ The file imports nothing from kernelwright, so it runs wherever torch and triton
 from __future__ import annotations
 
 import keyword
+import re
 from collections.abc import Mapping
 
 from kernelwright.design.aten import CONSTS, classify, scan_exclusive
@@ -191,11 +192,15 @@ def _model_class(
             )
         else:
             lines.append(f"        {v} = {v}.contiguous()")
-    for i in graph.inputs:
-        if i.kind in ("parameter", "buffer") and i.target:
-            lines.append(f"        {safe_name(i.name)} = {_attr(i.target)}")
-    lines += ["        " + s for s in _forward_body(partition, rendered, device)]
+    forward = _forward_body(partition, rendered, device)
     outs = [_arg(a, device) for a in graph.outputs]
+    # Only the parameters and buffers the forward reads (a batch norm's num_batches_tracked,
+    # say, is not): each read costs the call Python time
+    named = {m.group() for m in re.finditer(r"[A-Za-z_]\w*", "\n".join([*forward, *outs]))}
+    for i in graph.inputs:
+        if i.kind in ("parameter", "buffer") and i.target and safe_name(i.name) in named:
+            lines.append(f"        {safe_name(i.name)} = {_attr(i.target)}")
+    lines += ["        " + s for s in forward]
     if batch:
         outs = [f"{o}.reshape(*lead, *{o}.shape[1:])" for o in outs]
     lines.append(

@@ -120,6 +120,38 @@ def test_parameters_of_nested_modules_are_read_without_get_parameter(tmp_path: P
     assert ".get_parameter(" not in src  # its checks cost ~10 us a name, every call
 
 
+BATCH_NORM_TASK = """
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def __init__(self, channels):
+        super().__init__()
+        self.bn = nn.BatchNorm2d(channels)
+
+    def forward(self, x):
+        return torch.relu(self.bn(x))
+
+
+def get_inputs():
+    return [torch.randn(2, 8, 5, 7)]
+
+
+def get_init_inputs():
+    return [8]
+"""
+
+
+def test_the_forward_reads_only_the_parameters_and_buffers_it_uses(tmp_path: Path) -> None:
+    _, src = emit_task(tmp_path, BATCH_NORM_TASK)
+    forward = src[src.index("    def forward("):]
+    for used in ("self.bn.weight", "self.bn.bias", "self.bn.running_mean",
+                 "self.bn.running_var"):
+        assert used in forward, used
+    assert "num_batches_tracked" not in forward  # an inference batch norm never reads it
+
+
 @pytest.mark.parametrize(
     "text", [TASK, TOPK_TASK, SEQUENTIAL_TASK], ids=["norm-sort", "moe-topk", "sequential"])
 def test_emitted_file_runs_without_kernelwright(text: str, tmp_path: Path) -> None:
