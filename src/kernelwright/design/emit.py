@@ -33,6 +33,7 @@ from kernelwright.design.kernel.common import (
 from kernelwright.design.kernel.emitter import safe_name
 from kernelwright.design.kernel.expr import HELPERS, literal
 from kernelwright.design.model_source import model_source
+from kernelwright.design.shared_kernels import share_kernels
 
 BASE_IMPORTS = (
     "import torch",
@@ -81,6 +82,7 @@ def emit(
         rendered[group.id] = render_group(graph, group, choice, base)
     if not rendered:
         raise DesignError("no group of this task has a template: nothing to emit")
+    rendered = share_kernels(rendered.items())
     model = _model_class(partition, rendered, src.class_body)
     helpers: list[str] = []
     for r in rendered.values():
@@ -124,7 +126,8 @@ def _header(
     lines = [
         f'"""ModelNew for {task_name}: Triton kernels designed by kernelwright from its graph.',
         "",
-        "Each kernel below is one fusion group; its skill and the conditions that held:",
+        "Each wrapper below is one fusion group (launching its own kernels, or an earlier",
+        "group's where they are the same code); its skill and the conditions that held:",
     ]
     for group in partition.groups:
         choice = design.choice(group.id)

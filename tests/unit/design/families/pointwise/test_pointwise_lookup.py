@@ -72,7 +72,8 @@ def test_rotary_tables_are_loaded_in_both_kernels(check) -> None:
     forward = src[src.index("class ModelNew") :]
     assert "aten.index" not in forward and "left to PyTorch" not in src
     kernels = src.split("@triton.jit")[1:]
-    assert len(kernels) == 2
+    # the query's and the key's groups are the same code: the key's launches the query's kernel
+    assert len(kernels) == 1 and "the same code as" in src
     for kernel in kernels:
         assert kernel.count("tl.load(b_cos_table_ptr") == 1
         assert kernel.count("tl.load(b_sin_table_ptr") == 1
