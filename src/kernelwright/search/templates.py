@@ -6,6 +6,11 @@
              (``search.tunable``) searched by a tuning strategy (``kernelwright.tuning``:
              ``neighbours-then-bo`` by default, ``neighbours`` when SciPy is missing)
 
+A best structure whose calls are host-bound (its verdict's ``host-bound`` label: the device
+waited for the host's launches) is not tuned: its kernels' parameters cannot shorten a call the
+host takes. The remaining structures are tried instead (another may launch less), then the
+search stops and says why.
+
 It implements the Proposer protocol and keeps no state the history cannot rebuild: which designs
 were tried is read back from each trial's ``Candidate.design``/``params``, so a resumed run picks
 up where it stopped.
@@ -45,6 +50,7 @@ class TemplateProposer:
         shapes: each group's quantities the skills' constraints may name
             (``DesignPlan.constraint_names``).
         skipped: designs the templates could not render, with the reason.
+        stop_reason: why the proposer ran out of proposals (read by the search controller).
     """
 
     designs: list[Design]
@@ -58,6 +64,7 @@ class TemplateProposer:
     objective: Objective = Objective.TIME
     name: str = "templates"
     skipped: list[tuple[str, str]] = field(default_factory=list)
+    stop_reason: str | None = None
 
     def ask(self, task: Task, history: Sequence[Trial], n: int, seed: int) -> list[Proposal]:
         """Untried structures first, then tuning suggestions around the best correct one."""
@@ -69,7 +76,8 @@ class TemplateProposer:
         proposals: list[Proposal] = []
         best_trial = best_correct(ours, self.objective)
         best = _design(best_trial) if best_trial is not None else None
-        if len(structure_trials) < self.structures or best is None:
+        host_bound = best_trial is not None and host_bound_trial(best_trial)
+        if len(structure_trials) < self.structures or best is None or host_bound:
             for i, d in enumerate(self.designs):
                 if params_key(d) in seen:
                     continue
@@ -81,6 +89,11 @@ class TemplateProposer:
                     return proposals
             if proposals or best is None:
                 return proposals
+            if host_bound:
+                self.stop_reason = ("the best candidate is host-bound (the device waits for its "
+                                    "launches): tuning its kernels' parameters cannot shorten "
+                                    "its calls, and every structure was tried")
+                return []
         assert best is not None
         designs, model = self._tune(best, tried, n * 3, seed)
         for d in designs:
@@ -134,6 +147,11 @@ class TemplateProposer:
             params=design.params_json(),
         )
         return Proposal(candidate, note)
+
+
+def host_bound_trial(t: Trial) -> bool:
+    """The trial's verdict says its calls are host-bound (``evaluate.verdict.host_bound_label``)."""
+    return any(label.startswith("host-bound") for label in t.verdict.labels)
 
 
 def _is_template(t: Trial) -> bool:

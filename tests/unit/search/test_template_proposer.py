@@ -199,3 +199,22 @@ def test_a_space_that_cannot_be_built_costs_the_tuning_not_the_run(
     assert [t.candidate.design["stage"] for t in result.trials] == ["structure", "structure"]
     assert result.best is not None
     assert any("log scale" in why for _, why in proposer.skipped)
+
+
+def host_bound_judge(task, candidate: Candidate, options, executor=None) -> Verdict:  # type: ignore[no-untyped-def]
+    """Every candidate's calls are host-bound, whatever its parameters."""
+    verdict = fake_judge(task, candidate, options, executor)
+    return Verdict(Status.CORRECT, True, timing=verdict.timing,
+                   labels=("host-bound: issuing a call took 1.1 ms, its device span 1.0 ms",))
+
+
+def test_a_host_bound_best_is_not_tuned(plan, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    # its kernels' parameters cannot shorten calls the host takes: every structure is tried
+    # (another may launch less), then the search stops and says why
+    proposer = neighbours_proposer(plan)
+    result = run_search(plan.task, proposer, EvalOptions(device="cpu"),
+                        Archive(tmp_path / "a.sqlite"), Budget(candidates=20), "run-1",
+                        evaluate_fn=host_bound_judge)
+    stages = [t.candidate.design["stage"] for t in result.trials]
+    assert stages == ["structure"] * len(plan.designs) and len(plan.designs) > 2
+    assert result.stopped is not None and "host-bound" in result.stopped
