@@ -12,7 +12,8 @@ globals (``tl``, shared helpers, other kernels: an alias found earlier is applie
 comparing) and attribute names. Docstrings are left out of the comparison (they do not run). A
 wrapper whose kernel has a twin launches the twin instead, with its own arguments; the
 ``tl.constexpr`` parameters it passes by keyword take the twin's names (a group's alignment
-hints are named after its values), unless a twin's name is already a name in the wrapper.
+hints are named after its values), unless a twin's name already means something else in the
+group's wrapper or kernels. The group's kernels that have no twin take the same names.
 """
 
 from __future__ import annotations
