@@ -88,7 +88,8 @@ def _canonical(text: str) -> tuple[str, str, list[str]] | None:
             and isinstance(first.value.value, str)):
         fn.body = fn.body[1:] or [ast.Pass()]
     local = [a.arg for a in fn.args.args]
-    local += [n.id for n in ast.walk(fn) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)]
+    local += [n.id for n in ast.walk(fn)
+              if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)]
     order = {v: f"v{i}" for i, v in enumerate(dict.fromkeys(local))}
     for node in ast.walk(fn):
         if isinstance(node, ast.arg) and node.arg in order:
