@@ -105,6 +105,10 @@ def test_calls_whose_host_issuing_fills_the_device_span_are_labelled_host_bound(
                        candidate_breakdown=CallBreakdown(events_ms=3.06, span_ms=3.10,
                                                          issue_ms=0.39))
     assert host_bound_label(streaming) == ()
+    # a host nearly as slow as the device still leaves the device busy: kernels set the time
+    close = Timing(candidate=stats, representative=True,
+                   candidate_breakdown=CallBreakdown(events_ms=0.98, span_ms=1.0, issue_ms=0.93))
+    assert host_bound_label(close) == ()
     # nothing to say on the CPU (not representative), or without the process's report
     assert host_bound_label(Timing(candidate=stats, representative=False,
                                    candidate_breakdown=waiting.candidate_breakdown)) == ()
