@@ -60,6 +60,9 @@ def _performance(verdict: Verdict) -> list[str]:
             f"speed of light: {verdict.sol.fraction:.1%} of the {verdict.sol.bound}-bound floor "
             f"({verdict.sol.floor_ms:.4g} ms)"
         )
+    # what the harness says of the kind of call: host-bound (faster kernels will not pay),
+    # or a vendor product/convolution kept beside the custom kernels
+    lines.extend(label for label in verdict.labels if label.startswith(("host-bound", "hybrid")))
     if t.candidate is not None and not t.representative:
         lines.append("timings were taken on the CPU (Triton interpreter): not representative")
     return lines

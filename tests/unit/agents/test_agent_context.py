@@ -28,6 +28,16 @@ def test_describe_correct_verdict_with_speed_of_light():
     assert "memory-bound" in profile and "NVIDIA H200" in profile
 
 
+def test_a_host_bound_call_is_said_and_the_containment_notes_are_not():
+    import dataclasses
+
+    v = dataclasses.replace(correct(0.5, eager_ms=1.0), labels=(
+        "host-bound: issuing a call took 0.52 ms, its device span 0.50 ms",
+        "containment: no PID namespace"))
+    text = describe_verdict(v)
+    assert "host-bound: issuing a call took 0.52 ms" in text and "containment" not in text
+
+
 def test_templates_render_with_minimal_context():
     assert "Stage 1" in render("planner", task_source="t", skills=[], references=[], notes=None)
     coder = render(
