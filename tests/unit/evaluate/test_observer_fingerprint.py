@@ -1,4 +1,7 @@
-"""The observer's fingerprint of a tensor is computed in float64 chunks, never a whole copy."""
+"""The observer's fingerprint of a tensor is computed in float64 chunks, never a whole copy;
+what a launch wrote is told view by view."""
+
+from collections import Counter
 
 import pytest
 import torch
@@ -9,7 +12,8 @@ from kernelwright.evaluate.guard import observer
 def _whole(t: torch.Tensor) -> tuple[float, ...]:
     x = t.reshape(-1).double()
     n = x.numel()
-    idx = torch.arange(min(16, n)) * (n - 1) // max(min(16, n) - 1, 1)
+    k = min(16, n)
+    idx = torch.arange(k) * max((n - 1) // max(k - 1, 1), 1)  # evenly spaced from the first
     return (float(x.sum()), float((x * x).sum()), *[float(v) for v in x[idx].tolist()])
 
 
@@ -41,3 +45,38 @@ def test_chunks_are_bounded(monkeypatch):
     monkeypatch.setattr(torch.Tensor, "double", double)
     observer.fingerprint(torch.randn(1050))
     assert seen and max(seen) <= 100
+
+
+def test_prints_of_several_tensors_are_each_ones_print():
+    tensors = [torch.randn(5, 7), torch.randn(1), torch.empty(0), torch.randn(300)[::3]]
+    assert observer.fingerprints(tensors) == [observer.fingerprint(t) for t in tensors]
+    assert observer.fingerprints(tensors)[2] == ()
+
+
+def _launch(watch: observer.ForwardObserver, args: list[torch.Tensor], kernel) -> None:
+    watch.before_launch(args, {})
+    kernel()
+    watch.after_launch(args, {})
+
+
+def test_a_launch_that_writes_nothing_leaves_overlapping_views_unwritten():
+    """Two views of one storage are two arguments; each is compared with itself."""
+    x = torch.randn(64)
+    watch = observer.ForwardObserver(Counter())
+    _launch(watch, [x, x[1:], x[::2]], lambda: None)
+    assert watch.written == set()
+
+
+def test_a_launch_that_writes_a_view_marks_its_storage_written():
+    x, y = torch.randn(64), torch.randn(64)
+    watch = observer.ForwardObserver(Counter())
+    _launch(watch, [x, y[8:]], lambda: y[8:].mul_(2.0))
+    assert watch.written == {y.untyped_storage().data_ptr()}
+
+
+def test_a_launch_that_copies_an_argument_is_not_a_write():
+    """A permutation of another argument's values moved them, computed nothing."""
+    x, y = torch.randn(64), torch.zeros(64)
+    watch = observer.ForwardObserver(Counter())
+    _launch(watch, [x, y], lambda: y.copy_(x.flip(0)))
+    assert watch.written == set()

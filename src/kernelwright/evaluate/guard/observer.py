@@ -56,23 +56,44 @@ _FROM_HOST = frozenset({"lift_fresh", "lift_fresh_copy"})
 
 def fingerprint(t: Any) -> tuple[float, ...]:
     """Sum, sum of squares and a few fixed samples of ``t``, in float64."""
+    return fingerprints([t])[0]
+
+
+def fingerprints(tensors: Sequence[Any]) -> list[tuple[float, ...]]:
+    """:func:`fingerprint` of each tensor, read back to the host in one copy: the observer
+    prints every tensor argument of every launch twice, so each print's operators (each one
+    recorded by the profiler) and waits for the device are what an observed call costs."""
     import torch
 
-    flat = t.detach().reshape(-1)
-    n = flat.numel()
-    if n == 0:
-        return ()
-    k = min(_SAMPLES, n)
-    # Integer positions spread over the tensor (a float linspace rounds past the end at 2^24).
-    idx = torch.arange(k, device=flat.device, dtype=torch.int64) * (n - 1) // max(k - 1, 1)
-    # In chunks: a float64 copy of the whole tensor would double a 16 GB input's memory
-    # inside the candidate's process and fail a call that eager PyTorch runs.
-    sums = []
-    for start in range(0, n, _PRINT_CHUNK):
-        x = flat[start:start + _PRINT_CHUNK].double()
-        sums.append(torch.stack((x.sum(), (x * x).sum())))
-    total, squares = torch.stack(sums).sum(0).tolist()
-    return (total, squares, *[float(v) for v in flat[idx].double().tolist()])
+    parts, sizes = [], []
+    for t in tensors:
+        flat = t.detach().reshape(-1)
+        n = flat.numel()
+        if n == 0:
+            sizes.append(0)
+            continue
+        k = min(_SAMPLES, n)
+        # In chunks: a float64 copy of the whole tensor would double a 16 GB input's memory
+        # inside the candidate's process and fail a call that eager PyTorch runs.
+        sums, squares = [], []
+        for start in range(0, n, _PRINT_CHUNK):
+            x = flat[start:start + _PRINT_CHUNK].double()
+            sums.append(x.sum())
+            squares.append(x.square().sum())
+        if len(sums) > 1:
+            sums, squares = [torch.stack(sums).sum()], [torch.stack(squares).sum()]
+        # Evenly spaced positions from the first element on (a view: no operator to compute).
+        samples = flat[::max((n - 1) // max(k - 1, 1), 1)][:k].double()
+        parts += [torch.stack((sums[0], squares[0])), samples]
+        sizes.append(2 + k)
+    if not parts:
+        return [() for _ in sizes]
+    values = torch.cat(parts).tolist()
+    out, at = [], 0
+    for size in sizes:
+        out.append(tuple(values[at:at + size]))
+        at += size
+    return out
 
 
 def same_print(a: Sequence[float], b: Sequence[float]) -> bool:
@@ -94,33 +115,73 @@ def _harness() -> Any:
     return torch.profiler.record_function(_HARNESS_LABEL)
 
 
-def _inside_harness(ev: Any) -> bool:
-    parent = ev
-    while parent is not None:
-        if getattr(parent, "name", "") == _HARNESS_LABEL:
-            return True
-        parent = getattr(parent, "cpu_parent", None)
-    return False
+def _outermost_calls(prof: Any) -> list[list[str]]:
+    """The ATen calls a profile recorded with no ATen caller, outside the harness's label, in
+    the order they started: each as its own name then the ATen names below it.
+
+    Read from Kineto's raw events (a name, a thread, a start and an end each) and nested by
+    their intervals, thread by thread, as the profiler's own event tree is; building that tree
+    (``function_events``) costs tens of microseconds an event in Python, and the observer's
+    fingerprints record tens of thousands of events in a call of a model."""
+    results = getattr(prof, "kineto_results", None)
+    if results is None:  # a profiler without Kineto's results: its own event tree
+        return _calls_from_tree(prof.function_events)
+    from torch._C._autograd import DeviceType
+
+    by_thread: dict[int, list[tuple[int, int, str]]] = {}
+    for ev in results.events():
+        if ev.device_type() != DeviceType.CPU or ev.is_async():
+            continue
+        by_thread.setdefault(ev.start_thread_id(), []).append(
+            (ev.start_ns(), -ev.end_ns(), ev.name()))
+    calls: list[tuple[int, list[str]]] = []
+    for events in by_thread.values():
+        events.sort()
+        # open intervals: (end, is harness or below it, the outermost ATen call it is in)
+        stack: list[tuple[int, bool, list[str] | None]] = []
+        for start, neg_end, name in events:
+            end = -neg_end
+            while stack and (start >= stack[-1][0] or end > stack[-1][0]):
+                stack.pop()
+            harness, outer = stack[-1][1:] if stack else (False, None)
+            harness = harness or name == _HARNESS_LABEL
+            if name.startswith("aten::") and not harness:
+                if outer is None:
+                    outer = [name]
+                    calls.append((start, outer))
+                else:
+                    outer.append(name)
+            stack.append((end, harness, outer))
+    calls.sort(key=lambda call: call[0])
+    return [names for _, names in calls]
 
 
-def _has_aten_caller(ev: Any) -> bool:
+def _calls_from_tree(events: Any) -> list[list[str]]:
+    """:func:`_outermost_calls` from the profiler's event tree (``cpu_parent``,
+    ``cpu_children``)."""
+    calls = []
+    for ev in events:
+        name = str(getattr(ev, "name", ""))
+        if not name.startswith("aten::") or _below(ev, lambda n: n == _HARNESS_LABEL) or _below(
+                ev, lambda n: n.startswith("aten::")):
+            continue
+        names, stack = [], [ev]
+        while stack:
+            node = stack.pop()
+            if str(getattr(node, "name", "")).startswith("aten::"):
+                names.append(str(node.name))
+            stack.extend(getattr(node, "cpu_children", []))
+        calls.append(names)
+    return calls
+
+
+def _below(ev: Any, named: Any) -> bool:
     parent = getattr(ev, "cpu_parent", None)
     while parent is not None:
-        if str(getattr(parent, "name", "")).startswith("aten::"):
+        if named(str(getattr(parent, "name", ""))):
             return True
         parent = getattr(parent, "cpu_parent", None)
     return False
-
-
-def _subtree_names(ev: Any) -> list[str]:
-    names, stack = [], [ev]
-    while stack:
-        node = stack.pop()
-        name = str(getattr(node, "name", ""))
-        if name.startswith("aten::"):
-            names.append(name)
-        stack.extend(getattr(node, "cpu_children", []))
-    return names
 
 
 def _tensors(value: Any) -> list[Any]:
@@ -133,6 +194,16 @@ def _tensors(value: Any) -> list[Any]:
     if isinstance(value, list | tuple):
         return [t for item in value for t in _tensors(item)]
     return []
+
+
+def _views(value: Any) -> dict[tuple[Any, ...], Any]:
+    """The non-empty tensors in a launch's arguments, by storage and view (pointer, offset,
+    shape, strides, dtype): one entry for a tensor passed twice."""
+    found = {}
+    for t in _tensors(value):
+        if t.numel():
+            found[(_ptr(t), t.storage_offset(), tuple(t.shape), t.stride(), t.dtype)] = t
+    return found
 
 
 def _ptr(t: Any) -> int:
@@ -185,7 +256,7 @@ class ForwardObserver:
         self.poison = poison
         self.watch = {_numel(shape) for shape in watch}
         self.written: set[int] = set()  # storages the candidate's kernels wrote
-        self._before: dict[int, tuple[float, ...]] = {}
+        self._before: dict[tuple[Any, ...], tuple[float, ...]] = {}
         self.framework_work = 0
         self.vendor_work = 0
         self.prints: list[tuple[str, tuple[float, ...]]] = []
@@ -249,9 +320,9 @@ class ForwardObserver:
         # probe for TorchInductor (an import of Inductor and Dynamo: seconds per process).
         with profiler.profile(use_kineto=True, use_cpu=True) as prof:
             yield
-        self.below = self._unseen(prof.function_events)
+        self.below = self._unseen(_outermost_calls(prof))
 
-    def _unseen(self, events: Any) -> list[str]:
+    def _unseen(self, calls: list[list[str]]) -> list[str]:
         """Compute operators the profiler recorded that the dispatch mode never saw.
 
         Each outermost ATen call (no ATen caller: called from Python or from C++ code of the
@@ -261,16 +332,13 @@ class ForwardObserver:
         """
         seen = Counter(self.counts)
         unseen: set[str] = set()
-        for ev in events:
-            name = str(getattr(ev, "name", ""))
-            if not name.startswith("aten::") or _inside_harness(ev) or _has_aten_caller(ev):
-                continue
-            names = [n.removeprefix("aten::") for n in _subtree_names(ev)]
+        for call in calls:
+            names = [n.removeprefix("aten::") for n in call]
             if all(n in NON_COMPUTE for n in names):
                 continue
             match = next((n for n in names if seen[n] > 0), None)
             if match is None:
-                unseen.add(name.removeprefix("aten::"))
+                unseen.add(call[0].removeprefix("aten::"))
             else:
                 seen[match] -= 1
         return sorted(unseen)
@@ -281,28 +349,28 @@ class ForwardObserver:
         from torch.utils._python_dispatch import _disable_current_modes
 
         with _disable_current_modes(), _harness():
-            self._before = {_ptr(t): fingerprint(t)
-                            for t in _tensors(list(args) + list(kwargs.values())) if t.numel()}
+            views = _views(list(args) + list(kwargs.values()))
+            self._before = dict(zip(views, fingerprints(list(views.values())), strict=True))
 
     def after_launch(self, args: Any, kwargs: Any) -> None:
         """The arguments whose values the launch changed were written by the candidate, unless
         it only moved values: an argument left with the sum and sum of squares of another
         argument's values before the launch holds a copy or a permutation of them, which makes
-        nothing computed from it the candidate's work."""
+        nothing computed from it the candidate's work. Each view is compared with itself (two
+        views of one storage are two arguments: comparing one with the other would call an
+        untouched storage written)."""
         from torch.utils._python_dispatch import _disable_current_modes
 
         with _disable_current_modes(), _harness():
-            for t in _tensors(list(args) + list(kwargs.values())):
-                ptr = _ptr(t)
-                if ptr not in self._before:
+            views = {key: t for key, t in _views(list(args) + list(kwargs.values())).items()
+                     if key in self._before}
+            for key, after in zip(views, fingerprints(list(views.values())), strict=True):
+                if after == self._before[key]:
                     continue
-                after = fingerprint(t)
-                if after == self._before[ptr]:
-                    continue
-                moved = any(other != ptr and same_print(after[:2], before[:2])
+                moved = any(other != key and same_print(after[:2], before[:2])
                             for other, before in self._before.items())
                 if not moved:
-                    self.written.add(ptr)
+                    self.written.add(key[0])
 
     def produced(self, result: Any) -> None:
         """A compiled extension's results are the candidate's."""
