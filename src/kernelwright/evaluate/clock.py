@@ -50,6 +50,9 @@ MIN_BATCHES, MAX_BATCHES = 5, 30
 # windows falls as 1/sqrt(windows); about 5 s of windows keeps it near 10% for short batches
 ENERGY_TOTAL_TARGET_MS, ENERGY_MAX_BATCHES = 5000.0, 120
 CPU_SETS, CPU_BATCHES = 2, 3
+# A search's candidate whose median after MIN_BATCHES batches is this much slower than the
+# search's best so far stops being timed: more batches would only measure a loser precisely
+RACE_MARGIN = 1.2
 PICKED = 3  # calls read per batch (the last one and two chosen at random)
 SAMPLE = 512  # elements per output copied at t1
 PRECISION_BUDGET_S = 0.5  # judge's time for float64 checks of every batch (else one batch)
@@ -265,7 +268,12 @@ def time_batches(r: Referee) -> dict[str, Any]:
     launch_names: list[dict[str, float]] = []
     launch_programs: list[dict[str, float]] = []
     aliased = False
-    precision = PrecisionBatches(precision_every_batch(ref.float64_s, n), _rng.randrange(n))
+    race_ms = r.job.race_ms if cuda else None
+    # The batch checked against float64 is one of the first MIN_BATCHES where timing may stop
+    # after them, so a raced candidate is checked as fully as any other
+    precision = PrecisionBatches(precision_every_batch(ref.float64_s, n),
+                                 _rng.randrange(min(n, MIN_BATCHES) if race_ms else n))
+    raced: dict[str, Any] | None = None
     last_s = 0.0
     b = 0
     while b < n:
@@ -302,6 +310,9 @@ def time_batches(r: Referee) -> dict[str, Any]:
             launch_programs.append({name: count / calls
                                     for name, count in result.launch_programs.items()})
         b += 1
+        if b < n and raced_out(samples, race_ms):
+            raced = {"against_ms": race_ms, "margin": RACE_MARGIN, "planned_batches": n}
+            break
     r.ask("forget", {"models": ["timing"]})
     buffers.forget(r)
     calls = 1 if aliased else k
@@ -330,6 +341,7 @@ def time_batches(r: Referee) -> dict[str, Any]:
         "checked": checked,
         "energy": windows.summary(statistics.median(samples)) if windows and samples else None,
         "energy_note": no_meter,
+        "raced": raced,
     }
 
 
@@ -367,6 +379,14 @@ class PrecisionBatches:
         if self.every and batch != self.chosen:
             self.spent_s += seconds
             self.every = self.spent_s <= PRECISION_BUDGET_S
+
+
+def raced_out(samples: list[float], race_ms: float | None) -> bool:
+    """A candidate timed in ``samples`` (ms a call, one a batch) is clearly slower than a
+    search's best ``race_ms``: its median after at least MIN_BATCHES batches is more than
+    RACE_MARGIN times it. Never before MIN_BATCHES (one slow batch is no verdict)."""
+    return bool(race_ms and len(samples) >= MIN_BATCHES
+                and statistics.median(samples) > RACE_MARGIN * race_ms)
 
 
 def precision_every_batch(float64_s: float | None, batches: int) -> bool:

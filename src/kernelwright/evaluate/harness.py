@@ -166,8 +166,12 @@ class EvalSession:
 
     # -- evaluation --------------------------------------------------------------------------
 
-    def evaluate(self, candidate: Candidate) -> Verdict:
-        """Judge one candidate (static checks, its own process, the judge, runtime checks)."""
+    def evaluate(self, candidate: Candidate, *, race_ms: float | None = None) -> Verdict:
+        """Judge one candidate (static checks, its own process, the judge, runtime checks).
+
+        ``race_ms``: the best time a search has measured in this session; the candidate's
+        timing stops after the fewest batches once it is clearly slower (the verdict says so).
+        """
         started = time.monotonic()
         opts = self.options
         tree = _parse_or_none(candidate.source)
@@ -178,7 +182,7 @@ class EvalSession:
             return build_verdict(self._evidence(candidate, None, tuple(static), started))
         self._start_judge()
         baselines = self._ensure_baselines()
-        job = self._run("candidate", candidate.source, opts.timing, opts.guard)
+        job = self._run("candidate", candidate.source, opts.timing, opts.guard, race_ms)
         violations: list[Any] = []
         if opts.guard and job.result is not None:
             ctx = GuardContext(candidate.source, tree, self.device, self._prepared, job.result)
@@ -236,7 +240,8 @@ class EvalSession:
             return secrets.token_hex(16)
         return hashlib.sha256(f"kernelwright seed {self.options.seed}".encode()).hexdigest()
 
-    def _run(self, role: str, source: str, timing: bool, guard: bool) -> JobResult:
+    def _run(self, role: str, source: str, timing: bool, guard: bool,
+             race_ms: float | None = None) -> JobResult:
         judge = self._judge
         assert judge is not None
         plan = self._prepared.get("memory") or {}
@@ -249,7 +254,8 @@ class EvalSession:
         def drive(process: CandidateProcess) -> dict[str, Any]:
             command = {"role": role, "timing": timing, "guard": guard,
                        "memory_fraction": fraction, "source_file": SOLUTION_FILE,
-                       "repeat": role == "candidate" and self.options.determinism}
+                       "repeat": role == "candidate" and self.options.determinism,
+                       "race_ms": race_ms}
             report = judge.judge(process.sock, command, timeout, self.on_progress, process.watch)
             if not report.get("containment"):
                 report["containment"] = (process.ready or {}).get("containment") or {}

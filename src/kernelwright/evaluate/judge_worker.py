@@ -85,6 +85,7 @@ def serve(control: Channel, reference: Reference, progress: Any) -> None:
             memory_fraction=header.get("memory_fraction"),
             source_file=str(header.get("source_file", "solution.py")),
             repeat=bool(header.get("repeat", False)),
+            race_ms=_positive(header.get("race_ms")),
         )
         reference.processes += 1  # its timed inputs differ from every other process's
         try:
@@ -188,6 +189,13 @@ def _l2_bytes() -> int:
 
     props = torch.cuda.get_device_properties(torch.cuda.current_device())
     return int(getattr(props, "L2_cache_size", 0) or 0)
+
+
+def _positive(value: Any) -> float | None:
+    """A positive number from the parent's header, else None."""
+    if isinstance(value, int | float) and not isinstance(value, bool) and value > 0:
+        return float(value)
+    return None
 
 
 def vars_of(obj: Any) -> dict[str, Any]:

@@ -55,6 +55,9 @@ class Assignment:
     memory_fraction: float | None = None
     source_file: str = "solution.py"
     repeat: bool = False  # run 0 twice more; the outputs must be bit-identical (determinism)
+    # A search's best time so far (ms, this judge's clock): timing stops early for a candidate
+    # clearly slower (clock.RACE_MARGIN)
+    race_ms: float | None = None
 
 
 class Referee:

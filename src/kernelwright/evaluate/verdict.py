@@ -251,6 +251,12 @@ def timing_of(ev: Evidence) -> Timing:
     notes: list[str] = []
     if ev.device != "cuda":
         notes.append("CPU timing (Triton interpreter): not representative of a GPU")
+    raced = raw.get("raced")
+    if isinstance(raced, dict) and candidate is not None:
+        notes.append(
+            f"timing stopped after {candidate.n_runs} of {raced.get('planned_batches')} batches: "
+            f"{candidate.median_ms:.4f} ms is more than {raced.get('margin')}x the search's best "
+            f"so far ({float(raced.get('against_ms') or 0):.4f} ms)")
 
     def speedup(base: TimingStats | None) -> float | None:
         if base is None or candidate is None or candidate.median_ms <= 0:

@@ -161,6 +161,8 @@ def run_search(
         raise ValueError("a search on a pool judges with the workers' sessions, not evaluate_fn")
     session = (None if evaluate_fn is not None or pool is not None
                else EvalSession(task, options, executor=executor))
+    from kernelwright.hardware.energy import Objective
+
     loop = _Loop(
         task=task,
         options=options,
@@ -172,6 +174,7 @@ def run_search(
         equivalence=equivalence or (lambda _c: None),
         pool=pool,
         confirm=confirm,
+        race=session is not None and options.objective is Objective.TIME,
     )
     try:
         archive.start_run(run_id, "search", task.sha256, run_config or {"proposer": proposer.name})
@@ -182,8 +185,9 @@ def run_search(
 
 
 def _session_judge(session: Any) -> Callable[..., Verdict]:
-    def judge(task: Task, candidate: Any, options: EvalOptions, executor: Any = None) -> Verdict:
-        return session.evaluate(candidate)  # type: ignore[no-any-return]
+    def judge(task: Task, candidate: Any, options: EvalOptions, executor: Any = None,
+              race_ms: float | None = None) -> Verdict:
+        return session.evaluate(candidate, race_ms=race_ms)  # type: ignore[no-any-return]
 
     return judge
 
@@ -202,6 +206,10 @@ class _Loop:
     equivalence: EquivalenceKey
     pool: WorkerPool | None = None
     confirm: bool = False
+    # Race each candidate's timing against the best time judged in this session (its judge,
+    # its clock): a clear loser is timed in the fewest batches (clock.RACE_MARGIN)
+    race: bool = False
+    _session_best_ms: float | None = None
 
     def run(self, proposer: Proposer, budget: Budget, batch: int, seed: int) -> SearchResult:
         result = SearchResult(self.run_id)
@@ -383,9 +391,14 @@ class _Loop:
         archive the verdict either way."""
         verdict = refused
         if verdict is None:
+            extra = {"race_ms": self._session_best_ms} if self.race else {}
             verdict = self.judge(
-                self.task, proposal.candidate, self.options, executor=self.executor
+                self.task, proposal.candidate, self.options, executor=self.executor, **extra
             )
+            timed = verdict.timing.candidate
+            if verdict.correct and verdict.timing.representative and timed is not None and (
+                    self._session_best_ms is None or timed.median_ms < self._session_best_ms):
+                self._session_best_ms = timed.median_ms
         trial = self._record(proposal, verdict, result)
         kind = "refused" if trial.refused else "evaluated"
         self.emit(SearchEvent(kind, trial, result.best, result.evaluated))

@@ -82,3 +82,15 @@ def test_extra_precision_batches_stop_at_their_budget_and_the_chosen_one_stays()
     assert wanted == [True] * 4 + [False] * 3 + [True] + [False] * 2
     one = PrecisionBatches(every=False, chosen=2)
     assert [one.wanted(b) for b in range(4)] == [False, False, True, False]
+
+
+def test_a_candidate_is_raced_out_only_after_the_fewest_batches_and_clearly_slower():
+    from kernelwright.evaluate.clock import MIN_BATCHES, RACE_MARGIN, raced_out
+
+    slow = [RACE_MARGIN * 1.05] * MIN_BATCHES
+    assert raced_out(slow, 1.0)
+    assert not raced_out(slow[:-1], 1.0)  # too few batches to tell
+    assert not raced_out([RACE_MARGIN * 0.99] * MIN_BATCHES, 1.0)  # within the margin
+    assert not raced_out(slow, None)  # nothing to race against
+    # one slow batch among fast ones moves the median, not the verdict
+    assert not raced_out([1.0, 1.0, 9.0, 1.0, 1.0], 1.0)

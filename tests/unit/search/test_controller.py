@@ -158,3 +158,38 @@ def test_a_proposer_that_only_breaks_the_constraints_is_stopped(fixtures):
     assert result.refused == MAX_REFUSED_IN_A_ROW and result.evaluated == 0
     assert "in a row broke the constraints" in result.stopped
     assert "constraint-forbidden-op" in result.stopped
+
+
+def test_each_candidate_is_raced_against_the_best_judged_in_this_session(fixtures):
+    """A session's judge gets the best time it has measured (never one from another run's
+    judge); a clearly slower candidate's timing then stops early there."""
+    from kernelwright.search.controller import _Loop
+
+    task = load_task(fixtures / "tasks" / "softmax_rows.py")
+    archive = Archive(":memory:")
+    archive.add(task, Candidate(SOURCE.format(i=99)), fake_judge([])(task, Candidate(
+        SOURCE.format(i=99)), EvalOptions()), "r")  # an earlier run's best: 0.1 ms
+    raced_against = []
+
+    def judge(task, candidate, options, executor=None, race_ms=None):
+        raced_against.append(race_ms)
+        return fake_judge([])(task, candidate, options)
+
+    loop = _Loop(task=task, options=EvalOptions(device="cpu"), archive=archive, run_id="r",
+                 executor=None, judge=_representative(judge), emit=lambda _e: None,
+                 equivalence=lambda _c: None, race=True)
+    loop.run(Counter(limit=4), Budget(candidates=4), 1, 0)  # the archived one counts
+    # speeds 0 (10 ms), 1 (5 ms), 3: each raced against the best judged before it, never
+    # against the archived 0.1 ms
+    assert raced_against == [None, 10.0, 5.0]
+
+
+def _representative(judge):
+    import dataclasses
+
+    def wrapped(task, candidate, options, executor=None, **extra):
+        verdict = judge(task, candidate, options, executor, **extra)
+        return dataclasses.replace(
+            verdict, timing=dataclasses.replace(verdict.timing, representative=True))
+
+    return wrapped
