@@ -444,12 +444,6 @@ class Runner:
             self.buffers.pop(str(name), None)
             self.writers.pop(str(name), None)
         self._drop_outputs()
-        if h.get("models") and self.sealed:
-            # A model made before the seal is frozen for the collector: one held in a cycle
-            # goes back only through a full collection
-            gc.unfreeze()
-            gc.collect()
-            gc.freeze()
         if self.device == "cuda":
             import torch
 
@@ -465,7 +459,10 @@ class Runner:
         # What exists now (torch, Triton, the candidate's module and compiled kernels) is left
         # out of every later collection: the full collection that ends each observed call (so
         # finalizers run inside it) then scans only what the calls made, milliseconds instead
-        # of a tenth of a second. Timed and checked calls see the same collector state.
+        # of a tenth of a second. Garbage goes first (frozen, it would never be collected); the
+        # models of the calls are all made after this. Timed and checked calls see the same
+        # collector state.
+        gc.collect()
         gc.freeze()
         # Native threads that libraries start on first use (thread pools, the driver's) are in
         # place after the warm-up; a Python thread the candidate starts, then or later, is not
