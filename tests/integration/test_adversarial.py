@@ -328,6 +328,8 @@ def test_honest_solution_is_accepted(case: Case) -> None:
     # and where the evaluation's seconds went, step by step
     steps = {p.name for p in v.phases}
     assert {"importing the solution", "warm-up (compiling)", "checked calls", "timing"} <= steps
+    # the timing step by part: its set-up, the untimed drawing and checking, the clocked batches
+    assert {"timing: set-up", "timing: drawing inputs", "timing: checks"} <= steps
     assert all(p.seconds >= 0 for p in v.phases)
 
 

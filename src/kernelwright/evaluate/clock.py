@@ -53,6 +53,9 @@ CPU_SETS, CPU_BATCHES = 2, 3
 # A search's candidate whose median after MIN_BATCHES batches is this much slower than the
 # search's best so far stops being timed: more batches would only measure a loser precisely
 RACE_MARGIN = 1.2
+# The parts of the timing step in the verdict's phases
+SETUP, DRAWING, CLOCKED, CHECKING = ("timing: set-up", "timing: drawing inputs", "timing",
+                                     "timing: checks")
 PICKED = 3  # calls read per batch (the last one and two chosen at random)
 SAMPLE = 512  # elements per output copied at t1
 PRECISION_BUDGET_S = 0.5  # judge's time for float64 checks of every batch (else one batch)
@@ -230,7 +233,10 @@ def time_batches(r: Referee) -> dict[str, Any]:
     """Time the process's model; the result goes into the report's ``timing``."""
     ref = r.ref
     cuda = r.device == "cuda"
-    r.step("timing: first batch")
+    # The timing step's seconds by part (the verdict's phases): its set-up (the timing model,
+    # the buffers, giving both back), drawing each batch's inputs and checking its read-back
+    # calls (both untimed), and the batches on the clock ("timing"), probe batches included
+    r.step("timing: first batch", kind=SETUP)
     r.ask("model", {"name": "timing", "seed": ref.model_seed_timing},
           transport.pack(ref.init_inputs) if ref.init_inputs else b"")
     flush = _flush_buffer() if cuda else None
@@ -260,6 +266,7 @@ def time_batches(r: Referee) -> dict[str, Any]:
         n = int(min(most, max(MIN_BATCHES, math.ceil(total / (k * per_call)))))
     else:  # the interpreter's times say nothing; a few batches check the protocol's outputs
         k, n = CPU_SETS, CPU_BATCHES
+    r.count_as(SETUP)
     buffers = TimedBuffers.allocate(r, "timing", ref.timing_inputs(batch, 0), k)
     samples: list[float] = []
     events: list[float] = []
@@ -313,6 +320,7 @@ def time_batches(r: Referee) -> dict[str, Any]:
         if b < n and raced_out(samples, race_ms):
             raced = {"against_ms": race_ms, "margin": RACE_MARGIN, "planned_batches": n}
             break
+    r.count_as(SETUP)
     r.ask("forget", {"models": ["timing"]})
     buffers.forget(r)
     calls = 1 if aliased else k
@@ -401,9 +409,11 @@ def _batch(
 ) -> _Batch:
     ref = r.ref
     cuda = r.device == "cuda"
+    r.count_as(DRAWING)
     sets = [ref.timing_inputs(batch, call) for call in range(k)]  # untimed, judge memory only
     places, decoys = _draw(sets)
     _sync(cuda)
+    r.count_as(CLOCKED)
     e0 = meter.millijoules() if meter is not None else 0.0  # read outside the window
     t0 = time.perf_counter()
     buffers.write(r, sets, places, decoys, list(range(k)))
@@ -424,6 +434,7 @@ def _batch(
     t1 = time.perf_counter()
     energy = ((e0, meter.millijoules(), (t1 - t0) * 1e3) if meter is not None else None)
     checks_from = time.perf_counter()
+    r.count_as(CHECKING)
     reused = _reused(reply, payload, k, picked, cuda)
     entries = []
     for call, outs, samples in zip(picked, outputs, taken, strict=True):

@@ -435,9 +435,13 @@ class Referee:
         if kind is not None:
             self._kind = kind
 
-    def step(self, text: str) -> None:
-        """Report a phase (used by the clock, whose steps all count as timing)."""
-        self._step(text, kind="timing")
+    def step(self, text: str, kind: str = "timing") -> None:
+        """Report a phase (used by the clock, whose steps count as timing or a part of it)."""
+        self._step(text, kind=kind)
+
+    def count_as(self, kind: str) -> None:
+        """Count the seconds from now to ``kind`` of ``phases_s`` (the step's text stays)."""
+        self._tally(kind)
 
     @property
     def deadline(self) -> float:
