@@ -275,11 +275,12 @@ def time_batches(r: Referee) -> dict[str, Any]:
     launch_names: list[dict[str, float]] = []
     launch_programs: list[dict[str, float]] = []
     aliased = False
+    # A raced candidate stops before its planned batches, perhaps before the one chosen for
+    # the float64 check: it is then slower than a candidate already judged, so it can never be
+    # a search's best, and every candidate that can be keeps the check at a batch chosen among
+    # all of them (a candidate counting its calls cannot tell which)
     race_ms = r.job.race_ms if cuda else None
-    # The batch checked against float64 is one of the first MIN_BATCHES where timing may stop
-    # after them, so a raced candidate is checked as fully as any other
-    precision = PrecisionBatches(precision_every_batch(ref.float64_s, n),
-                                 _rng.randrange(min(n, MIN_BATCHES) if race_ms else n))
+    precision = PrecisionBatches(precision_every_batch(ref.float64_s, n), _rng.randrange(n))
     raced: dict[str, Any] | None = None
     last_s = 0.0
     b = 0
