@@ -80,3 +80,23 @@ def test_a_launch_that_copies_an_argument_is_not_a_write():
     watch = observer.ForwardObserver(Counter())
     _launch(watch, [x, y], lambda: y.copy_(x.flip(0)))
     assert watch.written == set()
+
+
+def test_outermost_calls_from_raw_events_match_the_profilers_event_tree():
+    """The raw-event pass nests calls as the profiler's own tree does: the same outermost ATen
+    calls, the same operators below each, the harness's labelled operators left out."""
+    from torch.autograd import profiler
+
+    x = torch.randn(32, 32)
+    with profiler.profile(use_kineto=True, use_cpu=True) as prof:
+        y = torch.softmax(x, 1) @ x
+        with observer._harness():
+            observer.fingerprints([x, y])
+        torch.nn.functional.layer_norm(y, (32,)).sum()
+    raw = observer._outermost_calls(prof)
+    tree = observer._calls_from_tree(prof.function_events)
+    assert [c[0] for c in raw] == [c[0] for c in tree]
+    # (the tree merges an operator into a same-named one it alone calls: sum in sum)
+    assert [set(c) for c in raw] == [set(c) for c in tree]
+    assert [c[0] for c in raw] == ["aten::softmax", "aten::matmul", "aten::layer_norm",
+                                   "aten::sum"]
