@@ -178,6 +178,9 @@ class Timing:
     candidate_breakdown: CallBreakdown | None = None
     eager_breakdown: CallBreakdown | None = None
     compile_breakdown: CallBreakdown | None = None
+    # The candidate's timing stopped early, clearly slower than its search's best so far (its
+    # note says after how many batches): a loser's time, measured in the fewest batches
+    raced: bool = False
 
 
 @dataclass(frozen=True, slots=True)

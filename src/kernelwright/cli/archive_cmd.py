@@ -200,6 +200,8 @@ def runs_command(
     for r in rows:
         if r.phases_s:
             steps = ", ".join(f"{name} {s:.2f}" for name, s in r.phases_s.items() if s >= 0.005)
-            out.print(f"[dim]{r.task} ({r.search}): an evaluation's steps, mean s: {steps}[/]")
+            raced = f"; {r.raced} of {r.evaluated} raced out" if r.raced else ""
+            out.print(f"[dim]{r.task} ({r.search}): an evaluation's steps, mean s: {steps}"
+                      f"{raced}[/]")
     if not rows:
         err.print("no search run in the archive" + (f" for task {task!r}" if task else ""))

@@ -281,6 +281,7 @@ def timing_of(ev: Evidence) -> Timing:
         candidate_breakdown=breakdown_of(raw),
         eager_breakdown=breakdown_of(ev.baselines.get("eager")),
         compile_breakdown=breakdown_of(ev.baselines.get("compile")),
+        raced=isinstance(raced, dict),
     )
 
 

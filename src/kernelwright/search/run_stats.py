@@ -40,6 +40,7 @@ class RunStats:
     # the mean seconds of an evaluation per kind of step of the candidate's process
     # (Verdict.phases), in the order first reached
     phases_s: dict[str, float] = field(default_factory=dict)
+    raced: int = 0  # evaluations whose timing stopped early, clearly slower than the best
 
 
 def run_stats(store: Archive, at: int | None = None, task: str | None = None) -> list[RunStats]:
@@ -88,6 +89,7 @@ def _stats(run: RunRow, records: list[Record], at: int | None) -> RunStats:
         seconds_each=statistics.fmean(r.verdict.duration_s for r in evaluated) if evaluated
         else None,
         phases_s=_mean_phases(evaluated),
+        raced=sum(r.verdict.timing.raced for r in evaluated),
         confirmed_ms=_median(next(
             (r for r in reversed(records) if flagged(r, CONFIRMATION) and best is not None
              and r.candidate_id == best.candidate_id), None)),

@@ -113,3 +113,18 @@ def test_a_confirmation_is_no_evaluation_and_its_time_is_shown(tmp_path: Path) -
         store.add(TASK, Candidate("run-e = 0"), _verdict(0.6, CONFIRMATION), "run-e")
         (e,) = run_stats(store)
     assert e.evaluated == 2 and e.best_ms == 0.5 and e.confirmed_ms == 0.6
+
+
+def test_raced_evaluations_are_counted_and_shown(tmp_path: Path) -> None:
+    import dataclasses
+
+    raced = _verdict(1.5, phases=(PhaseTime("timing", 0.2),))
+    raced = dataclasses.replace(raced, timing=dataclasses.replace(raced.timing, raced=True))
+    path = tmp_path / "a.sqlite"
+    with Archive(path) as store:
+        _run(store, "run-f", "mcts", [(10, _verdict(1.0, phases=(PhaseTime("timing", 0.5),))),
+                                      (20, raced)])
+        (f,) = run_stats(store)
+    assert f.raced == 1 and f.best_ms == 1.0  # read back from the archive's verdicts
+    result = CliRunner().invoke(app, ["archive", "runs", "--archive", str(path)])
+    assert result.exit_code == 0 and "1 of 2 raced out" in result.output
