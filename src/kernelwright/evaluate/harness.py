@@ -169,7 +169,7 @@ class EvalSession:
     def evaluate(self, candidate: Candidate, *, race_ms: float | None = None) -> Verdict:
         """Judge one candidate (static checks, its own process, the judge, runtime checks).
 
-        ``race_ms``: the best time a search has measured in this session; the candidate's
+        ``race_ms``: the best time a search has measured with this judge; the candidate's
         timing stops after the fewest batches once it is clearly slower (the verdict says so).
         """
         started = time.monotonic()

@@ -206,10 +206,10 @@ class _Loop:
     equivalence: EquivalenceKey
     pool: WorkerPool | None = None
     confirm: bool = False
-    # Race each candidate's timing against the best time judged in this session (its judge,
-    # its clock): a clear loser is timed in the fewest batches (clock.RACE_MARGIN)
+    # Race each candidate's timing against the best time this run's judge measured (one
+    # judge, one clock): a clear loser is timed in the fewest batches (clock.RACE_MARGIN)
     race: bool = False
-    _session_best_ms: float | None = None
+    _run_best_ms: float | None = None
 
     def run(self, proposer: Proposer, budget: Budget, batch: int, seed: int) -> SearchResult:
         result = SearchResult(self.run_id)
@@ -391,14 +391,14 @@ class _Loop:
         archive the verdict either way."""
         verdict = refused
         if verdict is None:
-            extra = {"race_ms": self._session_best_ms} if self.race else {}
+            extra = {"race_ms": self._run_best_ms} if self.race else {}
             verdict = self.judge(
                 self.task, proposal.candidate, self.options, executor=self.executor, **extra
             )
             timed = verdict.timing.candidate
             if verdict.correct and verdict.timing.representative and timed is not None and (
-                    self._session_best_ms is None or timed.median_ms < self._session_best_ms):
-                self._session_best_ms = timed.median_ms
+                    self._run_best_ms is None or timed.median_ms < self._run_best_ms):
+                self._run_best_ms = timed.median_ms
         trial = self._record(proposal, verdict, result)
         kind = "refused" if trial.refused else "evaluated"
         self.emit(SearchEvent(kind, trial, result.best, result.evaluated))

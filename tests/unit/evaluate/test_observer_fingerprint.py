@@ -96,7 +96,7 @@ def test_outermost_calls_from_raw_events_match_the_profilers_event_tree():
     raw = observer._outermost_calls(prof)
     tree = observer._calls_from_tree(prof.function_events)
     assert [c[0] for c in raw] == [c[0] for c in tree]
-    # (the tree merges an operator into a same-named one it alone calls: sum in sum)
+    # (the tree merges an operator into a same-named operator that is its only child: sum in sum)
     assert [set(c) for c in raw] == [set(c) for c in tree]
     assert [c[0] for c in raw] == ["aten::softmax", "aten::matmul", "aten::layer_norm",
                                    "aten::sum"]

@@ -160,7 +160,7 @@ def test_a_proposer_that_only_breaks_the_constraints_is_stopped(fixtures):
     assert "constraint-forbidden-op" in result.stopped
 
 
-def test_each_candidate_is_raced_against_the_best_judged_in_this_session(fixtures):
+def test_each_candidate_is_raced_against_the_best_its_run_s_judge_measured(fixtures):
     """A session's judge gets the best time it has measured (never one from another run's
     judge); a clearly slower candidate's timing then stops early there."""
     from kernelwright.search.controller import _Loop
