@@ -330,6 +330,7 @@ def test_honest_solution_is_accepted(case: Case) -> None:
     assert {"importing the solution", "warm-up (compiling)", "checked calls", "timing"} <= steps
     # the timing step by part: its set-up, the untimed drawing and checking, the clocked batches
     assert {"timing: set-up", "timing: drawing inputs", "timing: checks"} <= steps
+    assert v.phases[0].name == "waiting for its process"  # from the request to a ready process
     assert all(p.seconds >= 0 for p in v.phases)
 
 

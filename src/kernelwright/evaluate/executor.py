@@ -89,7 +89,8 @@ class JobResult:
     """How one process ended.
 
     ``result``: what ``drive`` returned (the judge's report), None if it raised. ``killed``: why
-    the executor stopped the process early (its memory), empty otherwise.
+    the executor stopped the process early (its memory), empty otherwise. ``wait_s``: from the
+    request to a ready process (a spare still warming up, or a cold start).
     """
 
     result: dict[str, Any] | None
@@ -99,6 +100,7 @@ class JobResult:
     prestarted: bool = False
     killed: str = ""
     containment: dict[str, Any] = field(default_factory=dict)
+    wait_s: float = 0.0
 
 
 def candidate_env(launch: Launch, home: Path, mark: str) -> dict[str, str]:
@@ -310,6 +312,7 @@ class SubprocessExecutor:
                     "a candidate's process could not start (before any candidate code ran); "
                     f"its output:\n{log}"
                 )
+        waited = time.monotonic() - start
         for name, text in files.items():
             (process.scratch / name).write_text(text)
         result: dict[str, Any] | None = None
@@ -330,6 +333,7 @@ class SubprocessExecutor:
             killed=process.killed,
             containment=dict((result or {}).get("containment")
                              or (process.ready or {}).get("containment") or {}),
+            wait_s=waited,
         )
 
     def _start(self, launch: Launch) -> CandidateProcess:

@@ -56,6 +56,9 @@ from kernelwright.records import Candidate, Task, Tolerance, Verdict, Violation
 from kernelwright.task.kernelbench import load_task, task_options
 
 SOLUTION_FILE = "solution.py"
+# The first of an evaluation's phases: the candidate's process starting (a cold start, or the
+# rest of a spare's warm-up)
+WAITING = "waiting for its process"
 # Spread (inter-quartile range over median) past which a baseline is not cached: the machine was
 # busy, and a cached number would mislead every later evaluation.
 MAX_CACHED_SPREAD = {"cuda": 0.2, "cpu": 0.5}
@@ -261,7 +264,11 @@ class EvalSession:
                 report["containment"] = (process.ready or {}).get("containment") or {}
             return report
 
-        return self.executor.run(self.launch, {SOLUTION_FILE: source}, drive)
+        job = self.executor.run(self.launch, {SOLUTION_FILE: source}, drive)
+        if job.result is not None:  # where the evaluation's seconds went, its wait first
+            job.result["phases_s"] = [[WAITING, round(job.wait_s, 4)],
+                                      *(job.result.get("phases_s") or [])]
+        return job
 
     def _ensure_baselines(self) -> dict[str, Any]:
         """Eager and torch.compile timings: from the cache, else measured in processes of their
