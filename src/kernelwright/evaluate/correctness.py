@@ -156,31 +156,51 @@ def _compare_floating(
         torch.float32
     )
     rf, af = _flat(exp), _flat(out)
-    n_bad = unwritten = 0
-    max_abs = max_rel = 0.0
-    d_sq = r_sq = 0.0
-    first: int | None = None
+
+    def bad_of(r: Any, a: Any) -> tuple[Any, Any, Any, Any, Any]:
+        """A chunk's failing elements, its elements finite in both, |a - r| (0 where not
+        finite), |r| and the elements NaN in ``a`` only (never written?)."""
+        r_nan, a_nan = torch.isnan(r), torch.isnan(a)
+        finite = torch.isfinite(r) & torch.isfinite(a)
+        diff = torch.where(finite, (a - r).abs(), torch.zeros((), dtype=work_dtype,
+                                                                device=r.device))
+        r_abs = r.abs()
+        # Non-finite positions match only when both are NaN or both are the same infinity.
+        same_special = (r_nan & a_nan) | (torch.isinf(r) & (a == r))
+        bad = torch.where(finite, diff > atol + tol.rtol * r_abs, ~same_special)
+        return bad, finite, diff, r_abs, a_nan & ~r_nan
+
     denom_floor = max(tol.atol, 1e-30)
+    # Each chunk's statistics stay on the device, read back once for the whole output: a
+    # read-back per statistic and chunk would leave the device idle while the host waits, then
+    # launches the next few kernels (most of a large output's comparison time).
+    rows = []
     for start in range(0, rf.numel(), CHUNK):
         r = rf[start : start + CHUNK].to(work_dtype)
         a = af[start : start + CHUNK].to(work_dtype)
-        r_nan, a_nan = torch.isnan(r), torch.isnan(a)
-        finite = torch.isfinite(r) & torch.isfinite(a)
-        unwritten += int((a_nan & ~r_nan).sum())
-        diff = torch.where(finite, (a - r).abs(), torch.zeros((), dtype=work_dtype,
-                                                                device=r.device))
-        # Non-finite positions match only when both are NaN or both are the same infinity.
-        same_special = (r_nan & a_nan) | (torch.isinf(r) & (a == r))
-        bad = (~finite & ~same_special) | (finite & (diff > atol + tol.rtol * r.abs()))
-        count = int(bad.sum())
-        if count and first is None:
-            first = start + int(torch.nonzero(bad, as_tuple=False)[0, 0])
-        n_bad += count
-        if diff.numel():
-            max_abs = max(max_abs, float(diff.max()))
-            max_rel = max(max_rel, float((diff / torch.clamp(r.abs(), min=denom_floor)).max()))
-        d_sq += float((diff.double() ** 2).sum())
-        r_sq += float((torch.where(finite, r, 0.0).double() ** 2).sum())
+        bad, finite, diff, r_abs, unwritten_here = bad_of(r, a)
+        rows.append(torch.stack([
+            bad.sum().double(),
+            unwritten_here.sum().double(),
+            diff.max().double(),
+            (diff / torch.clamp(r_abs, min=denom_floor)).max().double(),
+            torch.linalg.vector_norm(diff, dtype=torch.float64),
+            torch.linalg.vector_norm(torch.where(finite, r, 0.0), dtype=torch.float64),
+        ]))
+    per_chunk = torch.stack(rows).tolist() if rows else []
+    n_bad = int(sum(row[0] for row in per_chunk))
+    unwritten = int(sum(row[1] for row in per_chunk))
+    # Folded from 0 as max(so_far, chunk): a NaN chunk (a NaN reference) leaves the rest's
+    max_abs = max([0.0, *(row[2] for row in per_chunk)])
+    max_rel = max([0.0, *(row[3] for row in per_chunk)])
+    d_sq = sum(row[4] ** 2 for row in per_chunk)
+    r_sq = sum(row[5] ** 2 for row in per_chunk)
+    first: int | None = None
+    if n_bad:
+        chunk = next(i for i, row in enumerate(per_chunk) if row[0])
+        at = chunk * CHUNK
+        bad, *_ = bad_of(rf[at : at + CHUNK].to(work_dtype), af[at : at + CHUNK].to(work_dtype))
+        first = at + int(torch.nonzero(bad, as_tuple=False)[0, 0])
     r_norm, d_norm = r_sq**0.5, d_sq**0.5
     norm_err = d_norm / r_norm if r_norm > 0 else (0.0 if d_norm == 0 else float("inf"))
     stats: dict[str, Any] = {
@@ -306,13 +326,18 @@ def _normalised_error(a: Any, x: Any) -> float | None:
     import torch
 
     af, xf = _flat(a), _flat(x.to(a.device))
-    d_sq = x_sq = 0.0
+    rows = []  # per chunk, on the device until one read-back (see _compare_floating)
     for start in range(0, xf.numel(), CHUNK):
-        ac = af[start : start + CHUNK].double()
-        xc = xf[start : start + CHUNK].double()
+        ac = af[start : start + CHUNK]
+        xc = xf[start : start + CHUNK].double()  # ac - xc is then computed in float64
         finite = torch.isfinite(ac) & torch.isfinite(xc)
-        d_sq += float(torch.where(finite, (ac - xc) ** 2, 0.0).sum())
-        x_sq += float(torch.where(finite, xc**2, 0.0).sum())
+        rows.append(torch.stack([
+            torch.linalg.vector_norm(torch.where(finite, ac - xc, 0.0)),
+            torch.linalg.vector_norm(torch.where(finite, xc, 0.0)),
+        ]))
+    per_chunk = torch.stack(rows).tolist() if rows else []
+    d_sq = sum(row[0] ** 2 for row in per_chunk)
+    x_sq = sum(row[1] ** 2 for row in per_chunk)
     if x_sq == 0.0:
         return None
     return float((d_sq / x_sq) ** 0.5)

@@ -2,7 +2,13 @@ import math
 
 import torch
 
-from kernelwright.evaluate.correctness import compare_outputs, inputs_unchanged, norm_tolerance
+from kernelwright.evaluate import correctness
+from kernelwright.evaluate.correctness import (
+    compare_outputs,
+    inputs_unchanged,
+    norm_tolerance,
+    precision_shortfall,
+)
 from kernelwright.records import Tolerance
 
 TOL = Tolerance(1e-4, 1e-4)
@@ -21,6 +27,33 @@ def test_every_element_is_checked():
     r = compare_outputs([x], [y], TOL)
     assert not r["ok"]
     assert "1 of 10000 elements differ" in r["message"] and "(99, 99)" in r["message"]
+
+
+def test_outputs_in_many_chunks_give_the_statistics_of_one(monkeypatch):
+    # Chunks keep their statistics on the device until one read-back: the counts, the first
+    # failing index, the largest errors and the norms must be those of a single pass.
+    x = torch.randn(40, 25)
+    y = x + 1e-6 * torch.randn(40, 25)
+    y[17, 3] += 1.0
+    y[30, 0] += 2.0
+    y[33, 9] = float("nan")
+    whole = compare_outputs([x], [y], TOL)
+    monkeypatch.setattr(correctness, "CHUNK", 64)
+    chunked = compare_outputs([x], [y], TOL)
+    assert "3 of 1000 elements differ" in chunked["message"]
+    assert "first at index (17, 3)" in chunked["message"]
+    assert chunked["unwritten"] == whole["unwritten"] == 1
+    for key in ("max_abs_err", "max_rel_err", "norm_err"):
+        assert math.isclose(chunked[key], whole[key], rel_tol=1e-9), key
+
+
+def test_precision_check_in_many_chunks(monkeypatch):
+    exact = torch.randn(300, dtype=torch.float64)
+    reference = exact.float()
+    lowered = exact.to(torch.bfloat16).float()
+    monkeypatch.setattr(correctness, "CHUNK", 7)
+    assert precision_shortfall([reference], [exact], [reference]) == ""
+    assert "below the fp32 policy" in precision_shortfall([lowered], [exact], [reference])
 
 
 def test_shape_dtype_and_count_mismatches():
