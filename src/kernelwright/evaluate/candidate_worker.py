@@ -70,7 +70,8 @@ def main(argv: list[str]) -> None:
 
 
 def warm_up(device: str) -> None:
-    """What depends on neither the candidate nor its request: imports, the CUDA context."""
+    """What depends on neither the candidate nor its request: imports, the CUDA context and
+    Triton's first compile (``triton_warm``)."""
     import importlib
     from collections import Counter
 
@@ -93,6 +94,12 @@ def warm_up(device: str) -> None:
         torch.ones(1).add_(1)
     if device == "cuda":
         torch.cuda.synchronize()
+        try:
+            from kernelwright.evaluate import triton_warm
+
+            triton_warm.warm(torch)
+        except Exception:  # noqa: BLE001 - only time is at stake: a candidate that uses
+            pass  # Triton meets the same failure in its own first compile, and it is reported
 
 
 class Runner:

@@ -248,8 +248,9 @@ class Executor(Protocol):
 
 
 class SubprocessExecutor:
-    """Local processes, one per candidate, with ``prestart`` spares (default 1, or
-    ``KERNELWRIGHT_PRESTART``; 0 turns it off), forked from a fork server per kind of launch.
+    """Local processes, one per candidate, with ``prestart`` spares (``KERNELWRIGHT_PRESTART``;
+    0 turns it off; by default two for a GPU's launches and one for the CPU's), forked from a
+    fork server per kind of launch.
 
     ``fork_server`` (or ``KERNELWRIGHT_FORKSERVER=0|1``) chooses; by default CPU launches fork
     and GPU launches start each process from scratch (how a forked process's CUDA start-up
@@ -257,7 +258,7 @@ class SubprocessExecutor:
 
     def __init__(self, prestart: int | None = None, *, python: str | None = None,
                  pid_namespace: bool | None = None, fork_server: bool | None = None) -> None:
-        self.prestart = prestart_count() if prestart is None else int(prestart)
+        self.prestart = None if prestart is None else int(prestart)
         self.python = python or sys.executable
         self.pid_namespace = pid_namespace
         self.fork_server = fork_server
@@ -392,15 +393,20 @@ class SubprocessExecutor:
 
     def _top_up(self, launch: Launch) -> None:
         try:
-            while len(self._spares) < self.prestart:
+            wanted = prestart_count(launch.device) if self.prestart is None else self.prestart
+            while len(self._spares) < wanted:
                 self._spares.append(self._start(launch))
         except OSError:
             pass  # no spare (no processes or disk left): the next candidate starts cold
 
 
-def prestart_count() -> int:
-    """How many spares to keep: ``KERNELWRIGHT_PRESTART`` (0 turns pre-starting off), else 1."""
-    value = os.environ.get(PRESTART_ENV, "1")
+def prestart_count(device: str) -> int:
+    """How many spares to keep for ``device``'s launches: ``KERNELWRIGHT_PRESTART`` (0 turns
+    pre-starting off), else two on a GPU and one on the CPU. A GPU's process starts cold (Python,
+    torch, Triton, a CUDA context, Triton's first compile: about 6 s on an H200), longer than a
+    small kernel's whole evaluation, so one spare is often still starting when the next
+    candidate comes; on the CPU processes are forked in well under a second."""
+    value = os.environ.get(PRESTART_ENV, "2" if device == "cuda" else "1")
     try:
         count = int(value)
     except ValueError:
@@ -408,7 +414,7 @@ def prestart_count() -> int:
     if count < 0:
         raise ConfigError(
             f"{PRESTART_ENV}={value!r}: give the number of candidate processes to pre-start "
-            "(0 turns pre-starting off, 1 is the default)"
+            "(0 turns pre-starting off; by default 2 on a GPU, 1 on the CPU)"
         )
     return count
 
