@@ -29,6 +29,25 @@ PY_HELPERS = {
     if K > 1 and rhs.stride(-2) != 1 and M >= min_reuse:
         rhs = rhs.transpose(-1, -2).contiguous().transpose(-1, -2)
     return lhs, rhs''',
+    "_k_padded": '''def _k_padded(lhs, rhs, min_reuse):
+    """lhs ([batch x] M x K) and rhs ([batch x] K x N) with K a multiple of 16, where M and N
+    are both at least min_reuse and K is not one: both copied K-major into buffers whose K is
+    rounded up to the next multiple of 16, the added columns zeros (they add nothing to the
+    product). Triton vectorizes a tile's loads only where its rows start 16 values apart and
+    its K mask is constant over 16 values: with K = 3583 every load is scalar (H200, fp32
+    4099 x 3583 @ 3583 x 2777 under 3xTF32: 4.9 ms, cuBLAS fp32 2.1). The copies move 8 bytes
+    an element; each element serves at least min_reuse products."""
+    M, K, N = lhs.shape[-2], lhs.shape[-1], rhs.shape[-1]
+    if K % 16 == 0 or min(M, N) < min_reuse:
+        return lhs, rhs
+    padded = (K + 15) // 16 * 16
+    wide_lhs = torch.empty((*lhs.shape[:-1], padded), device=lhs.device, dtype=lhs.dtype)
+    wide_lhs[..., :K] = lhs
+    wide_lhs[..., K:] = 0
+    wide_rhs = torch.empty((*rhs.shape[:-2], N, padded), device=rhs.device, dtype=rhs.dtype)
+    wide_rhs[..., :K] = rhs.transpose(-1, -2)
+    wide_rhs[..., K:] = 0
+    return wide_lhs, wide_rhs.transpose(-1, -2)''',
     "_stages": '''def _stages(stages, block_m, block_n, block_k, lhs, rhs, out_bytes, smem):
     """The pipeline's depth: at most stages, within smem bytes of shared memory. Each stage
     holds a block of both operands ((block_m + block_n) x block_k values of lhs's dtype); the

@@ -232,6 +232,10 @@ def _operands(spec: GemmSpec, fp32_math: str, code: Code) -> None:
         "# memory-bound and the copy would double its traffic",
         'if DOT_PRECISION in ("tf32", "tf32x3"):',
         f"    lhs, rhs = _k_major(lhs, rhs, min_reuse={K_MAJOR_REUSE})",
+        "# a K that is not a multiple of 16 leaves every load scalar: zero-padded copies where the",
+        "# product is compute-bound",
+        f"lhs, rhs = _k_padded(lhs, rhs, min_reuse={K_MAJOR_REUSE})",
+        "K = lhs.shape[-1]",
     )
 
 

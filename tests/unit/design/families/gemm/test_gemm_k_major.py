@@ -33,3 +33,31 @@ def test_k_major_operands_and_small_products_are_left_as_they_are() -> None:
     a_t, b = torch.randn(45, 100).T, torch.randn(45, 200)  # M, N below min_reuse
     lhs, rhs = k_major()(a_t, b, min_reuse=256)
     assert lhs is a_t and rhs is b
+
+
+def k_padded() -> Any:
+    scope = {"torch": torch}
+    exec(PY_HELPERS["_k_padded"], scope)
+    return scope["_k_padded"]
+
+
+@pytest.mark.parametrize("batch", [(), (2,)], ids=["matrix", "batched"])
+def test_a_k_off_multiples_of_16_is_padded_with_zeros(batch: tuple[int, ...]) -> None:
+    a = torch.randn(*batch, 260, 45)  # M x K, K = 45
+    b = torch.randn(*batch, 45, 270).transpose(-1, -2).contiguous().transpose(-1, -2)
+    lhs, rhs = k_padded()(a, b, min_reuse=256)
+    assert lhs.shape[-1] == rhs.shape[-2] == 48
+    assert lhs.stride(-1) == 1 and rhs.stride(-2) == 1  # both K-major
+    assert lhs.stride(-2) == 48 and rhs.stride(-1) == 48  # rows start 16 values apart
+    assert torch.equal(lhs[..., :45], a) and torch.equal(rhs[..., :45, :], b)
+    assert not lhs[..., 45:].any() and not rhs[..., 45:, :].any()
+    assert torch.allclose(lhs @ rhs, a @ b, atol=1e-5)
+
+
+def test_k_multiples_of_16_and_small_products_are_not_padded() -> None:
+    a, b = torch.randn(300, 64), torch.randn(64, 270)
+    lhs, rhs = k_padded()(a, b, min_reuse=256)
+    assert lhs is a and rhs is b
+    a, b = torch.randn(300, 45), torch.randn(45, 100)  # N below min_reuse: memory-bound
+    lhs, rhs = k_padded()(a, b, min_reuse=256)
+    assert lhs is a and rhs is b
