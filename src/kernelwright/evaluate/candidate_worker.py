@@ -31,7 +31,7 @@ import os
 import sys
 from typing import Any
 
-from kernelwright.evaluate import containment
+from kernelwright.evaluate import containment, launchers
 from kernelwright.evaluate.channel import Channel, ChannelError
 
 # A spare process may wait this long for its candidate before giving up.
@@ -64,14 +64,14 @@ def main(argv: list[str]) -> None:
     os.chdir(spec["scratch"])
     sys.path[0] = spec["scratch"]
     channel = Channel.from_fd(int(spec["channel_fd"]))
-    warm_up(spec["device"])
+    warm_up(spec["device"], launchers.checked(spec.get("launchers")))
     channel.send({"ok": True, "ready": True, "containment": report.to_dict()})
     Runner(channel, spec["device"], report).serve()
 
 
-def warm_up(device: str) -> None:
-    """What depends on neither the candidate nor its request: imports, the CUDA context and
-    Triton's first compile (``triton_warm``)."""
+def warm_up(device: str, signatures: list[launchers.Signature] | None = None) -> None:
+    """What depends on neither the candidate nor its request: imports, the CUDA context,
+    Triton's first compile and the launchers of ``signatures`` (``triton_warm``)."""
     import importlib
     from collections import Counter
 
@@ -97,9 +97,33 @@ def warm_up(device: str) -> None:
         try:
             from kernelwright.evaluate import triton_warm
 
-            triton_warm.warm(torch)
+            triton_warm.warm(torch, signatures or [])
         except Exception:  # noqa: BLE001 - only time is at stake: a candidate that uses
             pass  # Triton meets the same failure in its own first compile, and it is reported
+
+
+def _launcher_signatures(module: Any) -> list[list[str]]:
+    """The argument types of the Triton kernels the solution's module compiled so far (its
+    ``@triton.jit`` functions' compiled kernels, as Triton's launchers take them): a report for
+    later processes' warm-up (:mod:`~kernelwright.evaluate.launchers`), nothing the verdict
+    reads."""
+    found: list[list[str]] = []
+    try:
+        for value in list(vars(module).values()) if module is not None else []:
+            caches = getattr(value, "device_caches", None)
+            if not isinstance(caches, dict):
+                continue
+            for cache in list(caches.values()):
+                kernels = cache[0] if isinstance(cache, tuple) and cache else {}
+                for kernel in list(kernels.values()) if isinstance(kernels, dict) else []:
+                    signature = getattr(getattr(kernel, "src", None), "signature", None)
+                    if isinstance(signature, dict):
+                        types = list(signature.values())
+                        if all(isinstance(t, str) for t in types) and types not in found:
+                            found.append(types)
+    except Exception:  # noqa: BLE001 - an object of the solution's that answers oddly: the
+        pass  # report is shorter, nothing else depends on it
+    return found
 
 
 class Runner:
@@ -304,6 +328,8 @@ class Runner:
                 0, torch.cuda.max_memory_allocated() - before - out_bytes)
         self.kept = outputs
         reply = {"ok": True, "observed": observed, "ablated": "returned" if ablation else None}
+        if h.get("launchers"):
+            reply["launchers"] = _launcher_signatures(self.module)
         extra, payload = self._outputs_reply([outputs])
         return reply | extra, payload
 

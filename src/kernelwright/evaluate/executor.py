@@ -40,6 +40,7 @@ from kernelwright.evaluate.channel import Channel, ChannelError, pair
 from kernelwright.evaluate.containment import default_read_roots
 from kernelwright.evaluate.forkserver import ForkServer, pdeathsig
 from kernelwright.evaluate.forkserver import enabled as forks_for
+from kernelwright.evaluate.launchers import RecentSignatures
 from kernelwright.evaluate.spawn import (
     RUN_PREFIX,
     SANDBOX_MARK,
@@ -129,7 +130,8 @@ class CandidateProcess:
     """A started, confined, warmed-up process and the parent's end of its socket."""
 
     def __init__(self, launch: Launch, base: Path, python: str, pid_namespace: bool,
-                 server: ForkServer | None = None) -> None:
+                 server: ForkServer | None = None,
+                 launchers: list[list[str]] | None = None) -> None:
         self.launch = launch
         self.dir = Path(tempfile.mkdtemp(prefix="proc-", dir=base))
         self.scratch = self.dir / "scratch"
@@ -145,6 +147,7 @@ class CandidateProcess:
             "cpu_seconds": launch.cpu_seconds,
             "data_bytes": launch.data_bytes,
             "pid_namespace": pid_namespace,
+            "launchers": launchers or [],  # Triton launchers to build while warming up
         }
         env = candidate_env(launch, self.scratch, self.dir.name)
         self.proc: Process
@@ -265,6 +268,8 @@ class SubprocessExecutor:
         self.base = Path(tempfile.mkdtemp(prefix=f"{RUN_PREFIX}{os.getpid()}-"))
         self._spares: list[CandidateProcess] = []
         self._servers: dict[tuple[Any, ...], ForkServer] = {}
+        # the launchers earlier candidates' kernels needed, built by each new spare
+        self._signatures = RecentSignatures()
         self._finalizer = weakref.finalize(self, shutil.rmtree, self.base, True)
 
     @property
@@ -321,6 +326,7 @@ class SubprocessExecutor:
             result = drive(process)
             if result is not None:
                 result["extra_processes"] = process.extra_processes()
+                self._signatures.add(result.get("launchers"))
         finally:
             code = process.proc.poll()
             log = tail(process.log)
@@ -345,13 +351,15 @@ class SubprocessExecutor:
             server = self._server(launch)
         except OSError:
             server = None  # no server to be had: a cold start, which says why if it fails too
+        signatures = self._signatures.as_list()
         if server is not None:
             try:
-                return CandidateProcess(launch, self.base, self.python, namespace, server)
+                return CandidateProcess(launch, self.base, self.python, namespace, server,
+                                        signatures)
             except OSError:
                 self._servers.pop(launch.key(), None)
                 server.close()  # it died or hangs: this process and the next start cold
-        return CandidateProcess(launch, self.base, self.python, namespace)
+        return CandidateProcess(launch, self.base, self.python, namespace, None, signatures)
 
     def _forks(self, launch: Launch) -> bool:
         return forks_for(launch.device) if self.fork_server is None else self.fork_server

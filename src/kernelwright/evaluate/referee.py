@@ -28,6 +28,7 @@ from typing import Any
 from kernelwright.evaluate import transport
 from kernelwright.evaluate.channel import Channel, ChannelClosed, ChannelError, ChannelTimeout
 from kernelwright.evaluate.correctness import compare_outputs, inputs_unchanged, precision_shortfall
+from kernelwright.evaluate.launchers import checked as checked_signatures
 from kernelwright.evaluate.reference import Expected, Reference
 
 
@@ -156,6 +157,7 @@ class Referee:
     def _warm_up(self) -> None:
         """Compile for every input shape before the process is sealed."""
         seen: set[tuple[Any, ...]] = set()
+        reported: Any = None
         indices = [0] if self.job.role == "baseline" else range(len(self.ref.runs))
         for i in indices:
             inputs = self.ref.warmup_inputs(i)
@@ -164,8 +166,13 @@ class Referee:
                 continue
             seen.add(key)
             self._step(f"warm-up {len(seen)} (compiling)", kind="warm-up (compiling)")
-            self._call("warmup", self.ref.runs[i].seed, inputs, observe=False)
+            reply, _, _ = self._call("warmup", self.ref.runs[i].seed, inputs, observe=False,
+                                     launchers=True)
+            reported = reply.get("launchers")
             self._forget("warmup")
+        # What the process says its kernels' argument types are, checked: for later spares'
+        # warm-up (launchers.py), nothing the verdict depends on
+        self.report["launchers"] = checked_signatures(reported)
 
     def _checked_runs(self) -> None:
         for i, run in enumerate(self.ref.runs):
@@ -239,6 +246,7 @@ class Referee:
         expect: Expected | None = None,
         observe: bool = True,
         ablation: str | None = None,
+        launchers: bool = False,
     ) -> tuple[dict[str, Any], list[Any], list[Any]]:
         """Build a model, write the inputs into its buffers, call it; the outputs (the judge's
         copy) and the inputs after the call (read from the buffers)."""
@@ -249,7 +257,7 @@ class Referee:
         shapes = [list(o.shape) for o in expect.outputs] if expect is not None else []
         reply, payload = self._ask("call", {"model": name, "buffers": name, "set": 0,
                                             "observe": observe, "ablation": ablation,
-                                            "expect": shapes})
+                                            "expect": shapes, "launchers": launchers})
         if ablation and reply.get("ablated") != "returned":
             return reply, [], []
         (outputs,) = self.read_calls(reply, payload, 1, [0])

@@ -1,0 +1,104 @@
+"""Launcher signatures: what a process reports is checked, and later spares get the recent ones."""
+
+from __future__ import annotations
+
+import types
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from kernelwright.evaluate import executor as executor_mod
+from kernelwright.evaluate.candidate_worker import _launcher_signatures
+from kernelwright.evaluate.executor import Launch, SubprocessExecutor
+from kernelwright.evaluate.launchers import MAX_SIGNATURES, RecentSignatures, checked
+
+
+def test_only_well_formed_signatures_are_kept() -> None:
+    report = [
+        ["*fp32", "*fp32", "i32", "constexpr"],
+        ["*kbf16", "fp8e4nv", "u1", "i64"],
+        ["*fp32", "*fp32", "i32", "constexpr"],  # a repeat
+        ["*fp32", "i32; system('x')"],  # not a type name
+        ["tensordesc<fp32[64, 64]>"],  # descriptors need their metadata: left out
+        [],
+        "*fp32",
+        [["*fp32"]],
+        ["i32"] * 65,  # too many arguments
+    ]
+    assert checked(report) == [("*fp32", "*fp32", "i32", "constexpr"),
+                               ("*kbf16", "fp8e4nv", "u1", "i64")]
+    assert checked(None) == checked({"a": 1}) == checked("i32") == []
+    many = [[f"i{8 * (k + 1)}"] for k in range(10)]
+    assert len(checked(many)) == MAX_SIGNATURES
+
+
+def test_recent_signatures_come_first_and_are_bounded() -> None:
+    recent = RecentSignatures()
+    recent.add([["*fp32", "i32"], ["*fp32", "i64"]])
+    recent.add([["*fp16", "i32"]])
+    recent.add([["*fp32", "i32"]])  # reported again: the most recent now
+    recent.add("garbage")
+    assert recent.as_list() == [["*fp32", "i32"], ["*fp16", "i32"], ["*fp32", "i64"]]
+    for k in range(10):
+        recent.add([[f"i{k + 1}"]])
+    assert len(recent.as_list()) == MAX_SIGNATURES and recent.as_list()[0] == ["i10"]
+
+
+def test_a_modules_compiled_kernels_are_reported_by_argument_types() -> None:
+    def compiled(*types_: str) -> Any:
+        return types.SimpleNamespace(src=types.SimpleNamespace(
+            signature={f"a{i}": t for i, t in enumerate(types_)}))
+
+    jit = types.SimpleNamespace(device_caches={0: ({"k1": compiled("*fp32", "i32"),
+                                                    "k2": compiled("*fp32", "i32"),
+                                                    "k3": compiled("*bf16", "constexpr")},
+                                                   {}, None, None, None)})
+    odd = types.SimpleNamespace(device_caches="not a cache")
+
+    class Raising:
+        @property
+        def device_caches(self) -> Any:
+            raise RuntimeError("a solution's object that answers oddly")
+
+    module = types.SimpleNamespace(kernel=jit, other=odd, n=3)
+    assert _launcher_signatures(module) == [["*fp32", "i32"], ["*bf16", "constexpr"]]
+    assert _launcher_signatures(types.SimpleNamespace(x=Raising())) == []
+    assert _launcher_signatures(None) == []
+
+
+def test_spares_are_started_with_what_earlier_candidates_reported(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    started: list[list[list[str]] | None] = []
+
+    class FakeProcess:
+        def __init__(self, launch: Launch, base: Path, python: str, pid_namespace: bool,
+                     server: Any = None, launchers: list[list[str]] | None = None) -> None:
+            started.append(launchers)
+            self.launch, self.scratch, self.killed = launch, tmp_path, ""
+            self.proc = types.SimpleNamespace(poll=lambda: None, pid=0)
+            self.log, self.ready = tmp_path / "log", {}
+
+        def answers(self, _timeout: float) -> bool:
+            return True
+
+        def wait_ready(self, _timeout: float) -> bool:
+            return True
+
+        def extra_processes(self) -> list[Any]:
+            return []
+
+        def discard(self) -> None:
+            pass
+
+    monkeypatch.setattr(executor_mod, "CandidateProcess", FakeProcess)
+    monkeypatch.setattr(executor_mod, "tail", lambda *_a, **_k: "")
+    executor = SubprocessExecutor(prestart=1, fork_server=False, pid_namespace=False)
+    launch = Launch(device="cuda")
+    reports = [{"launchers": [["*fp32", "i32"]]}, {"launchers": [["bad type!"]]}, {}]
+    for report in reports:
+        executor.run(launch, {}, lambda _p, r=report: dict(r))
+    executor.close()
+    # the first run's spare and its cold start know nothing yet; each later spare knows what
+    # the runs before it reported
+    assert started == [[], [], [["*fp32", "i32"]], [["*fp32", "i32"]]]
