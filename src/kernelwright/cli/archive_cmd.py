@@ -175,7 +175,7 @@ def runs_command(
         json_path.write_text(text)
     table = Table(title=f"search runs: {path}")
     heads = ["task", "search", "status", "evaluated", "correct", "first verified s",
-             "a minute", "s each", "best ms", "confirmed ms", "vs eager", "vs compile"]
+             "a minute", "median s", "best ms", "confirmed ms", "vs eager", "vs compile"]
     if at is not None:
         heads.append(f"best ms in {at}")
     for col in heads:

@@ -35,7 +35,9 @@ class RunStats:
     best_vs_compile: float | None
     at: int | None = None  # the budget of best_at_ms
     best_at_ms: float | None = None  # the best among the first ``at`` evaluations
-    seconds_each: float | None = None  # an evaluation's mean duration
+    # an evaluation's median duration (the first one's also starts the judge and may measure
+    # the baselines: a mean would carry it)
+    seconds_each: float | None = None
     confirmed_ms: float | None = None  # the best's second evaluation, when the run made one
     # the mean seconds of an evaluation per kind of step of the candidate's process
     # (Verdict.phases), in the order first reached
@@ -86,7 +88,7 @@ def _stats(run: RunRow, records: list[Record], at: int | None) -> RunStats:
         best_vs_compile=timing.speedup_vs_compile if timing else None,
         at=at,
         best_at_ms=_median(best_at),
-        seconds_each=statistics.fmean(r.verdict.duration_s for r in evaluated) if evaluated
+        seconds_each=statistics.median(r.verdict.duration_s for r in evaluated) if evaluated
         else None,
         phases_s=_mean_phases(evaluated),
         raced=sum(r.verdict.timing.raced for r in evaluated),
