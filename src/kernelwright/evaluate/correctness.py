@@ -190,7 +190,8 @@ def _compare_floating(
     per_chunk = torch.stack(rows).tolist() if rows else []
     n_bad = int(sum(row[0] for row in per_chunk))
     unwritten = int(sum(row[1] for row in per_chunk))
-    # Folded from 0 as max(so_far, chunk): a NaN chunk (a NaN reference) leaves the rest's
+    # max(so far, chunk) from 0, chunk by chunk: a chunk whose maximum is NaN (a NaN in the
+    # reference) is passed over, as before the statistics stayed on the device
     max_abs = max([0.0, *(row[2] for row in per_chunk)])
     max_rel = max([0.0, *(row[3] for row in per_chunk)])
     d_sq = sum(row[4] ** 2 for row in per_chunk)
