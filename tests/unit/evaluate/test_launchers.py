@@ -102,3 +102,29 @@ def test_spares_are_started_with_what_earlier_candidates_reported(
     # the first run's spare and its cold start know nothing yet; each later spare knows what
     # the runs before it reported
     assert started == [[], [], [["*fp32", "i32"]], [["*fp32", "i32"]]]
+
+
+def test_a_gpu_processs_warm_up_builds_the_launchers_and_survives_failures(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    import torch
+
+    from kernelwright.evaluate import candidate_worker, triton_warm
+
+    calls: list[Any] = []
+    monkeypatch.setattr(torch.cuda, "synchronize", lambda *_a: None)
+    monkeypatch.setattr(triton_warm, "warm", lambda _torch, sigs: calls.append(sigs))
+    candidate_worker.warm_up("cuda", [("*fp32", "i32")])
+    assert calls == [[("*fp32", "i32")]]
+
+    def failing(_torch: Any, _sigs: Any) -> None:
+        raise RuntimeError("no C compiler")
+
+    monkeypatch.setattr(triton_warm, "warm", failing)
+    candidate_worker.warm_up("cuda", [])  # only time is at stake: the process still starts
+
+
+def test_launcher_builds_that_fail_are_left_to_the_kernels() -> None:
+    from kernelwright.evaluate import triton_warm
+
+    # unknown type names, or no CUDA driver on this machine: nothing built, nothing raised
+    assert triton_warm.build_launchers([("*fp32", "notatype")]) == 0
