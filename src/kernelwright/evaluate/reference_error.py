@@ -49,8 +49,9 @@ def measure_ref_errors(
 ) -> tuple[list[float | None] | None, str, list[Any] | None]:
     """Per output of the fp32 reference ``outputs``: its error against a float64 run.
 
-    ``inputs`` are the pristine inputs of the run (left untouched); ``model``, when given, is an
-    fp32 model of ``seed`` that has not run yet (it is converted, not copied). Returns the errors
+    ``inputs`` are the pristine inputs of the run (left untouched); ``model``, when given, is a
+    model of ``seed`` in fp32 that has not run yet (converted in place, not copied), or one
+    already in float64 (used as it is). Returns the errors
     (None for non-floating outputs and for any output that could not be measured), an empty
     reason and the float64 outputs; when the float64 run failed as a whole, None, the reason and
     None. ``on_device``: how the task's models are built (``runs.build_model``).

@@ -244,3 +244,39 @@ def test_float64_from_an_unrun_copy_matches_a_rebuilt_model():
 
 def test_a_lazy_model_is_built_again_not_copied():
     assert unrun_copy(torch.nn.LazyLinear(4)) is None
+
+
+class Linear(nn.Module):
+    def __init__(self, n: int = 32):
+        super().__init__()
+        self.fc = nn.Linear(n, n)
+
+    def forward(self, x):
+        return torch.tanh(self.fc(x)).cumsum(-1)
+
+
+def test_timed_calls_precision_checks_build_one_float64_model_a_session(monkeypatch):
+    from kernelwright.evaluate import reference as reference_mod
+
+    builds = []
+    real = reference_mod.build_model
+    monkeypatch.setattr(reference_mod, "build_model",
+                        lambda *a, **k: builds.append(a[2]) or real(*a, **k))
+    ref = Reference(request(Precision.FP32), Linear, list, [])
+    xs = [[torch.randn(4, 32)] for _ in range(3)]
+    kept = [ref.timing_expected(x, exact=True) for x in xs]
+    assert len(builds) == 2  # the timed model, then its float64 copy: once for all checks
+    for x, exp in zip(xs, kept, strict=True):  # what a model built for each check gives
+        _errors, _failure, fresh = measure_ref_errors(Linear, [], ref.model_seed_timing, x,
+                                                      exp.outputs, "cpu")
+        assert fresh is not None and exp.exact is not None
+        assert torch.equal(exp.exact[0], fresh[0])
+
+
+def test_a_large_timed_model_is_not_kept_in_float64(monkeypatch):
+    from kernelwright.evaluate import reference as reference_mod
+
+    monkeypatch.setattr(reference_mod, "FLOAT64_KEPT_BYTES", 1024)  # less than Linear's weights
+    ref = Reference(request(Precision.FP32), Linear, list, [])
+    exp = ref.timing_expected([torch.randn(4, 32)], exact=True)
+    assert exp.exact is not None and ref._timing_model64 is False
