@@ -280,3 +280,15 @@ def test_a_large_timed_model_is_not_kept_in_float64(monkeypatch):
     ref = Reference(request(Precision.FP32), Linear, list, [])
     exp = ref.timing_expected([torch.randn(4, 32)], exact=True)
     assert exp.exact is not None and ref._timing_model64 is False
+
+
+class NoDouble(Linear):
+    def double(self):
+        raise RuntimeError("this model has no float64 form")
+
+
+def test_a_model_that_cannot_be_converted_fails_its_checks_as_before():
+    ref = Reference(request(Precision.FP32), NoDouble, list, [])
+    exp = ref.timing_expected([torch.randn(4, 32)], exact=True)
+    assert exp.exact is None and "no float64 form" in exp.ref_error_failure
+    assert ref._timing_model64 is False and exp.outputs[0].shape == (4, 32)
