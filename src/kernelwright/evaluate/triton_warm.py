@@ -13,6 +13,7 @@ process's Triton cache instead of compiling one.
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import triton
@@ -38,22 +39,27 @@ def warm(torch: Any, signatures: list[Signature]) -> None:
 def build_launchers(signatures: list[Signature]) -> int:
     """Build (or find in the cache) the launcher Triton's CUDA driver makes for each signature,
     as its ``CudaLauncher`` does, so that the module's cache key is the one a kernel of these
-    argument types looks up. Returns how many are ready; one that fails is left to the kernel's
-    own first launch."""
+    argument types looks up. The C compiles run at once (each is a compiler process), so a
+    spare's readiness waits for the slowest one, not their sum. Returns how many are ready; one
+    that fails is left to the kernel's own first launch."""
     try:
         from triton.backends.nvidia import driver
         from triton.runtime.build import compile_module_from_src
     except ImportError:
         return 0
-    ready = 0
-    for signature in signatures:
+
+    def build(signature: Signature) -> bool:
         try:
             source = driver.make_launcher({}, dict(enumerate(signature)), None)
             compile_module_from_src(src=source, name="__triton_launcher",
                                     library_dirs=driver.library_dirs(),
                                     include_dirs=driver.include_dirs,
                                     libraries=driver.libraries)
-            ready += 1
+            return True
         except Exception:  # noqa: BLE001 - a type this Triton does not know: nothing to build
-            continue
-    return ready
+            return False
+
+    if not signatures:
+        return 0
+    with ThreadPoolExecutor(max_workers=len(signatures)) as pool:
+        return sum(pool.map(build, signatures))

@@ -128,3 +128,35 @@ def test_launcher_builds_that_fail_are_left_to_the_kernels() -> None:
 
     # unknown type names, or no CUDA driver on this machine: nothing built, nothing raised
     assert triton_warm.build_launchers([("*fp32", "notatype")]) == 0
+
+
+def test_launchers_are_built_at_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each build is a compiler process: a spare waits for the slowest, not for their sum."""
+    import threading
+
+    from triton.backends.nvidia import driver
+    from triton.runtime import build
+
+    from kernelwright.evaluate import triton_warm
+
+    inside, most, lock = [0], [0], threading.Lock()
+    both_in = threading.Barrier(2, timeout=10)
+
+    def compile_module_from_src(src: str, **_kw: Any) -> None:
+        with lock:
+            inside[0] += 1
+            most[0] = max(most[0], inside[0])
+        both_in.wait()  # returns only once the other build has started too
+        with lock:
+            inside[0] -= 1
+        if "bad" in src:
+            raise RuntimeError("ptxas: no such type")
+
+    monkeypatch.setattr(driver, "make_launcher",
+                        lambda _c, signature, _m: " ".join(signature.values()))
+    monkeypatch.setattr(driver, "library_dirs", list)  # no CUDA driver needed here
+    monkeypatch.setattr(build, "compile_module_from_src", compile_module_from_src)
+    assert triton_warm.build_launchers([("*fp32", "i32"), ("*bf16", "i64")]) == 2
+    assert most[0] == 2
+    both_in.reset()
+    assert triton_warm.build_launchers([("*fp32", "bad"), ("*bf16", "i64")]) == 1
