@@ -190,6 +190,30 @@ class Reference:
                 exp.ref_error = None
         return exp
 
+    def exact_outputs(self, seed: int, inputs: list[Any]) -> list[Any] | None:
+        """The outputs of the model of ``seed`` (the timed model's for ``model_seed_timing``)
+        run in float64 on ``inputs``: the exact answer that arbitrates elements outside the
+        tolerance (``correctness.compare_outputs``). Run only when a comparison fails, under any
+        policy: the model's weights as the policy made them, widened exactly. None when it
+        cannot run: it would not fit the device's free memory (a float64 copy of the
+        parameters and of a call: at most four times their bytes, with a margin), or it fails.
+        """
+        from kernelwright.evaluate.reference_error import float64_outputs
+
+        if self.req.device == "cuda" and self.footprint is not None:
+            import torch
+
+            fp = self.footprint
+            if torch.cuda.mem_get_info()[0] < 5 * (fp.param_b + fp.call_b):
+                return None
+        try:
+            model = build_model(self.model_cls, self.init_inputs, seed, self.req.device,
+                                self.req.precision, on_device=self.on_device)
+            return float64_outputs(self.model_cls, self.init_inputs, seed, inputs,
+                                   self.req.device, model, self.on_device)
+        except Exception:  # noqa: BLE001 - no arbitration: the comparison's verdict stands
+            return None
+
     def _kept_float64_model(self) -> Any:
         """The timed model's weights in float64, built once a session when they take at most
         FLOAT64_KEPT_BYTES; else None, and each precision check builds (and frees) its own. A

@@ -100,7 +100,8 @@ def build_verdict(ev: Evidence) -> Verdict:
         correct=True,
         sol=sol,
         flags=_flags(base["timing"], sol) + _baseline_flags(ev, base["timing"]),
-        labels=_labels(ev) + host_bound_label(base["timing"]) + widened + ev.labels,
+        labels=(_labels(ev) + host_bound_label(base["timing"]) + widened
+                + _arbitrated_label(runs) + ev.labels),
         message=f"correct on {passed} trial(s)",
         **base,
     )
@@ -170,6 +171,16 @@ def _applied_tolerance(
         "reference's own error against float64, per output and trial"
     )
     return Tolerance(atol=widest, rtol=tol.rtol), (label,)
+
+
+def _arbitrated_label(runs: list[dict[str, Any]]) -> tuple[str, ...]:
+    """Says how many elements outside the tolerance passed because they were no farther from
+    the float64 answer than the reference (``correctness``); empty when none did."""
+    count = sum(int(r.get("arbitrated") or 0) for r in runs)
+    if not count:
+        return ()
+    return (f"{count} element(s) outside the tolerance of the reference passed as no farther "
+            "from the float64 answer than the reference (an ill-conditioned reference)",)
 
 
 def stats_of(raw: dict[str, Any] | None) -> TimingStats | None:
