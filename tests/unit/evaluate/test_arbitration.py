@@ -103,15 +103,16 @@ def test_a_model_without_a_float64_form_arbitrates_nothing() -> None:
 @pytest.mark.parametrize(("solution", "correct"), [("exact_copy", True), ("shifted_copy", False)])
 def test_the_judge_arbitrates_under_bf16(solution: str, correct: bool) -> None:
     """End to end: the bf16 reference misses x by up to 4; a kernel returning x exactly is
-    correct, one 6 off is not."""
+    correct (its timed calls' outputs too, every one read back on the CPU), one 6 off is not."""
     pytest.importorskip("triton")
     from kernelwright.evaluate import evaluate
     from kernelwright.evaluate.options import EvalOptions
 
     verdict = evaluate(FIXTURES / "rounded_shift.py", FIXTURES / f"{solution}.py",
                        EvalOptions(device="cpu", precision=Precision.BF16, trials=2,
-                                   timing=False, baselines=False, timeout_s=120))
+                                   timing=True, baselines=False, timeout_s=120))
     assert verdict.correct is correct, verdict.message
     assert correct or verdict.status.value == "incorrect", verdict.message
     arbitrated = [label for label in verdict.labels if "float64 answer" in label]
     assert bool(arbitrated) is correct
+    assert (verdict.timing.candidate is not None) is correct
