@@ -447,8 +447,11 @@ def _batch(
         if exp.ref_error is None:
             exp.ref_error = ref.timing_ref_errors()
         outs = r.take(outs)
-        entry = compare_outputs(exp.outputs, outs, ref.req.tolerance, exp.ref_error, exp.exact)
-        if not entry["ok"] and entry["differ"] and exp.exact is None:
+        # a user's --atol applies exactly: no arbitration then (widen_atol is off)
+        arbitrate = ref.req.widen_atol
+        entry = compare_outputs(exp.outputs, outs, ref.req.tolerance, exp.ref_error,
+                                exp.exact if arbitrate else None)
+        if arbitrate and not entry["ok"] and entry["differ"] and exp.exact is None:
             # elements outside the tolerance: arbitrated by the float64 answer (correctness)
             exact = ref.exact_outputs(ref.model_seed_timing, sets[call])
             if exact is not None:

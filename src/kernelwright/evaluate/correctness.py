@@ -25,10 +25,17 @@ bf16, whose softmax is nearly one-hot, takes another key where two scores tie to
 (about 2 in 10^5 outputs, up to 1.0 off, between two fp32-accumulated orders). Given the exact
 answer (the model run in float64 on the same inputs and weights: ``exact``), an element outside
 the reference's tolerance passes when it is no farther from the exact answer than the
-reference, within the same tolerance: ``|out - x| <= |ref - x| + atol + rtol * |x|``. A
-candidate can then never be less accurate than the reference by more than the tolerance, at
-any element; the elements so judged are counted (``arbitrated``). The normalised error is
-arbitrated the same way: against the exact answer, it may be as large as the reference's own.
+reference, within the same tolerance: ``|out - x| <= |ref - x| + atol + rtol * |x|``. The
+elements still outside pass together when they are what an honest reordering looks like: all
+finite, at most ``REF_ERROR_FACTOR`` times as many as the reference's own misses of the exact
+answer (beyond the tolerance about it) plus ``STRAY_FRACTION`` of the output, and none farther
+from it than the reference's farthest miss (near-ties go either way, so two honest orders each
+miss the exact answer at a few elements, not the same ones: 109 and 141 of 3.1 M outputs, both
+by at most 0.80, for the attention above). Where the reference is exact its farthest miss is a
+rounding and nothing farther passes; a candidate is never less accurate than the reference by
+more than the reference's own worst miss, and at few places.
+The elements so judged are counted (``arbitrated``). The normalised error is arbitrated the
+same way: against the exact answer, it may be as large as the reference's own.
 """
 
 from __future__ import annotations
@@ -45,6 +52,12 @@ from kernelwright.records import Tolerance
 # less accurate than the reference, while a wrong element (a dropped term, a shifted index)
 # misses by a whole term: ~1, not ~1e-3.
 REF_ERROR_FACTOR = 4.0
+
+# Elements of an output that may miss the exact answer beyond the tolerance where the reference
+# misses it less often, each by no more than the reference's own worst miss: a near-tie taken the
+# other way moves a whole row of an attention's output (2 in 10^5 outputs between two honest
+# orders at KernelBench's scale), and one element in 10^4 carries no saving of work.
+STRAY_FRACTION = 1e-4
 
 RefErrors = Sequence[float | None] | None
 
@@ -232,12 +245,14 @@ def _compare_floating(
             torch.linalg.vector_norm(diff, dtype=torch.float64),
             torch.linalg.vector_norm(torch.where(finite, r, 0.0), dtype=torch.float64),
             closer.sum().double(),
-            *(_distances_to_exact(r, a, x, finite) if x is not None else ()),
+            *(_against_exact(r, a, x, finite, bad, atol, tol.rtol) if x is not None else ()),
         ]))
     per_chunk = torch.stack(rows).tolist() if rows else []
     n_bad = int(sum(row[0] for row in per_chunk))
     unwritten = int(sum(row[1] for row in per_chunk))
     arbitrated = int(sum(row[6] for row in per_chunk))
+    if n_bad and _misses_like_the_reference(per_chunk, n_bad, rf.numel(), atol, tol.rtol):
+        arbitrated, n_bad = arbitrated + n_bad, 0
     # max(so far, chunk) from 0, chunk by chunk: a chunk whose maximum is NaN (a NaN in the
     # reference) is passed over, as before the statistics stayed on the device
     max_abs = max([0.0, *(row[2] for row in per_chunk)])
@@ -266,8 +281,8 @@ def _compare_floating(
         got, want = float(af[first]), float(rf[first])
         what = f"{n_bad} of {rf.numel()} elements differ"
         if arbitrated:
-            what += (f" (and {arbitrated} more outside the tolerance that were no farther from "
-                     "the float64 answer than the reference)")
+            what += (f" (and {arbitrated} more outside the tolerance that the float64 answer "
+                     "excused)")
         if unwritten:
             what += f" ({unwritten} NaN where the reference is finite: never written?)"
         tols = (
@@ -285,18 +300,45 @@ def _compare_floating(
     return stats
 
 
-def _distances_to_exact(r: Any, a: Any, x: Any, finite: Any) -> tuple[Any, Any, Any]:
-    """A chunk's ||a - x||, ||r - x|| and ||x|| over the elements finite in all three."""
+def _against_exact(r: Any, a: Any, x: Any, finite: Any, bad: Any, atol: float,
+                   rtol: float) -> tuple[Any, ...]:
+    """A chunk's statistics against the exact answer ``x``: ||a - x||, ||r - x|| and ||x||
+    over the elements finite in all three; the reference's own misses (|r - x| beyond the
+    tolerance about x) and its largest |r - x|; of the elements still ``bad``, those not finite
+    and their largest |a - x|."""
     import torch
 
     both = finite & torch.isfinite(x)
     zero = torch.zeros((), dtype=r.dtype, device=r.device)
-    return tuple(torch.linalg.vector_norm(torch.where(both, v, zero), dtype=torch.float64)
-                 for v in (a - x, r - x, x))
+    r_err = torch.where(both, (r - x).abs(), zero)
+    a_err = torch.where(both & bad, (a - x).abs(), zero)
+    norms = tuple(torch.linalg.vector_norm(torch.where(both, v, zero), dtype=torch.float64)
+                  for v in (a - x, r - x, x))
+    return (*norms, (r_err > atol + rtol * x.abs()).sum().double(), r_err.max().double(),
+            (bad & ~both).sum().double(), a_err.max().double())
+
+
+def _misses_like_the_reference(per_chunk: list[list[float]], n_bad: int, numel: int,
+                               atol: float, rtol: float) -> bool:
+    """With the exact answer known (per-chunk statistics past column 6): the elements still
+    outside the tolerance are all finite, no more than REF_ERROR_FACTOR times the reference's
+    own misses of the exact answer plus STRAY_FRACTION of the output, and none farther from it
+    than the reference's farthest miss (plus the tolerance). Where the reference is
+    ill-conditioned an honest candidate misses the exact answer about as often and by about as
+    much, elsewhere; where it is exact, its farthest miss is a rounding and nothing farther
+    passes."""
+    if not per_chunk or len(per_chunk[0]) < 14:
+        return False
+    ref_misses = sum(row[10] for row in per_chunk)
+    ref_worst = max(row[11] for row in per_chunk)
+    not_finite = sum(row[12] for row in per_chunk)
+    worst = max(row[13] for row in per_chunk)
+    return (not_finite == 0 and n_bad <= REF_ERROR_FACTOR * ref_misses + numel * STRAY_FRACTION
+            and worst <= (1.0 + rtol) * ref_worst + atol)
 
 
 def _as_close_in_norm(per_chunk: list[list[float]], tol: Tolerance) -> bool:
-    """With the exact answer known (per-chunk distances past column 7): the candidate's
+    """With the exact answer known (per-chunk distances in columns 7-9): the candidate's
     normalised error against it is within the bound, or no larger than the reference's own."""
     if not per_chunk or len(per_chunk[0]) < 10:
         return False

@@ -37,7 +37,8 @@ class EvalOptions:
         trials: correctness trials, each with a fresh seed and fresh inputs.
         atol, rtol: override the policy's (and the task's) tolerance. An ``atol`` given here
             applies exactly: without it, the fp32 policy widens each output's atol to a multiple
-            of the reference's own rounding error (see ``correctness``).
+            of the reference's own rounding error, and every policy lets the float64 answer
+            arbitrate elements outside the tolerance (see ``correctness``).
         timeout_s: limit for the candidate's whole process (import, trials, timing).
         baselines: time eager PyTorch (and torch.compile, see ``compile_baseline``).
         compile_baseline: time torch.compile too; None means yes on a GPU and no on the CPU,

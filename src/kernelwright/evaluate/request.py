@@ -12,7 +12,8 @@ class JudgeRequest:
     """Prepare the reference (see :mod:`kernelwright.evaluate.judge_worker`).
 
     ``widen_atol``: under the fp32 policy, measure the reference's own error against float64
-    and widen each output's atol to it (see :mod:`kernelwright.evaluate.correctness`); off when
+    and widen each output's atol to it, and under every policy arbitrate elements outside the
+    tolerance by the float64 answer (see :mod:`kernelwright.evaluate.correctness`); off when
     the user set ``--atol``, which then applies exactly. ``run_dir`` is removed by the judge if
     the parent dies (it holds the candidates' scratch folders). ``secret`` keys every seed of
     weights and inputs (see :func:`~kernelwright.evaluate.inputs.derive_seed`); it never leaves
