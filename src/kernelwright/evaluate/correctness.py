@@ -33,9 +33,10 @@ from it than the reference's farthest miss (near-ties go either way, so two hone
 miss the exact answer at a few elements, not the same ones: 109 and 141 of 3.1 M outputs, both
 by at most 0.80, for the attention above). Where the reference is exact its farthest miss is a
 rounding and nothing farther passes; a candidate is never less accurate than the reference by
-more than the reference's own worst miss, and at few places.
-The elements so judged are counted (``arbitrated``). The normalised error is arbitrated the
-same way: against the exact answer, it may be as large as the reference's own.
+more than the reference's own worst miss, and at few places. The elements so judged are
+counted (``arbitrated``). The normalised error is arbitrated the same way: against the exact
+answer, it may be as large as the reference's own. None of this applies under a user's
+``--atol``, which the judge applies exactly.
 """
 
 from __future__ import annotations
