@@ -26,4 +26,14 @@ PY_HELPERS = {
     if item == 4:
         room -= block_m * block_k * item
     return max(1, min(stages, room // stage))''',
+    "_position_strides": '''def _position_strides(y):
+    """(y, (stride of an image, of a channel, of an output position)) for an N x C x OH x OW
+    tensor whose positions (oh, ow) are evenly strided, as in NCHW and NHWC storage alike;
+    otherwise a contiguous copy of y with its strides."""
+    _, _, oh, ow = y.shape
+    s_n, s_c, s_h, s_w = y.stride()
+    if oh == 1 or ow == 1 or s_h == ow * s_w:
+        return y, (s_n, s_c, s_w if ow > 1 else s_h)
+    y = y.contiguous()
+    return y, (y.stride(0), y.stride(1), 1)''',
 }

@@ -14,8 +14,9 @@ epilogue applied to the fp32 accumulator before the single NCHW store.
               channel) at a time, in fp32; the input channel of column n is its group's
               (n // (C_out / G)) * (C_in / G) plus the tap's. Each value is a few taps (a
               depthwise 3x3 has 9): too few for tensor-core tiles
-    vendor    the epilogue alone, on the output of PyTorch's convolution (cuDNN): the same tile
-              loop and epilogue with the accumulator loaded instead of computed
+    vendor    the epilogue alone, on the output of PyTorch's convolution (cuDNN), NCHW or
+              channels-last: the same tile loop and epilogue with the accumulator loaded
+              instead of computed
 
 Why (c, kh, kw): the weight is then read as stored, K-major, the layout Hopper's tensor cores
 (wgmma) need for 32-bit operands, with no copy; and on an NCHW input the contiguous direction
@@ -98,22 +99,25 @@ def direct_kernel(epi: ConvEpilogue, name: str) -> tuple[str, KernelArgs]:
 
 
 def vendor_epilogue_kernel(epi: ConvEpilogue, name: str) -> tuple[str, KernelArgs]:
-    """The epilogue on a vendor convolution's contiguous NCHW output ``conv_out``; its source and
-    its arguments, in order."""
+    """The epilogue on a vendor convolution's output ``conv_out``, NCHW or NHWC (its strides per
+    image, channel and output position); its source and its arguments, in order."""
     args = KernelArgs()
     y = args.pointer("conv_out")
-    for s in ("M", "N", "OH", "OW"):
+    for s in ("M", "N", "OH", "OW", "sy_n", "sy_c", "sy_p"):
         args.scalar(s, s)
     body = Code()
     body.indent()
     _tile_head(body)
     body.add(
-        "# ---- the convolution's output tile, as the accumulator (positions along M are",
-        "# contiguous within an image and a channel)",
+        "# ---- the convolution's output tile, as the accumulator (a unit stride, which Triton",
+        "# specialises on, along positions in NCHW and along channels in NHWC)",
         "img = offs_m // (OH * OW)",
         "pix = offs_m % (OH * OW)",
+        "chan = offs_n",
+        "if INDEX_64:",
+        "    chan = chan.to(tl.int64)",
         "inside = (offs_m < M)[:, None] & (offs_n < N)[None, :]",
-        f"acc = tl.load({y} + (img[:, None] * N + offs_n[None, :]) * (OH * OW) + pix[:, None],",
+        f"acc = tl.load({y} + img[:, None] * sy_n + chan[None, :] * sy_c + pix[:, None] * sy_p,",
         "              mask=inside, other=0.0).to(tl.float32)",
     )
     epi.write(args, body)

@@ -48,6 +48,7 @@ DEFAULTS = {
     "STAGES": 3,
     "WARPS": 8,
     "FP32_MATH": 0,
+    "CHANNELS_LAST": 0,
 }
 INDEX_32 = 2**31  # elements from which offsets need 64 bits
 
@@ -91,7 +92,11 @@ def render_conv(
     }[variant]
     first, *rest = wrap_words(_describe(graph, spec, variant), 84)
     code.add(f'"""{first}', *rest, "", *wrap_words(note, 88), '"""')
-    _sizes(graph, group, spec, fp32_math, variant, code)
+    if p["CHANNELS_LAST"] not in (0, 1, 2):
+        raise DesignError(
+            f"CHANNELS_LAST {p['CHANNELS_LAST']}: 0 (as given), 1 (16-bit operands) or 2 (all)"
+        )
+    _sizes(graph, group, spec, fp32_math, variant, code, channels_last=p["CHANNELS_LAST"])
     code.add(
         "# tiles: BLOCK_M output positions x BLOCK_N channels"
         + ("" if variant != "implicit" else ", BLOCK_K filter taps a step"),
@@ -182,10 +187,18 @@ def _describe(graph: OpGraph, spec: ConvSpec, variant: str) -> str:
 
 
 def _sizes(
-    graph: OpGraph, group: Group, spec: ConvSpec, fp32_math: str, variant: str, code: Code
+    graph: OpGraph,
+    group: Group,
+    spec: ConvSpec,
+    fp32_math: str,
+    variant: str,
+    code: Code,
+    *,
+    channels_last: int = 0,
 ) -> None:
-    """The operands and the GEMM's sizes from the runtime tensors; tl.dot's input precision;
-    the domain's sizes; the outputs."""
+    """The operands and the GEMM's sizes from the runtime tensors; tl.dot's input precision
+    (the vendor path: its convolution, channels-last for 16-bit operands if ``channels_last``
+    is 1, for any if 2); the domain's sizes; the outputs."""
     assert group.layout is not None
     s, pd, d = spec.stride, spec.padding, spec.dilation
     x, w = safe_name(spec.x), safe_name(spec.w)
@@ -206,11 +219,29 @@ def _sizes(
             "K = CPG * KH * KW",
         )
     if variant == "vendor":
+        if channels_last:
+            code.add(
+                "# the convolution on channels-last (NHWC) tensors"
+                + (": 16-bit operands only, whose" if channels_last == 1 else "; cuDNN's 16-bit"),
+                "# cuDNN kernels run several times faster on them than on NCHW ones; the copies",
+                "# move each input value once (none where the input already is channels-last)",
+            )
+            if channels_last == 1:
+                code.add("if x_in.element_size() == 2:")
+                code.indent()
+            code.add(
+                "x_in = x_in.contiguous(memory_format=torch.channels_last)",
+                "w_in = w_in.contiguous(memory_format=torch.channels_last)",
+            )
+            if channels_last == 1:
+                code.dedent()
         code.add(
             "conv_out = torch.ops.aten.convolution.default(",
             f"    x_in, w_in, None, [{s[0]}, {s[1]}], [{pd[0]}, {pd[1]}], [{d[0]}, {d[1]}],"
             f" False, [0, 0], {spec.groups}",
-            ").contiguous()",
+            ")",
+            "# the epilogue reads the output in the layout the convolution wrote (NCHW or NHWC)",
+            "conv_out, (sy_n, sy_c, sy_p) = _position_strides(conv_out)",
         )
     elif variant == "direct":
         code.add(

@@ -125,6 +125,45 @@ def test_a_narrow_convolution_keeps_the_vendor_conv_and_fuses_its_epilogue(check
     assert "torch.ops.aten.convolution.default(" in src and "tl.dot" not in src
 
 
+@pytest.mark.parametrize(("dtype", "layout"), [("float32", 2), ("bfloat16", 1)])
+def test_the_vendor_conv_runs_channels_last_and_its_epilogue_reads_nhwc(check, dtype, layout
+                                                                          ) -> None:
+    """CHANNELS_LAST 2 (any dtype) under fp32, 1 (16-bit operands) under bf16: the input and
+    weight copied channels-last, cuDNN's output read as it is stored (channels innermost), the
+    epilogue's output NCHW; 3 x 3 and 1 x 1 filters (a single output row or column takes the
+    position stride from the other axis)."""
+    tol = {"tol": 3e-2} if dtype == "bfloat16" else {}
+    params = {"BLOCK_M": 32, "BLOCK_N": 16, "CHANNELS_LAST": layout}
+    for case in ("3x3-stride2-pad1", "1x1-stride2"):
+        (src,) = check(conv_task(case), skills=("conv-vendor",), params=params, dtype=dtype,
+                       **tol)
+        assert "x_in = x_in.contiguous(memory_format=torch.channels_last)" in src
+        assert ("if x_in.element_size() == 2:" in src) == (layout == 1)
+        assert "_position_strides(conv_out)" in src and "tl.dot" not in src
+
+
+def test_the_position_strides_of_nchw_nhwc_and_other_layouts() -> None:
+    """The epilogue's (image, channel, position) strides: NCHW and NHWC as stored, a single
+    output row or column from the other axis, anything else a contiguous copy."""
+    import torch
+
+    from kernelwright.design.families.conv.helpers import PY_HELPERS
+
+    scope: dict[str, object] = {"torch": torch}
+    exec(PY_HELPERS["_position_strides"], scope)
+    strides = scope["_position_strides"]
+    y = torch.randn(2, 3, 4, 5)
+    assert strides(y)[1] == (60, 20, 1)
+    assert strides(y.contiguous(memory_format=torch.channels_last))[1] == (60, 1, 3)
+    assert strides(torch.randn(2, 3, 1, 5).contiguous(memory_format=torch.channels_last))[1] == (
+        15, 1, 3)
+    assert strides(torch.randn(2, 3, 4, 1).contiguous(memory_format=torch.channels_last))[1] == (
+        12, 1, 3)
+    odd = torch.randn(2, 3, 5, 4).transpose(2, 3)  # positions not evenly strided
+    copy, got = strides(odd)
+    assert got == (60, 20, 1) and copy.is_contiguous() and torch.equal(copy, odd)
+
+
 GROUPED = """
 class Model(nn.Module):
     def __init__(self):
