@@ -394,7 +394,7 @@ def plan_only(
     if task_obj.size != size:
         task_obj = load_task(task_obj.path, size=size)
     return plan_task(task_obj, device, size, archive=archive, isolate=options.isolate_capture,
-                     diagnosed=options.diagnosed)
+                     diagnosed=options.diagnosed, precision=options.evaluation.precision.value)
 
 
 def _pool(options: OptimizeOptions, device: str) -> Any:

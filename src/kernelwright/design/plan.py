@@ -130,10 +130,12 @@ def plan_task(
     library: SkillLibrary | None = None,
     limit: int = 12,
     diagnosed: Sequence[str] = (),
+    precision: str = "fp32",
 ) -> DesignPlan:
-    """Capture, lower and fuse ``task``; check the skills; rank the designs. ``diagnosed``:
-    the limits a hardware profile showed (``hardware.diagnose`` kinds); a skill that relieves
-    one ranks :data:`RELIEF` times higher within its cost class."""
+    """Capture, lower and fuse ``task``; check the skills for the dtypes the groups read
+    under the ``precision`` policy; rank the designs. ``diagnosed``: the limits a hardware
+    profile showed (``hardware.diagnose`` kinds); a skill that relieves one ranks
+    :data:`RELIEF` times higher within its cost class."""
     graph = capture(task, size, isolated=isolate)
     try:
         partition = fuse(lower(recognise_attention(graph)))
@@ -151,7 +153,7 @@ def plan_task(
     relieved = tuple(s.id for s in lib if set(s.relieves) & set(diagnosed))
     if relieved:
         prior = {**prior, **{s: prior.get(s, 1.0) * RELIEF for s in relieved}}
-    groups = [group_options(partition, g, lib, device, prior) for g in partition.fused]
+    groups = [group_options(partition, g, lib, device, prior, precision) for g in partition.fused]
     designs = rank_designs(groups, limit)
     held = {s for g in groups for o in g.options for s in (o.choice.skill, *o.choice.options)}
     return DesignPlan(task, size, device, partition, lib, groups, designs, prior, archive,

@@ -60,9 +60,11 @@ def group_options(
     library: SkillLibrary,
     device: str = "cuda",
     prior: Mapping[str, float] | None = None,
+    precision: str = "fp32",
 ) -> GroupOptions:
-    """Check every skill for ``group`` and rank the options that hold."""
-    facts = group_facts(partition, group, device)
+    """Check every skill for ``group`` and rank the options that hold, for its dtypes under
+    the ``precision`` policy."""
+    facts = group_facts(partition, group, device, precision=precision)
     result = GroupOptions(group, facts)
     assessments = library.assess(facts)
     modifiers = [a for a in assessments if a.skill.is_modifier]

@@ -36,6 +36,11 @@ from kernelwright.design.graph import OpGraph
 from kernelwright.design.kernel.common import RenderedKernel
 from kernelwright.skills.conditions import GroupFacts
 
+# the implicit GEMM's cost factor against cuDNN for 16-bit operands: on an H200 under the bf16
+# policy it ran 0.71-0.97x eager PyTorch's NCHW cuDNN convolution (three level-2 tasks, 3 x 3
+# filters, 48-64 -> 96-128 channels), and cuDNN runs faster still channels-last
+HALF_IMPLICIT = 1.25
+
 
 class ConvFamily:
     """Implicit-GEMM convolutions (and the vendor convolution with our epilogue kernel)."""
@@ -69,17 +74,21 @@ class ConvFamily:
     def cost(
         self, partition: Partition, group: Group, facts: GroupFacts, choice: GroupChoice
     ) -> float:
-        """The implicit GEMM: the inverse of the fraction of the SMs its output tiles fill. The
-        vendor path: 1.0 (cuDNN fills the GPU), so it ranks first only where the implicit GEMM
-        leaves SMs idle; elsewhere the skills' expected gains decide (3xTF32 tensor cores
-        against cuDNN's fp32 CUDA cores under the fp32 policy)."""
+        """The implicit GEMM: the inverse of the fraction of the SMs its output tiles fill,
+        times :data:`HALF_IMPLICIT` for 16-bit operands. The vendor path: 1.0 (cuDNN fills the
+        GPU). So with 32-bit operands the vendor path ranks first only where the implicit GEMM
+        leaves SMs idle, and elsewhere the skills' expected gains decide (3xTF32 tensor cores
+        against cuDNN's fp32 CUDA cores under the fp32 policy); with 16-bit operands cuDNN's
+        own tensor-core kernels rank first."""
         if choice.variant == "vendor":
             return 1.0
         shape = facts.gemm
         assert shape is not None
         p = {**DEFAULTS, **choice.params}
         tiles = _blocks(shape.m, p["BLOCK_M"]) * _blocks(shape.n, p["BLOCK_N"])
-        return 1.0 / min(1.0, tiles / facts.sm_count)
+        floats = [d for d in facts.dtypes if d.startswith(("float", "bfloat"))]
+        half = bool(floats) and all(d in ("float16", "bfloat16") for d in floats)
+        return (HALF_IMPLICIT if half else 1.0) / min(1.0, tiles / facts.sm_count)
 
     def render(
         self, graph: OpGraph, group: Group, choice: GroupChoice, name: str

@@ -49,6 +49,21 @@ def test_a_wide_convolution_and_its_epilogue_are_one_implicit_gemm(tmp_path: Pat
     assert g is not None and (g.m, g.n, g.k) == (8 * 48 * 48, 48, 16 * 9)
 
 
+def test_under_bf16_cudnn_ranks_before_the_implicit_gemm(tmp_path: Path) -> None:
+    """The same wide convolution under the bf16 policy: its operands run in bf16 (the facts
+    say so), and cuDNN's tensor-core convolution (channels-last) ranks first."""
+    path = write_task(tmp_path, TASK.format(conv="Conv2d(16, 48, 3, padding=1)", cout=48,
+                                            shape="8, 16, 50, 50", body=EPILOGUE))
+    part, _ = designs_for(path)
+    library = SkillLibrary.builtin()
+    (fp32,) = [group_options(part, g, library) for g in part.fused]
+    (bf16,) = [group_options(part, g, library, precision="bf16") for g in part.fused]
+    assert fp32.facts.dtypes == ("float32",) and bf16.facts.dtypes == ("bfloat16",)
+    assert [o.choice.skill for o in fp32.options] == ["conv-implicit-gemm", "conv-vendor"]
+    assert [o.choice.skill for o in bf16.options] == ["conv-vendor", "conv-implicit-gemm"]
+    assert bf16.options[0].choice.params["CHANNELS_LAST"] == 1
+
+
 def test_too_few_tiles_rank_the_vendor_conv_first(tmp_path: Path) -> None:
     """2 x 12 x 12 output positions: 3 tiles of 128 would leave most SMs idle."""
     _, designs, (options,) = plan(tmp_path, "Conv2d(16, 48, 3, padding=1)", 48, "2, 16, 12, 12")
