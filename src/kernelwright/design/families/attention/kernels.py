@@ -4,7 +4,9 @@ over ``BLOCK_N`` keys with an online softmax, so the ``M x N`` scores never reac
     per key block    s = q k^T * scale (tl.dot, fp32 accumulation), masked to -inf where a key
                      is past N, above the diagonal (causal) or masked out; m_new = max(m, rowmax
                      s); p = exp(s - m_new); l = l * exp(m - m_new) + rowsum p;
-                     acc = acc * exp(m - m_new) + p v (tl.dot)
+                     acc = acc * exp(m - m_new) + p v (tl.dot). The blocks no query's row cuts
+                     (before the diagonal and before N) run first, in a loop without the
+                     position masks; the others after, with them
     at the end       out = acc / l (0 for a row with every key masked, as torch's math kernel)
 
 Scores are kept in the log2 domain (the scale folded with log2(e), ``exp2``). Causal programs
@@ -110,50 +112,81 @@ def _program(code: Code) -> None:
 
 
 def _loop(code: Code, has_mask: bool) -> None:
+    """Two loops over the key blocks: first those every query of the block sees whole (no key
+    past N, none above the diagonal), with no masking of the scores; then the rest (the
+    partial last block; under ``CAUSAL`` the blocks the diagonal crosses), masked. At 16-bit
+    operands the tensor cores are fast enough that the element-wise work per score decides,
+    and the mask is most of it in the blocks that need none."""
     if has_mask:
         code.add(
             "mask_tile = mask_ptr + off_b * stride_maskb + off_h * stride_maskh",
             "mask_tile += offs_m[:, None] * stride_maskm + offs_n[None, :] * stride_maskn",
         )
     code.add(
-        "for start_n in range(0, hi, BLOCK_N):",
+        "# key blocks every query here sees whole: wholly before N and, causal, wholly before",
+        "# the block's first query",
+        "whole = N // BLOCK_N * BLOCK_N",
+        "if CAUSAL:",
+        "    whole = tl.minimum(whole, pid_m * BLOCK_M // BLOCK_N * BLOCK_N)",
+        "for start_n in range(0, whole, BLOCK_N):",
     )
     code.indent()
+    _step(code, has_mask, edge=False)
+    code.dedent()
+    code.add("# the blocks the diagonal or the end of the keys cuts: masked", "for start_n in "
+             "range(whole, hi, BLOCK_N):")
+    code.indent()
+    _step(code, has_mask, edge=True)
+    code.dedent()
+
+
+def _step(code: Code, has_mask: bool, edge: bool) -> None:
+    """One key block of the online softmax (``edge``: keys past N or above the diagonal are
+    masked to -inf; else the block has none)."""
+    n_mask = "n_mask[:, None] & " if edge else ""
+    if edge or has_mask:
+        code.add("cols = start_n + offs_n")
+    if edge:
+        code.add("n_mask = cols < N  # the last key block is partial")
     code.add(
-        "cols = start_n + offs_n",
-        "n_mask = cols < N  # the last key block is partial",
-        "k = tl.load(k_tile + start_n * stride_kn, mask=n_mask[:, None] & d_mask[None, :], "
-        "other=0.0)",
+        f"k = tl.load(k_tile + start_n * stride_kn, mask={n_mask}d_mask[None, :], other=0.0)",
         "# scores in the log2 domain (qk_scale = scale * log2(e)): exp2 of them is exp",
         "s = tl.dot(q, tl.trans(k), input_precision=DOT_PRECISION) * qk_scale",
-        "valid = n_mask[None, :]",
-        "if CAUSAL:  # query i sees keys 0..i",
-        "    valid = valid & (cols[None, :] <= offs_m[:, None])",
     )
+    if edge:
+        code.add(
+            "valid = n_mask[None, :]",
+            "if CAUSAL:  # query i sees keys 0..i",
+            "    valid = valid & (cols[None, :] <= offs_m[:, None])",
+        )
     if has_mask:
         code.add(
-            "in_range = m_mask[:, None] & n_mask[None, :]",
+            "in_range = m_mask[:, None] & (cols < N)[None, :]",
             f"if MASK == {MASK_BOOL}:  # True: attend",
             "    keep = tl.load(mask_tile + start_n * stride_maskn, mask=in_range, other=0)",
-            "    valid = valid & (keep != 0)",
+            "    " + ("valid = valid & (keep != 0)" if edge else "valid = keep != 0"),
             f"if MASK == {MASK_ADD}:  # added to the scaled scores (-inf: masked out)",
             "    bias = tl.load(mask_tile + start_n * stride_maskn, mask=in_range, other=0.0)",
             f"    s += bias.to(tl.float32) * {LOG2E}",
         )
+    if edge:
+        code.add('s = tl.where(valid, s, float("-inf"))')
+    elif has_mask:
+        code.add(
+            f"if MASK == {MASK_BOOL}:",
+            '    s = tl.where(valid, s, float("-inf"))',
+        )
     code.add(
-        's = tl.where(valid, s, float("-inf"))',
         "m_new = tl.maximum(m_i, tl.max(s, 1))",
         "# a row with every key so far masked keeps a max of -inf: shift it by 0 (exp2(-inf) = 0)",
         'm_shift = tl.where(m_new == float("-inf"), 0.0, m_new)',
         "p = tl.math.exp2(s - m_shift[:, None])",
         "alpha = tl.math.exp2(m_i - m_shift)  # rescales what was summed under the old max",
         "l_i = l_i * alpha + tl.sum(p, 1)",
-        "v = tl.load(v_tile + start_n * stride_vn, mask=n_mask[:, None] & dv_mask[None, :], "
-        "other=0.0)",
+        f"v = tl.load(v_tile + start_n * stride_vn, mask={n_mask}dv_mask[None, :], other=0.0)",
         "acc = tl.dot(p.to(v.dtype), v, acc * alpha[:, None], input_precision=DOT_PRECISION)",
         "m_i = m_new",
     )
-    code.dedent()
 
 
 def _store(code: Code) -> None:
