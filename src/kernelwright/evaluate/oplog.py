@@ -10,7 +10,7 @@ is a hybrid, accepted and labelled.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 # Operators that move, view, allocate or convert, but compute nothing a kernel is judged on.
@@ -147,9 +147,32 @@ def record_ops(fn: Callable[..., Any], *args: Any) -> tuple[Any, Counter[str], i
                     numels[name] += o.numel()
             formula = flop_registry.get(func.overloadpacket)
             if formula is not None:
-                flops[0] += int(formula(*args, **kwargs, out_val=out))
+                work = formula(*args, **kwargs, out_val=out) * causal_fraction(func, args, kwargs)
+                flops[0] += int(work)
             return out
 
     with _Recorder():
         out = fn(*args)
     return out, counts, flops[0], numels
+
+
+def causal_fraction(func: Any, args: Sequence[Any], kwargs: Mapping[str, Any]) -> float:
+    """The fraction of an attention's scores a causal mask leaves (1.0 for anything else):
+    PyTorch's flop formulas count every query against every key, but a causal kernel skips the
+    keys after each query (``is_causal``: query i sees keys 0..i), so a floor from the full
+    count is twice the true one and fractions of it pass 100%."""
+    schema = getattr(func, "_schema", None)
+    if schema is None:
+        return 1.0
+    names = [a.name for a in schema.arguments]
+    if "is_causal" not in names:
+        return 1.0
+    at = names.index("is_causal")
+    causal = kwargs.get("is_causal", args[at] if at < len(args) else False)
+    if not causal or len(args) < 2:
+        return 1.0
+    sq, sk = int(args[0].shape[-2]), int(args[1].shape[-2])
+    if sq == 0 or sk == 0:
+        return 1.0
+    seen = sq * (sq + 1) // 2 if sq <= sk else sk * (sk + 1) // 2 + (sq - sk) * sk
+    return seen / (sq * sk)

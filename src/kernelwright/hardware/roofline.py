@@ -2,7 +2,8 @@
 
 Notation:
     flops       matrix-unit FLOPs of the reference forward (PyTorch's flop counter: GEMM,
-                convolution, attention); element-wise arithmetic is not counted
+                convolution, attention, a causal attention's scores past the diagonal left
+                out); element-wise arithmetic is not counted
     bytes       minimum device-memory traffic: every input, parameter and buffer read once,
                 every output written once
     floor_ms    max(bytes / memory_gbps, flops / matrix_tflops), the larger term names the bound;
