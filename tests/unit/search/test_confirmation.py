@@ -109,7 +109,16 @@ def test_the_report_and_summary_say_which_time_is_reported(pointwise_plan, tmp_p
     write_outputs(result, tmp_path, None)
     report = (tmp_path / "report.md").read_text()
     assert "1.200 ms" in report and "the first read 1.000 ms" in report
+    assert "and so biased low" in report
     assert (tmp_path / "best.py").exists()
+
+    # a second evaluation that read faster than the first: no claim of a low bias
+    faster = Timing(candidate=TimingStats(0.9, 0.9, 0.9, 0.0, 5))
+    out = tmp_path / "faster"
+    write_outputs(_confirmed_result(pointwise_plan, Verdict(Status.CORRECT, True, timing=faster,
+                                                            flags=(CONFIRMATION,))), out, None)
+    report = (out / "report.md").read_text()
+    assert "the second read faster" in report and "biased low" not in report
 
     failed = _confirmed_result(pointwise_plan, Verdict(Status.INCORRECT, False, message="mismatch",
                                                        flags=(CONFIRMATION,)))
