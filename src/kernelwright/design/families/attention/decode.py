@@ -47,7 +47,7 @@ from kernelwright.design.kernel.emitter import KernelArgs, safe_name
 DECODE_DEFAULTS = {"BLOCK_N": 32, "ROWS": 8, "DOT": 1, "WARPS": 4, "SPLIT_PROGRAMS": 528}
 CONSTS = [
     "ROWS", "BLOCK_N", "BLOCK_D", "BLOCK_DV", "HEAD_D", "HEAD_DV", "CAUSAL", "MASK", "SPLIT",
-    "DOT", "DOT_PRECISION",
+    "DOT", "QK_PRECISION", "DOT_PRECISION",
 ]
 DOT_ROWS = 16  # tl.dot's least block of rows
 NOTE = (
@@ -56,8 +56,8 @@ NOTE = (
 )
 DOT_NOTE = (
     "Both products on tensor cores over blocks of 16 query rows (operands converted to fp32): "
-    "3xTF32, as accurate as fp32, or TF32 where the caller allowed it for matrix products "
-    "(torch.backends.cuda.matmul.allow_tf32); fp32 accumulation."
+    "3xTF32, as accurate as fp32, or for the values' product TF32 where the caller allowed it "
+    "for matrix products (torch.backends.cuda.matmul.allow_tf32); fp32 accumulation."
 )
 
 
@@ -119,7 +119,7 @@ def decode_kernel(name: str, has_mask: bool) -> tuple[str, KernelArgs]:
         "other=0.0)",
         "# [ROWS, BLOCK_N]: every row's scores against the one loaded block of keys",
         "if DOT:",
-        "    s = tl.dot(q, tl.trans(k.to(tl.float32)), input_precision=DOT_PRECISION)",
+        "    s = tl.dot(q, tl.trans(k.to(tl.float32)), input_precision=QK_PRECISION)",
         "else:",
         "    s = tl.sum(q[:, None, :] * k.to(tl.float32)[None, :, :], 2)",
         "valid = r_mask[:, None] & n_mask[None, :]",
@@ -238,8 +238,10 @@ def render_decode(
             f"# tl.dot's blocks: {DOT_ROWS} rows (padding past the group's), BLOCK_N keys a step",
             f"ROWS = {DOT_ROWS}",
             f"BLOCK_N = max(16, min({p['BLOCK_N']}, _pow2(N)))",
-            "# fp32 products: 3xTF32 (fp32 accuracy) unless the caller allowed TF32",
+            "# fp32 products: 3xTF32 (fp32 accuracy) unless the caller allowed TF32, which the",
+            "# values' product takes; the scores' keeps fp32 accuracy (as the flash kernel's)",
             'DOT_PRECISION = "tf32" if torch.backends.cuda.matmul.allow_tf32 else "tf32x3"',
+            'QK_PRECISION = "tf32x3"',
         )
     else:
         code.add(
@@ -247,6 +249,7 @@ def render_decode(
             f"ROWS = min({p['ROWS']}, _pow2(group_rows))",
             f"BLOCK_N = max(16 // ROWS, min({p['BLOCK_N']} // ROWS, _pow2(N)))",
             "DOT_PRECISION = None",
+            "QK_PRECISION = None",
         )
     code.add(
         "BLOCK_D = max(16, _pow2(D))",
@@ -275,6 +278,7 @@ def render_decode(
         "MASK": "MASK",
         "SPLIT": "SPLIT",
         "DOT": str(bool(p["DOT"])),
+        "QK_PRECISION": "QK_PRECISION",
         "DOT_PRECISION": "DOT_PRECISION",
         "num_warps": p["WARPS"],
     }

@@ -14,7 +14,9 @@ stop at the diagonal (key blocks wholly above it are never loaded) and run the l
 first. Head dims are padded to a power of two: the padding reads zeros, which add nothing to
 ``q . k`` and are not stored. Operands of any strides; grouped-query heads read key/value head
 ``h // KV_GROUP``. ``DOT_PRECISION`` is tl.dot's input precision, chosen by the wrapper from
-the operands' dtype and the caller's matmul policy, exactly as for a GEMM.
+the operands' dtype and the caller's matmul policy, exactly as for a GEMM; ``QK_PRECISION``,
+the scores' product's, is the same but where TF32 is allowed, which the scores keep fp32
+accuracy under (``launch.QK_NOTE``).
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ CONSTS = [
     "HEAD_DV",
     "CAUSAL",
     "MASK",
+    "QK_PRECISION",
     "DOT_PRECISION",
 ]
 # MASK: what the mask operand is
@@ -151,7 +154,7 @@ def _step(code: Code, has_mask: bool, edge: bool) -> None:
     code.add(
         f"k = tl.load(k_tile + start_n * stride_kn, mask={n_mask}d_mask[None, :], other=0.0)",
         "# scores in the log2 domain (qk_scale = scale * log2(e)): exp2 of them is exp",
-        "s = tl.dot(q, tl.trans(k), input_precision=DOT_PRECISION) * qk_scale",
+        "s = tl.dot(q, tl.trans(k), input_precision=QK_PRECISION) * qk_scale",
     )
     if edge:
         code.add(

@@ -5,7 +5,8 @@ and takes the causal schedule.
 
 The math is chosen at run time, never lowered silently: bf16 and fp16 operands multiply on
 tensor cores with fp32 accumulation; fp32 operands keep fp32 accuracy with 3xTF32 (``FP32_MATH``
-0) or IEEE fp32 (1), unless the caller allowed TF32 for matrix products (the tf32 policy).
+0) or IEEE fp32 (1), unless the caller allowed TF32 for matrix products (the tf32 policy),
+which the values' product then takes while the scores' keeps fp32 accuracy (``QK_COMMENT``).
 3xTF32 is the default: on the H200 at head dim 64 (scripts/bench_attention.py) it ran 2.6 ms
 against 11.8 ms for IEEE fp32, and on inputs scaled by 64, where the softmax magnifies the
 scores' rounding, it erred less than both IEEE fp32 and PyTorch's own fp32 attention.
@@ -37,6 +38,14 @@ from kernelwright.design.kernel.emitter import safe_name
 
 VARIANTS = ("flash", "decode")
 DEFAULTS = {"BLOCK_M": 128, "BLOCK_N": 64, "STAGES": 3, "WARPS": 8, "FP32_MATH": 0}
+QK_NOTE = "the scores' product keeps fp32 accuracy where TF32 is allowed"
+# why the scores' product is not lowered to TF32 (the wrapper's comment)
+QK_COMMENT = (
+    "the scores' product keeps fp32 accuracy where TF32 is allowed: the softmax exponentiates",
+    "the scores, and TF32's rounding of large ones moves the weights (H200, tf32 policy, SDPA",
+    "inputs scaled by 64: with TF32 scores 73 K of 16.8 M outputs missed PyTorch's attention,",
+    "by up to 234, and the float64 answer excused 47 of them)",
+)
 
 ATTN_STAGES = '''def _attn_stages(stages, block_m, block_n, block_d, block_dv, item, smem):
     """The pipeline's depth: at most stages, within smem bytes of shared memory. The query
@@ -86,15 +95,17 @@ def render_attention(
     code = Code()
     code.add(f"def {name}({', '.join(params_in)}):")
     code.indent()
-    note = math_note(fp32_math)
+    note = f"{math_note(fp32_math)}; {QK_NOTE}"
     first, *rest = wrap_words(_describe(spec, "flash"), 84)
     code.add(f'"""{first}', *rest, "", *wrap_words(note, 88), '"""')
     prelude.operands(code, spec, out)
     code.add(
         "q, k = _dot_operands(q, k)",
         "v, _ = _dot_operands(v, v)",
-        "# tl.dot's input precision, from the operands' dtype and the caller's matmul policy",
+        "# tl.dot's input precision, from the operands' dtype and the caller's matmul policy;",
+        *(f"# {line}" for line in QK_COMMENT),
         f'DOT_PRECISION = _dot_precision(q, "{fp32_math}")',
+        f'QK_PRECISION = "{fp32_math}" if DOT_PRECISION == "tf32" else DOT_PRECISION',
     )
     prelude.heads(code, spec)
     causal = str(spec.causal)
@@ -132,6 +143,7 @@ def render_attention(
         "HEAD_DV": "DV",
         "CAUSAL": causal,
         "MASK": "MASK",
+        "QK_PRECISION": "QK_PRECISION",
         "DOT_PRECISION": "DOT_PRECISION",
         "num_warps": p["WARPS"],
         "num_stages": "depth",
@@ -144,8 +156,8 @@ def render_attention(
     code.dedent()
     code.add(
         "",
-        f"fit = (BLOCK_M, BLOCK_N, BLOCK_D, BLOCK_DV, D, DV, {causal}, MASK, DOT_PRECISION,",
-        "       q.dtype, STAGES)",
+        f"fit = (BLOCK_M, BLOCK_N, BLOCK_D, BLOCK_DV, D, DV, {causal}, MASK, QK_PRECISION,",
+        "       DOT_PRECISION, q.dtype, STAGES)",
         f"_launch_fitting(run, STAGES, ({kname!r}, *fit))",
     )
     code.add(f"return ({out},)")

@@ -140,6 +140,23 @@ def test_math_follows_the_precision_policy(check, policy: str, tol: float) -> No
         tol=tol,
     )
     assert '_dot_precision(q, "ieee")' in sources[0]
+    # the scores' product keeps fp32 accuracy under every policy; only the values' takes TF32
+    line = next(x.strip() for x in sources[0].splitlines() if x.strip().startswith("QK_PREC"))
+    assert "input_precision=QK_PRECISION" in sources[0]
+    import torch
+
+    from kernelwright.design.families.gemm.helpers import PY_HELPERS
+
+    scope: dict[str, object] = {"torch": torch, "q": torch.empty(2, dtype=torch.float32)}
+    exec(PY_HELPERS["_dot_precision"], scope)
+    allowed = torch.backends.cuda.matmul.allow_tf32
+    try:
+        for tf32, dot in ((True, "tf32"), (False, "ieee")):
+            torch.backends.cuda.matmul.allow_tf32 = tf32
+            exec('DOT_PRECISION = _dot_precision(q, "ieee")\n' + line, scope)
+            assert (scope["DOT_PRECISION"], scope["QK_PRECISION"]) == (dot, "ieee")
+    finally:
+        torch.backends.cuda.matmul.allow_tf32 = allowed
 
 
 def test_bf16_operands_accumulate_in_fp32(check) -> None:
