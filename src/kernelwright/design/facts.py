@@ -20,12 +20,15 @@ def group_facts(
     sm_count: int = H200_SMS,
     precision: str = "fp32",
 ) -> GroupFacts:
-    """The facts of one fused group, from the family of its kind, with the dtypes the group
-    reads when it runs under ``precision`` (the graph is captured in the task's own dtypes)."""
+    """The facts of one fused group, from the family of its kind, with the policy and the
+    dtypes the group reads when it runs under ``precision`` (the graph is captured in the
+    task's own dtypes)."""
     from kernelwright.design.families import family
 
     facts = family(group.kind).facts(partition, group, device, sm_count)
-    return dataclasses.replace(facts, dtypes=policy_dtypes(facts.dtypes, precision))
+    return dataclasses.replace(
+        facts, dtypes=policy_dtypes(facts.dtypes, precision), precision=precision
+    )
 
 
 def policy_dtypes(dtypes: tuple[str, ...], precision: str) -> tuple[str, ...]:

@@ -106,7 +106,9 @@ class GroupFacts:
         splittable: one pass, no full-size outputs, no gathers (two-stage split applies).
         flat: every operand is contiguous over the whole domain (no broadcasting).
         reverse: the scan runs from the end.
-        dtypes: the storage dtypes the group reads.
+        dtypes: the storage dtypes the group reads (under the run's precision policy).
+        precision: the run's precision policy (fp32, tf32 or bf16): under tf32, 32-bit
+            operands may multiply as TF32.
         device: cuda or cpu.
         sm_count: streaming multiprocessors of the target GPU.
         window: pooling window elements (kernel volume); 0 otherwise.
@@ -135,6 +137,7 @@ class GroupFacts:
     flat: bool = True
     reverse: bool = False
     dtypes: tuple[str, ...] = ()
+    precision: str = "fp32"
     device: str = "cuda"
     sm_count: int = 132
     window: int = 0

@@ -36,10 +36,12 @@ from kernelwright.design.graph import OpGraph
 from kernelwright.design.kernel.common import RenderedKernel
 from kernelwright.skills.conditions import GroupFacts
 
-# the implicit GEMM's cost factor against cuDNN for 16-bit operands: on an H200 under the bf16
-# policy it ran 0.71-0.97x eager PyTorch's NCHW cuDNN convolution (three level-2 tasks, 3 x 3
-# filters, 48-64 -> 96-128 channels), and cuDNN runs faster still channels-last
-HALF_IMPLICIT = 1.25
+# the implicit GEMM's cost factor against cuDNN where cuDNN multiplies on tensor cores itself
+# (16-bit operands, or TF32 allowed): on an H200 it ran 0.71-0.97x eager PyTorch's NCHW cuDNN
+# convolution under the bf16 policy (three level-2 tasks, 3 x 3 filters, 48-64 -> 96-128
+# channels) and 0.92-0.97x under tf32 (level-2 task 1), and cuDNN runs faster still
+# channels-last (torch.compile's layout: 2.3x eager under tf32, 1.6-3.2x under bf16)
+TENSOR_CORE_IMPLICIT = 1.25
 
 
 class ConvFamily:
@@ -75,11 +77,11 @@ class ConvFamily:
         self, partition: Partition, group: Group, facts: GroupFacts, choice: GroupChoice
     ) -> float:
         """The implicit GEMM: the inverse of the fraction of the SMs its output tiles fill,
-        times :data:`HALF_IMPLICIT` for 16-bit operands. The vendor path: 1.0 (cuDNN fills the
-        GPU). So with 32-bit operands the vendor path ranks first only where the implicit GEMM
-        leaves SMs idle, and elsewhere the skills' expected gains decide (3xTF32 tensor cores
-        against cuDNN's fp32 CUDA cores under the fp32 policy); with 16-bit operands cuDNN's
-        own tensor-core kernels rank first."""
+        times :data:`TENSOR_CORE_IMPLICIT` for 16-bit operands or under tf32. The vendor path:
+        1.0 (cuDNN fills the GPU). So under fp32 the vendor path ranks first only where the
+        implicit GEMM leaves SMs idle, and elsewhere the skills' expected gains decide (3xTF32
+        tensor cores against cuDNN's fp32 CUDA cores); where cuDNN may use tensor cores
+        itself, its kernels rank first."""
         if choice.variant == "vendor":
             return 1.0
         shape = facts.gemm
@@ -88,7 +90,9 @@ class ConvFamily:
         tiles = _blocks(shape.m, p["BLOCK_M"]) * _blocks(shape.n, p["BLOCK_N"])
         floats = [d for d in facts.dtypes if d.startswith(("float", "bfloat"))]
         half = bool(floats) and all(d in ("float16", "bfloat16") for d in floats)
-        return (HALF_IMPLICIT if half else 1.0) / min(1.0, tiles / facts.sm_count)
+        vendor_tensor_cores = half or facts.precision == "tf32"
+        factor = TENSOR_CORE_IMPLICIT if vendor_tensor_cores else 1.0
+        return factor / min(1.0, tiles / facts.sm_count)
 
     def render(
         self, graph: OpGraph, group: Group, choice: GroupChoice, name: str

@@ -94,7 +94,7 @@ def render_conv(
     code.add(f'"""{first}', *rest, "", *wrap_words(note, 88), '"""')
     if p["CHANNELS_LAST"] not in (0, 1, 2):
         raise DesignError(
-            f"CHANNELS_LAST {p['CHANNELS_LAST']}: 0 (as given), 1 (16-bit operands) or 2 (all)"
+            f"CHANNELS_LAST {p['CHANNELS_LAST']}: 0 (as given), 1 (on tensor cores) or 2 (all)"
         )
     _sizes(graph, group, spec, fp32_math, variant, code, channels_last=p["CHANNELS_LAST"])
     code.add(
@@ -197,8 +197,9 @@ def _sizes(
     channels_last: int = 0,
 ) -> None:
     """The operands and the GEMM's sizes from the runtime tensors; tl.dot's input precision
-    (the vendor path: its convolution, channels-last for 16-bit operands if ``channels_last``
-    is 1, for any if 2); the domain's sizes; the outputs."""
+    (the vendor path: its convolution, channels-last if ``channels_last`` is 1 and cuDNN uses
+    tensor cores (16-bit operands or TF32 allowed), always if 2); the domain's sizes; the
+    outputs."""
     assert group.layout is not None
     s, pd, d = spec.stride, spec.padding, spec.dilation
     x, w = safe_name(spec.x), safe_name(spec.w)
@@ -222,12 +223,16 @@ def _sizes(
         if channels_last:
             code.add(
                 "# the convolution on channels-last (NHWC) tensors"
-                + (": 16-bit operands only, whose" if channels_last == 1 else "; cuDNN's 16-bit"),
-                "# cuDNN kernels run several times faster on them than on NCHW ones; the copies",
+                + (
+                    " where cuDNN multiplies on tensor cores (16-bit operands, or TF32 allowed):"
+                    if channels_last == 1
+                    else ": where cuDNN multiplies on tensor cores"
+                ),
+                "# its kernels run several times faster on them than on NCHW ones; the copies",
                 "# move each input value once (none where the input already is channels-last)",
             )
             if channels_last == 1:
-                code.add("if x_in.element_size() == 2:")
+                code.add("if x_in.element_size() == 2 or torch.backends.cudnn.allow_tf32:")
                 code.indent()
             code.add(
                 "x_in = x_in.contiguous(memory_format=torch.channels_last)",

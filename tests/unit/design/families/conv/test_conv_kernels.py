@@ -128,17 +128,18 @@ def test_a_narrow_convolution_keeps_the_vendor_conv_and_fuses_its_epilogue(check
 @pytest.mark.parametrize(("dtype", "layout"), [("float32", 2), ("bfloat16", 1)])
 def test_the_vendor_conv_runs_channels_last_and_its_epilogue_reads_nhwc(check, dtype, layout
                                                                           ) -> None:
-    """CHANNELS_LAST 2 (any dtype) under fp32, 1 (16-bit operands) under bf16: the input and
-    weight copied channels-last, cuDNN's output read as it is stored (channels innermost), the
-    epilogue's output NCHW; 3 x 3 and 1 x 1 filters (a single output row or column takes the
-    position stride from the other axis)."""
+    """CHANNELS_LAST 2 (always) under fp32, 1 (where cuDNN uses tensor cores) under bf16: the
+    input and weight copied channels-last, cuDNN's output read as it is stored (channels
+    innermost), the epilogue's output NCHW; 3 x 3 and 1 x 1 filters (a single output row or
+    column takes the position stride from the other axis)."""
     tol = {"tol": 3e-2} if dtype == "bfloat16" else {}
     params = {"BLOCK_M": 32, "BLOCK_N": 16, "CHANNELS_LAST": layout}
     for case in ("3x3-stride2-pad1", "1x1-stride2"):
         (src,) = check(conv_task(case), skills=("conv-vendor",), params=params, dtype=dtype,
                        **tol)
         assert "x_in = x_in.contiguous(memory_format=torch.channels_last)" in src
-        assert ("if x_in.element_size() == 2:" in src) == (layout == 1)
+        tensor_cores = "if x_in.element_size() == 2 or torch.backends.cudnn.allow_tf32:"
+        assert (tensor_cores in src) == (layout == 1)
         assert "_position_strides(conv_out)" in src and "tl.dot" not in src
 
 

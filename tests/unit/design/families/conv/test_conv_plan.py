@@ -49,9 +49,9 @@ def test_a_wide_convolution_and_its_epilogue_are_one_implicit_gemm(tmp_path: Pat
     assert g is not None and (g.m, g.n, g.k) == (8 * 48 * 48, 48, 16 * 9)
 
 
-def test_under_bf16_cudnn_ranks_before_the_implicit_gemm(tmp_path: Path) -> None:
-    """The same wide convolution under the bf16 policy: its operands run in bf16 (the facts
-    say so), and cuDNN's tensor-core convolution (channels-last) ranks first."""
+def test_under_bf16_and_tf32_cudnn_ranks_before_the_implicit_gemm(tmp_path: Path) -> None:
+    """The same wide convolution under the bf16 and tf32 policies: the facts carry the policy
+    and the dtypes it runs, and cuDNN's tensor-core convolution (channels-last) ranks first."""
     path = write_task(tmp_path, TASK.format(conv="Conv2d(16, 48, 3, padding=1)", cout=48,
                                             shape="8, 16, 50, 50", body=EPILOGUE))
     part, _ = designs_for(path)
@@ -62,6 +62,10 @@ def test_under_bf16_cudnn_ranks_before_the_implicit_gemm(tmp_path: Path) -> None
     assert [o.choice.skill for o in fp32.options] == ["conv-implicit-gemm", "conv-vendor"]
     assert [o.choice.skill for o in bf16.options] == ["conv-vendor", "conv-implicit-gemm"]
     assert bf16.options[0].choice.params["CHANNELS_LAST"] == 1
+    # tf32: fp32 operands, but cuDNN may multiply them on tensor cores too
+    (tf32,) = [group_options(part, g, library, precision="tf32") for g in part.fused]
+    assert tf32.facts.dtypes == ("float32",) and tf32.facts.precision == "tf32"
+    assert [o.choice.skill for o in tf32.options] == ["conv-vendor", "conv-implicit-gemm"]
 
 
 def test_too_few_tiles_rank_the_vendor_conv_first(tmp_path: Path) -> None:
