@@ -208,10 +208,17 @@ def with_params(design: Any, params: dict[str, int]) -> Any:
     )
 
 
+def _bool() -> Any:
+    import torch
+
+    return torch.bool
+
+
 class _Launches:
     """A ``@triton.jit`` kernel that records its name each time it is launched, and its name
-    with ``+causal`` where it is launched with ``CAUSAL=True``; ``keys``: launch arguments
-    recorded after the name (``name BLOCK_N=256``)."""
+    with ``+causal`` where it is launched with ``CAUSAL=True`` or with a causal flag (a 0-dim
+    boolean tensor argument: a mask's, decided on the device) holding True; ``keys``: launch
+    arguments recorded after the name (``name BLOCK_N=256``)."""
 
     def __init__(self, kernel: Any, name: str, record: list[str], keys: Iterable[str]) -> None:
         self.kernel, self.name, self.record, self.keys = kernel, name, record, tuple(keys)
@@ -220,7 +227,9 @@ class _Launches:
         launch = self.kernel[grid]
 
         def run(*args: Any, **kwargs: Any) -> Any:
-            name = self.name + ("+causal" if kwargs.get("CAUSAL") is True else "")
+            flags = [a for a in args if getattr(a, "dtype", None) is _bool() and a.dim() == 0]
+            causal = kwargs.get("CAUSAL") is True or any(bool(f) for f in flags)
+            name = self.name + ("+causal" if causal else "")
             name += "".join(f" {k}={kwargs[k]}" for k in self.keys if k in kwargs)
             self.record.append(name)
             return launch(*args, **kwargs)

@@ -46,11 +46,12 @@ STRIDES = {"q": "bhmd", "k": "bhnd", "v": "bhnd", "mask": "bhmn", "out": "bhmd"}
 
 
 def attention_args(pointers: Iterable[str], scalars: Iterable[str], has_mask: bool) -> KernelArgs:
-    """An attention kernel's arguments, in order: the tensors (the mask after the value where
-    the kernel reads one), the scalars, then the strides of q, k, v, the mask and the output."""
+    """An attention kernel's arguments, in order: the tensors (the mask and its causal flag
+    after the value where the kernel reads a mask), the scalars, then the strides of q, k, v,
+    the mask and the output."""
     args = KernelArgs()
     for t in pointers:
-        if t != "mask" or has_mask:
+        if t not in ("mask", "causal_flag") or has_mask:
             args.pointer(t)
     for s in scalars:
         args.scalar(s, s)
@@ -64,17 +65,19 @@ def attention_args(pointers: Iterable[str], scalars: Iterable[str], has_mask: bo
 def flash_kernel(name: str, has_mask: bool) -> tuple[str, KernelArgs]:
     """The kernel's source and its arguments, in order (``has_mask``: it reads a mask)."""
     args = attention_args(
-        ("q", "k", "v", "mask", "out"), ("M", "N", "n_heads", "kv_group", "qk_scale"), has_mask
+        ("q", "k", "v", "mask", "causal_flag", "out"),
+        ("M", "N", "n_heads", "kv_group", "qk_scale"),
+        has_mask,
     )
     code = Code()
     code.indent()
-    _program(code)
+    _program(code, has_mask)
     _loop(code, has_mask)
     _store(code)
     return "\n".join(signature(name, args, CONSTS) + code.lines), args
 
 
-def _program(code: Code) -> None:
+def _program(code: Code, has_mask: bool) -> None:
     code.add(
         "# ---- this program's queries: one block of BLOCK_M rows of one (batch, head)",
         "n_m = tl.cdiv(M, BLOCK_M)",
@@ -83,6 +86,16 @@ def _program(code: Code) -> None:
         "pid_m = pid % n_m",
         "if CAUSAL:  # the longest rows (most key blocks) first, the short ones fill the tail",
         "    pid_m = n_m - 1 - pid_m",
+    )
+    if has_mask:
+        code.add(
+            "# a boolean mask with no key past its query (the wrapper's flag): the causal",
+            "# schedule, decided at run time",
+            f"if MASK == {MASK_BOOL}:",
+            "    mask_causal = tl.load(causal_flag_ptr) != 0",
+            "    pid_m = tl.where(mask_causal, n_m - 1 - pid_m, pid_m)",
+        )
+    code.add(
         "off_b = (pid_bh // n_heads).to(tl.int64)",
         "off_h = pid_bh % n_heads",
         "off_kh = (off_h // kv_group).to(tl.int64)  # grouped-query heads share a K/V head",
@@ -112,6 +125,11 @@ def _program(code: Code) -> None:
         "if CAUSAL:",
         "    hi = tl.minimum(N, (pid_m + 1) * BLOCK_M)",
     )
+    if has_mask:
+        code.add(
+            f"if MASK == {MASK_BOOL}:",
+            "    hi = tl.where(mask_causal, tl.minimum(N, (pid_m + 1) * BLOCK_M), N)",
+        )
 
 
 def _loop(code: Code, has_mask: bool) -> None:
@@ -125,14 +143,21 @@ def _loop(code: Code, has_mask: bool) -> None:
             "mask_tile = mask_ptr + off_b * stride_maskb + off_h * stride_maskh",
             "mask_tile += offs_m[:, None] * stride_maskm + offs_n[None, :] * stride_maskn",
         )
-    code.add(
-        "# key blocks every query here sees whole: wholly before N and, causal, wholly before",
-        "# the block's first query",
-        "whole = N // BLOCK_N * BLOCK_N",
-        "if CAUSAL:",
-        "    whole = tl.minimum(whole, pid_m * BLOCK_M // BLOCK_N * BLOCK_N)",
-        "for start_n in range(0, whole, BLOCK_N):",
-    )
+    if has_mask:  # the wrapper never passes CAUSAL with a mask
+        code.add(
+            "# key blocks wholly before the last key the schedule visits: the mask masks its",
+            "# own diagonal, so only the end of the keys needs the position mask",
+            "whole = hi // BLOCK_N * BLOCK_N",
+        )
+    else:
+        code.add(
+            "# key blocks every query here sees whole: wholly before N and, causal, wholly",
+            "# before the block's first query",
+            "whole = N // BLOCK_N * BLOCK_N",
+            "if CAUSAL:",
+            "    whole = tl.minimum(whole, pid_m * BLOCK_M // BLOCK_N * BLOCK_N)",
+        )
+    code.add("for start_n in range(0, whole, BLOCK_N):")
     code.indent()
     _step(code, has_mask, edge=False)
     code.dedent()

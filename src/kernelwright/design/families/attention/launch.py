@@ -1,7 +1,8 @@
 """The wrapper of an attention group: sizes and strides from the operands, the math the policy
 allows (the GEMM family's rule), the blocks, the pipeline depth that fits, the launch. A boolean
-mask that allows no key past its query (a causal mask passed as a tensor) is found at run time
-and takes the causal schedule.
+mask that allows no key past its query (a causal mask passed as a tensor) is found at run time,
+on the device (a flag the kernel reads, so no call waits for the GPU), and takes the causal
+schedule.
 
 The math is chosen at run time, never lowered silently: bf16 and fp16 operands multiply on
 tensor cores with fp32 accumulation; fp32 operands keep fp32 accuracy with 3xTF32 (``FP32_MATH``
@@ -108,16 +109,19 @@ def render_attention(
         f'QK_PRECISION = "{fp32_math}" if DOT_PRECISION == "tf32" else DOT_PRECISION',
     )
     prelude.heads(code, spec)
-    causal = str(spec.causal)
-    if mask is not None and not spec.causal:
-        causal = "CAUSAL"
+    if mask is not None and spec.causal:
+        raise DesignError("an attention with both a mask and is_causal (SDPA allows one)")
+    if mask is not None:
         code.add(
             "# a boolean mask that allows no key past its query (GPT's lower triangle) leaves",
             "# those keys out anyway: the causal schedule, which never visits a key block past",
-            "# the diagonal, computes the same (the mask still applies below it); checked on",
-            "# the mask as given, its batch and head dimensions still broadcast",
-            "CAUSAL = mask.dtype == torch.bool and not bool(",
-            "    mask.expand(*mask.shape[:-2], M, N).triu(1).any())",
+            "# the diagonal, computes the same (the mask still applies below it). Checked on the",
+            "# mask as given (its batch and head dimensions still broadcast), on the device, into",
+            "# a flag the kernel reads: a check on the host would wait for the GPU every call",
+            "if mask.dtype == torch.bool:",
+            "    causal_flag = ~mask.expand(*mask.shape[:-2], M, N).triu(1).any()",
+            "else:  # an additive mask never takes the causal schedule (the flag is not read)",
+            "    causal_flag = mask",
         )
     prelude.mask_and_strides(code, spec, out)
     code.add(
@@ -141,14 +145,15 @@ def render_attention(
         "BLOCK_DV": "BLOCK_DV",
         "HEAD_D": "D",
         "HEAD_DV": "DV",
-        "CAUSAL": causal,
+        "CAUSAL": str(spec.causal),
         "MASK": "MASK",
         "QK_PRECISION": "QK_PRECISION",
         "DOT_PRECISION": "DOT_PRECISION",
         "num_warps": p["WARPS"],
         "num_stages": "depth",
     }
-    pointers = {"q": "q", "k": "k", "v": "v", "mask": "mask", "out": out}
+    pointers = {"q": "q", "k": "k", "v": "v", "mask": "mask", "causal_flag": "causal_flag",
+                "out": out}
     args.pointers = [(kp, pointers[w]) for kp, w in args.pointers]
     code.add("", "def run(depth):")
     code.indent()
@@ -156,7 +161,7 @@ def render_attention(
     code.dedent()
     code.add(
         "",
-        f"fit = (BLOCK_M, BLOCK_N, BLOCK_D, BLOCK_DV, D, DV, {causal}, MASK, QK_PRECISION,",
+        f"fit = (BLOCK_M, BLOCK_N, BLOCK_D, BLOCK_DV, D, DV, {spec.causal}, MASK, QK_PRECISION,",
         "       DOT_PRECISION, q.dtype, STAGES)",
         f"_launch_fitting(run, STAGES, ({kname!r}, *fit))",
     )
