@@ -19,7 +19,9 @@ from kernelwright.skills.heuristics import heuristic, next_pow2
 
 @heuristic("attention_flash")
 def attention_flash(f: GroupFacts) -> dict[str, int]:
-    """128 queries x 64 keys (32 for fp32 past dim 64), 3 stages, 8 warps; 3xTF32 for fp32."""
+    """128 queries x 64 keys (32 for fp32 past dim 64), 3 stages, 8 warps; 3xTF32 for fp32.
+    The key blocks no row cuts run in a loop of their own, without the position masks
+    (``SPLIT_KEYS``), except for fp32 past dim 64, where the second loop's registers spill."""
     a = f.attention
     assert a is not None
     fp32_wide = "float32" in f.dtypes and max(a.d, a.dv) > 64
@@ -29,12 +31,14 @@ def attention_flash(f: GroupFacts) -> dict[str, int]:
         "STAGES": 3,
         "WARPS": 8,
         "FP32_MATH": 0,
+        "SPLIT_KEYS": 0 if fp32_wide else 1,
     }
 
 
 @heuristic("attention_flash_wide")
 def attention_flash_wide(f: GroupFacts) -> dict[str, int]:
-    """64 queries x 32 keys, 2 stages, 8 warps; 3xTF32 for fp32 operands."""
+    """64 queries x 32 keys, 2 stages, 8 warps; 3xTF32 for fp32 operands, in one key loop
+    (``SPLIT_KEYS`` 0: every fp32 block tried at these head dims spills already)."""
     a = f.attention
     assert a is not None
     return {
@@ -43,6 +47,7 @@ def attention_flash_wide(f: GroupFacts) -> dict[str, int]:
         "STAGES": 2,
         "WARPS": 8,
         "FP32_MATH": 0,
+        "SPLIT_KEYS": 0 if "float32" in f.dtypes else 1,
     }
 
 

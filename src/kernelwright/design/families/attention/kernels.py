@@ -62,8 +62,9 @@ def attention_args(pointers: Iterable[str], scalars: Iterable[str], has_mask: bo
     return args
 
 
-def flash_kernel(name: str, has_mask: bool) -> tuple[str, KernelArgs]:
-    """The kernel's source and its arguments, in order (``has_mask``: it reads a mask)."""
+def flash_kernel(name: str, has_mask: bool, split_keys: bool = True) -> tuple[str, KernelArgs]:
+    """The kernel's source and its arguments, in order (``has_mask``: it reads a mask;
+    ``split_keys``: the key blocks no row cuts run in a loop of their own, see ``_loop``)."""
     args = attention_args(
         ("q", "k", "v", "mask", "causal_flag", "out"),
         ("M", "N", "n_heads", "kv_group", "qk_scale"),
@@ -72,7 +73,10 @@ def flash_kernel(name: str, has_mask: bool) -> tuple[str, KernelArgs]:
     code = Code()
     code.indent()
     _program(code, has_mask)
-    _loop(code, has_mask)
+    if split_keys:
+        _loop(code, has_mask)
+    else:
+        _one_loop(code, has_mask)
     _store(code)
     return "\n".join(signature(name, args, CONSTS) + code.lines), args
 
@@ -163,6 +167,21 @@ def _loop(code: Code, has_mask: bool) -> None:
     code.dedent()
     code.add("# the blocks the diagonal or the end of the keys cuts: masked", "for start_n in "
              "range(whole, hi, BLOCK_N):")
+    code.indent()
+    _step(code, has_mask, edge=True)
+    code.dedent()
+
+
+def _one_loop(code: Code, has_mask: bool) -> None:
+    """One loop over every key block, each masked: half the loop code of ``_loop``, which the
+    3xTF32 kernel at head dims past 64 needs (its two loops spilled 80 bytes at sm_90, 8 warps,
+    32-key steps)."""
+    if has_mask:
+        code.add(
+            "mask_tile = mask_ptr + off_b * stride_maskb + off_h * stride_maskh",
+            "mask_tile += offs_m[:, None] * stride_maskm + offs_n[None, :] * stride_maskn",
+        )
+    code.add("for start_n in range(0, hi, BLOCK_N):")
     code.indent()
     _step(code, has_mask, edge=True)
     code.dedent()

@@ -38,7 +38,8 @@ from kernelwright.design.kernel.common import (
 from kernelwright.design.kernel.emitter import safe_name
 
 VARIANTS = ("flash", "decode")
-DEFAULTS = {"BLOCK_M": 128, "BLOCK_N": 64, "STAGES": 3, "WARPS": 8, "FP32_MATH": 0}
+DEFAULTS = {"BLOCK_M": 128, "BLOCK_N": 64, "STAGES": 3, "WARPS": 8, "FP32_MATH": 0,
+            "SPLIT_KEYS": 1}
 QK_NOTE = "the scores' product keeps fp32 accuracy where TF32 is allowed"
 # why the scores' product is not lowered to TF32 (the wrapper's comment)
 QK_COMMENT = (
@@ -89,7 +90,9 @@ def render_attention(
         raise DesignError(f"FP32_MATH {p['FP32_MATH']}: 0 (tf32x3) or 1 (ieee)")
     fp32_math = FP32_MATH[p["FP32_MATH"]]
     kname = f"{name}_kernel"
-    kernel, args = flash_kernel(kname, spec.mask is not None)
+    if p["SPLIT_KEYS"] not in (0, 1):
+        raise DesignError(f"SPLIT_KEYS {p['SPLIT_KEYS']}: 0 (one key loop) or 1 (two)")
+    kernel, args = flash_kernel(kname, spec.mask is not None, bool(p["SPLIT_KEYS"]))
     mask = safe_name(spec.mask) if spec.mask is not None else None
     params_in = [safe_name(x) for x in group.inputs]
     out = safe_name(group.outputs[0])

@@ -90,6 +90,31 @@ def test_a_mask_that_allows_no_later_key_takes_the_causal_schedule(check_launche
     )
 
 
+@pytest.mark.parametrize("split", [0, 1])
+def test_one_key_loop_or_two_compute_the_same(check_launches, split: int) -> None:
+    """SPLIT_KEYS 0 (every key block masked, in one loop) and 1 (the blocks no row cuts first,
+    unmasked): a causal mask found on the device (the first input set), one that is not causal
+    (the variant) and an additive mask (the second variant), keys not a multiple of the block."""
+    lower = "(torch.rand(1, 1, 37, 37) > 0.3).tril()"
+    additive = "torch.randn(37, 29)"
+    runs = check_launches(
+        sdpa_task(
+            "q, k, v, attn_mask=m", f"{qkv(1, 2, 37, 37, 48)}, {lower}",
+            f"[[{qkv(1, 2, 37, 29, 48)}, torch.rand(37, 29) > 0.3], "
+            f"[{qkv(1, 2, 37, 29, 48)}, {additive}]]",
+            "q, k, v, m",
+        ),
+        skills=("attention-flash",),
+        params={**SMALL, "SPLIT_KEYS": split},
+        reference="float64",
+        tol=2e-5,
+    )
+    assert runs and all(
+        launched == ["attn_0_kernel+causal", "attn_0_kernel", "attn_0_kernel"]
+        for _, launched in runs
+    )
+
+
 BOOL_MASK = "torch.rand(37, 29) > 0.3"
 # the third row masked out entirely: torch's SDPA outputs 0 there
 MASKED_ROW = "(torch.rand(1, 1, 37, 29) > 0.3).index_fill(2, torch.tensor([2]), False)"
