@@ -85,3 +85,35 @@ def test_the_direct_grouped_kernel_compiles_for_hopper_without_spills() -> None:
     for path, kernel, ok, spill, error in rows:
         assert ok, (path, kernel, error)
         assert spill in (0, None), (path, kernel, spill)
+
+
+@pytest.mark.sm90
+def test_the_vendor_epilogue_on_channels_last_output_compiles_for_hopper() -> None:
+    """Under tf32 (and bf16) cuDNN's convolution ranks first and runs channels-last: its
+    epilogue kernel, reading the NHWC output as stored and writing NCHW, compiles for sm_90
+    at level-2 task 1's size without spills."""
+    pytest.importorskip("triton")
+    path = str(ROOT / "kernelbench" / f"{TASKS[0]}.py")
+    script = f"""
+        import json
+        from kernelwright.design.plan import plan_task
+        from kernelwright.design.compile_check import compile_check
+        from kernelwright.evaluate.precision import apply_policy
+        from kernelwright.records import Precision
+        from kernelwright.task import load_task
+        plan = plan_task(load_task({path!r}, "full"), "cuda", "full", isolate=False,
+                         precision="tf32")
+        design = plan.designs[0]
+        apply_policy(Precision.TF32)
+        source = plan.render(design)
+        rows = [[list(design.skills), "memory_format=torch.channels_last" in source, r.kernel,
+                 r.ok, r.spill_bytes, r.error[:300]]
+                for r in compile_check(source, {path!r}, "full")]
+        print(json.dumps(rows))
+        """
+    rows = run_compile_script(script, timeout=600)
+    assert rows
+    for skills, channels_last, kernel, ok, spill, error in rows:
+        assert skills == ["conv-vendor"] and channels_last, skills
+        assert ok, (kernel, error)
+        assert spill in (0, None), (kernel, spill)
