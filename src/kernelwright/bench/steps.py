@@ -282,13 +282,21 @@ def eager_outcome(result: Any) -> StepOutcome:
     if sol is not None and eager is not None and eager.median_ms > 0:
         sol = dataclasses.replace(sol, fraction=sol.floor_ms / eager.median_ms)
     candidate = Candidate(eager_model_source(result.task), "eager")
+    # the returned model is the reference itself: no error against it; what the judge said of
+    # the candidate (its errors' labels, host-bound calls...) stays, marked as the candidate's
     verdict = dataclasses.replace(
         v,
         timing=timing,
         sol=sol,
+        max_abs_err=0.0,
+        max_rel_err=0.0,
+        norm_err=0.0,
         solution_sha256=candidate.sha256,
         message=f"eager PyTorch: faster than the best candidate ({best.candidate_id}, "
         f"{t.speedup_vs_eager:.2f}x eager)",
-        labels=(*v.labels, "eager fallback: the task's own model is returned"),
+        labels=(
+            "eager fallback: the task's own model is returned",
+            *(f"the best candidate's verdict: {label}" for label in v.labels),
+        ),
     )
     return StepOutcome(candidate=candidate, verdict=verdict)

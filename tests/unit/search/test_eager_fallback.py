@@ -40,7 +40,9 @@ def _result(plan, candidate_ms: float, representative: bool) -> OptimizeResult: 
         representative=representative,
     )
     sol = SpeedOfLight(0, 1, 1.0, "memory", 1.0 / candidate_ms, 1.0, 1.0, "test")
-    verdict = Verdict(Status.CORRECT, True, timing=timing, sol=sol, precision=Precision.FP32)
+    verdict = Verdict(Status.CORRECT, True, timing=timing, sol=sol, precision=Precision.FP32,
+                      max_abs_err=2e-6, max_rel_err=1e-5, norm_err=1e-7,
+                      labels=("host-bound: issuing a call took 0.3 ms",))
     source = plan.render(plan.designs[0])
     trial = Trial(7, Candidate(source, "template"), verdict)
     search = SearchResult("run", trials=[trial], best=trial, stopped="budget")
@@ -72,7 +74,12 @@ def test_a_candidate_slower_than_eager_is_not_returned(pointwise_plan, tmp_path:
     assert t.speedup_vs_eager == 1.0 and t.candidate == t.eager
     assert t.speedup_vs_compile == 1.6 / 2.0
     assert out.verdict.sol is not None and out.verdict.sol.fraction == 1.0 / 2.0
-    assert any(label.startswith("eager fallback") for label in out.verdict.labels)
+    assert out.verdict.labels[0].startswith("eager fallback")
+    # the errors are the returned model's own (none); the candidate's labels say whose they are
+    assert (out.verdict.max_abs_err, out.verdict.max_rel_err, out.verdict.norm_err) == (0, 0, 0)
+    assert out.verdict.labels[1:] == (
+        "the best candidate's verdict: host-bound: issuing a call took 0.3 ms",
+    )
 
 
 def test_a_faster_candidate_is_returned(pointwise_plan, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
