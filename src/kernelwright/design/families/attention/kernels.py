@@ -4,9 +4,10 @@ over ``BLOCK_N`` keys with an online softmax, so the ``M x N`` scores never reac
     per key block    s = q k^T * scale (tl.dot, fp32 accumulation), masked to -inf where a key
                      is past N, above the diagonal (causal) or masked out; m_new = max(m, rowmax
                      s); p = exp(s - m_new); l = l * exp(m - m_new) + rowsum p;
-                     acc = acc * exp(m - m_new) + p v (tl.dot). The blocks no query's row cuts
-                     (before the diagonal and before N) run first, in a loop without the
-                     position masks; the others after, with them
+                     acc = acc * exp(m - m_new) + p v (tl.dot). With ``SPLIT_KEYS`` the
+                     blocks no query's row cuts (before the diagonal and before N) run first,
+                     in a loop without the position masks, the others after, with them;
+                     without it, one loop masks every block
     at the end       out = acc / l (0 for a row with every key masked, as torch's math kernel)
 
 Scores are kept in the log2 domain (the scale folded with log2(e), ``exp2``). Causal programs
