@@ -89,7 +89,7 @@ def test_the_direct_grouped_kernel_compiles_for_hopper_without_spills() -> None:
 
 @pytest.mark.sm90
 def test_the_vendor_epilogue_on_channels_last_output_compiles_for_hopper() -> None:
-    """Under tf32 (and bf16) cuDNN's convolution ranks first and runs channels-last: its
+    """Under tf32 and bf16 cuDNN's convolution ranks first and runs channels-last: its
     epilogue kernel, reading the NHWC output as stored (a unit channel stride, which Triton
     specialises on) and writing NCHW, compiles for sm_90 at level-2 task 1's size without
     spills. PyTorch's meta convolution returns NCHW whatever its input's layout, where cuDNN
@@ -104,13 +104,6 @@ def test_the_vendor_epilogue_on_channels_last_output_compiles_for_hopper() -> No
         from kernelwright.evaluate.precision import apply_policy
         from kernelwright.records import Precision
         from kernelwright.task import load_task
-        plan = plan_task(load_task({path!r}, "full"), "cuda", "full", isolate=False,
-                         precision="tf32")
-        design = plan.designs[0]
-        apply_policy(Precision.TF32)
-        source = plan.render(design)
-        call = "torch.ops.aten.convolution.default("
-        assert call in source
         helper = chr(10).join([
             "def _as_cudnn(x, *args):",
             "    y = torch.ops.aten.convolution.default(x, *args)",
@@ -118,15 +111,24 @@ def test_the_vendor_epilogue_on_channels_last_output_compiles_for_hopper() -> No
             "        y = y.contiguous(memory_format=torch.channels_last)",
             "    return y",
         ])
-        source = source.replace(call, "_as_cudnn(") + chr(10) + helper + chr(10)
-        rows = [[list(design.skills), "memory_format=torch.channels_last" in source, r.kernel,
-                 r.ok, r.spill_bytes, r.constexprs, r.error[:300]]
-                for r in compile_check(source, {path!r}, "full")]
+        rows = []
+        for policy in ("tf32", "bf16"):
+            plan = plan_task(load_task({path!r}, "full"), "cuda", "full", isolate=False,
+                             precision=policy)
+            design = plan.designs[0]
+            apply_policy(Precision(policy))
+            source = plan.render(design)
+            call = "torch.ops.aten.convolution.default("
+            assert call in source
+            source = source.replace(call, "_as_cudnn(") + chr(10) + helper + chr(10)
+            rows += [[policy, list(design.skills), "memory_format=torch.channels_last" in source,
+                      r.kernel, r.ok, r.spill_bytes, r.constexprs, r.error[:300]]
+                     for r in compile_check(source, {path!r}, "full", precision=policy)]
         print(json.dumps(rows))
         """
     rows = run_compile_script(script, timeout=600)
-    assert rows
-    for skills, channels_last, kernel, ok, spill, consts, error in rows:
+    assert {policy for policy, *_ in rows} == {"tf32", "bf16"}
+    for _policy, skills, channels_last, kernel, ok, spill, consts, error in rows:
         assert skills == ["conv-vendor"] and channels_last, skills
         assert "sy_c=1" in consts.split(", "), consts  # the NHWC read: channels innermost
         assert ok, (kernel, error)

@@ -51,10 +51,17 @@ def _interpreter_off() -> Iterator[None]:
 
 
 def compile_check(
-    source: str, task_path: str | Path, size: str = "full", arch: int = 90, keep_ptx: bool = False
+    source: str,
+    task_path: str | Path,
+    size: str = "full",
+    arch: int = 90,
+    keep_ptx: bool = False,
+    precision: str = "fp32",
 ) -> list[KernelReport]:
     """Compile every kernel the file launches for one forward at ``size`` (see module doc);
-    ``keep_ptx``: each report carries its kernel's PTX."""
+    ``keep_ptx``: each report carries its kernel's PTX; ``precision``: under ``bf16`` the
+    model's floating parameters and the inputs are cast to bfloat16, as the harness's bf16
+    policy does (the matmul flags are the caller's: ``evaluate.precision.apply_policy``)."""
     import torch
     from triton.backends.compiler import GPUTarget
     from triton.compiler import ASTSource, compile, make_backend
@@ -117,6 +124,12 @@ def compile_check(
                 init = list(getattr(task, "get_init_inputs", list)())
                 inputs = list(task.get_inputs())
                 model = module.ModelNew(*init)
+                if precision == "bf16":
+                    from kernelwright.evaluate.precision import cast_value
+                    from kernelwright.records import Precision
+
+                    model = model.to(torch.bfloat16)
+                    inputs = list(cast_value(inputs, Precision.BF16))
                 with torch.no_grad():
                     model(*inputs)
         finally:
