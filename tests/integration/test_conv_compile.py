@@ -92,15 +92,16 @@ def test_the_vendor_epilogue_on_channels_last_output_compiles_for_hopper() -> No
     """Under tf32 and bf16 cuDNN's convolution ranks first and runs channels-last: its
     epilogue kernel, reading the NHWC output as stored (a unit channel stride, which Triton
     specialises on) and writing NCHW, compiles for sm_90 at level-2 task 1's size without
-    spills. PyTorch's meta convolution returns NCHW whatever its input's layout, where cuDNN
-    returns a channels-last input's output channels-last: the file's convolution is made to do
-    the same here."""
+    spills; under fp32 it reads NCHW. Either way the output is read in vectors and each
+    per-channel operand loaded once a thread. PyTorch's meta convolution returns NCHW whatever
+    its input's layout, where cuDNN returns a channels-last input's output channels-last: the
+    file's convolution is made to do the same here."""
     pytest.importorskip("triton")
     path = str(ROOT / "kernelbench" / f"{TASKS[0]}.py")
     script = f"""
         import json
         from kernelwright.design.plan import plan_task
-        from kernelwright.design.compile_check import compile_check
+        from kernelwright.design.compile_check import compile_check, global_loads
         from kernelwright.evaluate.precision import apply_policy
         from kernelwright.records import Precision
         from kernelwright.task import load_task
@@ -112,24 +113,31 @@ def test_the_vendor_epilogue_on_channels_last_output_compiles_for_hopper() -> No
             "    return y",
         ])
         rows = []
-        for policy in ("tf32", "bf16"):
+        for policy in ("tf32", "bf16", "fp32"):
             plan = plan_task(load_task({path!r}, "full"), "cuda", "full", isolate=False,
                              precision=policy)
-            design = plan.designs[0]
+            (design,) = [d for d in plan.designs if list(d.skills) == ["conv-vendor"]]
             apply_policy(Precision(policy))
             source = plan.render(design)
             call = "torch.ops.aten.convolution.default("
             assert call in source
             source = source.replace(call, "_as_cudnn(") + chr(10) + helper + chr(10)
-            rows += [[policy, list(design.skills), "memory_format=torch.channels_last" in source,
-                      r.kernel, r.ok, r.spill_bytes, r.constexprs, r.error[:300]]
-                     for r in compile_check(source, {path!r}, "full", precision=policy)]
+            rows += [[policy, plan.designs[0] == design, r.kernel, r.ok, r.spill_bytes,
+                      r.constexprs, global_loads(r.ptx), r.error[:300]]
+                     for r in compile_check(source, {path!r}, "full", keep_ptx=True,
+                                            precision=policy)]
         print(json.dumps(rows))
         """
     rows = run_compile_script(script, timeout=600)
-    assert {policy for policy, *_ in rows} == {"tf32", "bf16"}
-    for _policy, skills, channels_last, kernel, ok, spill, consts, error in rows:
-        assert skills == ["conv-vendor"] and channels_last, skills
-        assert "sy_c=1" in consts.split(", "), consts  # the NHWC read: channels innermost
-        assert ok, (kernel, error)
-        assert spill in (0, None), (kernel, spill)
+    assert {policy for policy, *_ in rows} == {"tf32", "bf16", "fp32"}
+    for policy, first, kernel, ok, spill, consts, loads, error in rows:
+        assert ok, (policy, kernel, error)
+        assert spill in (0, None), (policy, kernel, spill)
+        # ranked first where cuDNN uses tensor cores, and reading the output as it wrote it:
+        # NHWC there (a unit channel stride), NCHW under fp32 (a unit position stride)
+        assert first == (policy != "fp32"), policy
+        layout = "sy_c=1" if policy != "fp32" else "sy_p=1"
+        assert layout in consts.split(", "), (policy, consts)
+        # the output read in vectors; the two per-channel operands loaded once a thread
+        scalar = sum(n for form, n in loads.items() if ".v" not in form)
+        assert scalar <= 2 and sum(loads.values()) > scalar, (policy, loads)

@@ -35,27 +35,23 @@ def conv_implicit_gemm(f: GroupFacts) -> dict[str, int]:
 
 @heuristic("conv_vendor")
 def conv_vendor(f: GroupFacts) -> dict[str, int]:
-    """The epilogue kernel's tile, 4 warps: 128 positions (contiguous along ow in NCHW) x 32
-    channels; where cuDNN multiplies on tensor cores (16-bit operands, or TF32 allowed) the
-    convolution runs channels-last (``CHANNELS_LAST`` 1; the wrapper checks the runtime dtype
-    and flag, which the policy sets), and the tile turns to 32 positions x 128 channels.
+    """The epilogue kernel's tile: 32 positions x 128 channels, 4 warps. Where cuDNN multiplies
+    on tensor cores (16-bit operands, or TF32 allowed) the convolution runs channels-last
+    (``CHANNELS_LAST`` 1; the wrapper checks the runtime dtype and flag, which the policy
+    sets).
 
     Why channels-last: on an H200 (128 x 64 -> 128 channels, 3 x 3, 128 x 128 pixels) cuDNN's
     NCHW convolution took 3.1x torch.compile's time under bf16 and 2.3x under tf32,
     torch.compile converting such convolutions to channels-last; channels-last brought the
-    bf16 task from 3.07 to 1.46 ms. Why the wide tile then: compiled for sm_90 (bf16, that
-    task), the NHWC output is read in 16-byte vectors along channels and transposed on chip
-    for the NCHW store, but 128 x 32 tiles also load the per-channel operands a value at a
-    time (68 loads a thread), 32 x 128 tiles once (6 loads). Not yet timed on a GPU."""
+    bf16 task from 3.07 to 1.46 ms (128 x 32 tiles). Why this tile: compiled for sm_90 (that
+    task, fp32 and bf16, NCHW and NHWC output), 128 positions x 32 channels load the
+    per-channel operands once per element (64-68 loads a thread), 32 x 128 once a thread (2),
+    with the output's reads in vectors either way. Not yet timed on a GPU."""
     g = f.gemm
     assert g is not None
-    floats = [d for d in f.dtypes if d.startswith(("float", "bfloat"))]
-    half = bool(floats) and all(d in ("float16", "bfloat16") for d in floats)
-    channels_last = half or f.precision == "tf32"
-    positions, channels = (32, 128) if channels_last else (128, 32)
     return {
-        "BLOCK_M": max(16, min(positions, next_pow2(g.m))),
-        "BLOCK_N": max(16, min(channels, next_pow2(g.n))),
+        "BLOCK_M": max(16, min(32, next_pow2(g.m))),
+        "BLOCK_N": max(16, min(128, next_pow2(g.n))),
         "GROUP_M": 1,
         "WARPS": 4,
         "CHANNELS_LAST": 1,

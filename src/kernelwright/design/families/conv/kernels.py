@@ -103,16 +103,24 @@ def vendor_epilogue_kernel(epi: ConvEpilogue, name: str) -> tuple[str, KernelArg
     image, channel and output position); its source and its arguments, in order."""
     args = KernelArgs()
     y = args.pointer("conv_out")
-    for s in ("M", "N", "OH", "OW", "sy_n", "sy_c", "sy_p"):
+    # positions an image (OH * OW), hinted with their value at capture: a modulus Triton knows
+    # to be a multiple of 4 keeps runs of 4 positions contiguous, so NCHW reads vectorise (an
+    # unknown one, 126 x 126 say, left every load scalar); NCHW's channel stride is the same
+    _, _, oh, ow = epi.graph.meta(epi.spec.node.name).hint
+    for s in ("M", "N"):
         args.scalar(s, s)
+    args.scalar("P", "OH * OW", oh * ow)
+    args.scalar("sy_n", "sy_n")
+    args.scalar("sy_c", "sy_c", oh * ow)
+    args.scalar("sy_p", "sy_p")
     body = Code()
     body.indent()
     _tile_head(body)
     body.add(
         "# ---- the convolution's output tile, as the accumulator (a unit stride, which Triton",
         "# specialises on, along positions in NCHW and along channels in NHWC)",
-        "img = offs_m // (OH * OW)",
-        "pix = offs_m % (OH * OW)",
+        "img = offs_m // P",
+        "pix = offs_m % P",
         "chan = offs_n",
         "if INDEX_64:",
         "    chan = chan.to(tl.int64)",
