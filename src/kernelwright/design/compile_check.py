@@ -9,6 +9,7 @@ spills, is caught here, before any GPU time is spent.
 
     reports = compile_check(source, task_path, size="full")      # one KernelReport per launch
     global_loads(report.ptx)   # with keep_ptx=True: {"ld.global.v4.b32": 12, ...}
+    global_stores(report.ptx)  # {"st.global.v4.b32": 2, ...}
 """
 
 from __future__ import annotations
@@ -147,11 +148,20 @@ def compile_source(source: str) -> types.CodeType:
 def global_loads(ptx: str) -> dict[str, int]:
     """How many global loads of each form the PTX holds (``ld.global.v4.b32``: 16-byte vector
     loads of 32-bit lanes; ``ld.global.b32``: scalar ones), cache modifiers left out."""
+    return _global_accesses(ptx, "ld")
+
+
+def global_stores(ptx: str) -> dict[str, int]:
+    """The same count for global stores (``st.global.v4.b32``, ``st.global.b32``...)."""
+    return _global_accesses(ptx, "st")
+
+
+def _global_accesses(ptx: str, op: str) -> dict[str, int]:
     counts: dict[str, int] = {}
-    for m in re.finditer(r"\bld\.global((?:\.[\w:]+)*)", ptx):
+    for m in re.finditer(rf"\b{op}\.global((?:\.[\w:]+)*)", ptx):
         parts = [p for p in m.group(1).split(".") if p]
         kept = [p for p in parts if re.fullmatch(r"v\d|[bfsu]\d+", p)]
-        form = ".".join(["ld.global", *kept])
+        form = ".".join([f"{op}.global", *kept])
         counts[form] = counts.get(form, 0) + 1
     return counts
 
