@@ -110,3 +110,29 @@ def test_variants_take_only_the_stages_that_fit_in_shared_memory(tmp_path: Path)
     for path, kernel, ok, shared, error in rows:
         assert ok, (path, kernel, error)
         assert shared <= SMEM, (path, kernel, shared)
+
+
+@pytest.mark.sm90
+def test_an_output_width_that_is_no_multiple_of_16_keeps_vector_stores() -> None:
+    """The suite's MLP ends in a product 1000 wide: N is hinted with its value at capture, so
+    the epilogue's column mask is known constant over runs of 8 columns, and its stores and
+    bias loads stay vectors (before, each of 128 values a thread was stored alone)."""
+    pytest.importorskip("triton")
+    path = str(ROOT / "benchmarks" / "level3" / "01_mlp.py")
+    script = f"""
+        import json
+        from kernelwright.design.plan import plan_task
+        from kernelwright.design.compile_check import compile_check, global_loads, global_stores
+        from kernelwright.task import load_task
+        plan = plan_task(load_task({path!r}, "full"), "cuda", "full", isolate=False)
+        rows = [[r.kernel, r.ok, r.constexprs, global_loads(r.ptx), global_stores(r.ptx)]
+                for r in compile_check(plan.render(plan.designs[0]), {path!r}, "full",
+                                       keep_ptx=True)]
+        print(json.dumps(rows))
+        """
+    rows = run_compile_script(script, timeout=600)
+    (last,) = [r for r in rows if "N_ALIGN=8" in r[2].split(", ")]
+    kernel, ok, _consts, loads, stores = last
+    assert ok, kernel
+    assert stores and all(".v" in form for form in stores), stores
+    assert all(".v" in form for form in loads), loads

@@ -48,8 +48,12 @@ def tiled_kernel(
         args.pointers += [("lhs_ptr", "lhs"), ("rhs_ptr", "rhs")]
     if partial:
         args.pointer("ws")
+    # N hinted with its value at capture: the column mask of the epilogue's loads and stores is
+    # then known constant over runs of that many columns, which keeps them vectors (an output
+    # 1000 wide stored each value alone)
+    n_seen = epi.graph.meta(epi.spec.node.name).hint[-1]
     for s in ("M", "N", "K", "n_batch", "n_programs"):
-        args.scalar(s, s)
+        args.scalar(s, s, n_seen if s == "N" else None)
     if partial:
         args.scalar("chunk", "chunk")
     if not tma:
