@@ -15,9 +15,10 @@ For each task: plan it at the size (``plan_task``); take the first ranked design
 ``--skill`` (default: the top design); for every combination of the ``--grid`` values set each
 parameter on every group choice that has it (``g1.WARPS=4,8`` names group 1 only), skipping
 combinations that break the skill's constraints; render, import, run once and compare with the
-task's ``Model`` (``torch.allclose`` at the task's tolerance), then time. Eager PyTorch and
-``torch.compile`` are timed once per task. Writes ``OUT/sweep.csv`` row by row (a crash keeps
-what was measured) and prints each task's default and best.
+task's ``Model`` (``torch.allclose`` at the task's tolerance, else the policy's), then time.
+``--precision`` runs model, inputs and plan under that policy, as the harness does. Eager
+PyTorch and ``torch.compile`` are timed once per task. Writes ``OUT/sweep.csv`` row by row (a
+crash keeps what was measured) and prints each task's default and best.
 """
 
 from __future__ import annotations
@@ -88,22 +89,28 @@ def sweep_task(path: Path, args: argparse.Namespace, device: str, write: Any) ->
     import torch
 
     from kernelwright.design.plan import plan_task
+    from kernelwright.evaluate.precision import apply_policy, cast_value, prepare_model
+    from kernelwright.records import Precision
     from kernelwright.task import load_task, task_options
     from kernelwright.task.module import import_task_module
 
     size = "small" if args.small else "full"
+    policy = Precision(args.precision)
+    apply_policy(policy)
     task = load_task(path, size=size)
-    plan = plan_task(task, device, size, isolate=False)
+    plan = plan_task(task, device, size, isolate=False, precision=args.precision)
     found = variants(plan, args.skill, parse_grid(args.grid))
     module = import_task_module(path, size)
     opts = task_options(task)
-    atol, rtol = float(opts.get("atol", 1e-4)), float(opts.get("rtol", 1e-4))
+    tol = policy.default_tolerance
+    atol, rtol = float(opts.get("atol", tol.atol)), float(opts.get("rtol", tol.rtol))
     init = list(module.get_init_inputs()) if hasattr(module, "get_init_inputs") else []
     torch.manual_seed(0)
     with torch.device(device):  # drawn on the device: gigabytes of inputs in a moment
         inputs = [x.to(device) if isinstance(x, torch.Tensor) else x for x in module.get_inputs()]
+        inputs = list(cast_value(inputs, policy))
         torch.manual_seed(1)
-        model = module.Model(*init).to(device).eval()
+        model = prepare_model(module.Model(*init), device, policy)
     with torch.no_grad():
         want = model(*inputs)
     row = {"task": path.stem, "commit": args.commit}
@@ -142,7 +149,7 @@ def sweep_task(path: Path, args: argparse.Namespace, device: str, write: Any) ->
             file.write_text(plan.render(design))
             torch.manual_seed(1)
             with torch.device(device):
-                new = load_module(file).ModelNew(*init).to(device).eval()
+                new = prepare_model(load_module(file).ModelNew(*init), device, policy)
         except Exception as exc:
             write({**row, "variant": label, "params": params, "note": f"render: {exc}"[:200]})
             continue
@@ -160,6 +167,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", required=True, type=Path)
     ap.add_argument("--small", action="store_true", help="the tasks' small sizes (CPU runs)")
     ap.add_argument("--no-compile", dest="compile", action="store_false")
+    ap.add_argument(
+        "--precision",
+        choices=["fp32", "tf32", "bf16"],
+        default="fp32",
+        help="the policy: model, inputs and plan as the harness runs them",
+    )
     ap.add_argument("--budget-s", type=float, default=480.0)
     ap.add_argument("--commit", default=os.environ.get("KW_COMMIT", ""), help="for the rows")
     args = ap.parse_args(argv)
