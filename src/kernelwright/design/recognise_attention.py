@@ -57,6 +57,9 @@ from kernelwright.design.aten import SDPA
 from kernelwright.design.builder import meta_like, meta_swapped
 from kernelwright.design.graph import Arg, Node, OpGraph, Ref, TensorMeta
 
+# The origin of an attention node built from a written-out attention (its first words)
+WRITTEN_OUT = "recognised from written-out attention"
+
 BMM = "aten.bmm.default"
 SOFTMAX = "aten._softmax.default"
 EXPAND = "aten.expand.default"
@@ -600,7 +603,7 @@ def _attention_nodes(graph: OpGraph, a: _Attention, taken: set[str]) -> list[Nod
     kwargs: tuple[tuple[str, Arg], ...] = (("scale", a.scale),)
     if a.gqa:
         kwargs += (("enable_gqa", True),)
-    origin = "recognised from written-out attention" + (
+    origin = WRITTEN_OUT + (
         f" ({', '.join(a.steps)})" if a.steps else ""
     )
     meta = meta_like(a.out.out)

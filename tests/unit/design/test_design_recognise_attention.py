@@ -65,6 +65,41 @@ def test_mingpt_attention_becomes_one_attention_node(tmp_path: Path) -> None:
     assert part.graph.node(negation.args[0].name).target == "aten.eq.Scalar"  # type: ignore[union-attr]
     origin = "recognised from written-out attention (scale 0.223607, boolean mask)"
     assert spec.node.origin == origin
+    assert spec.written_out
+
+
+@pytest.mark.parametrize("written", [True, False], ids=["written-out", "sdpa"])
+def test_written_out_scores_take_the_policys_matrix_math(tmp_path: Path, written: bool) -> None:
+    """Where TF32 is allowed, a task that multiplies the scores itself (its reference's product
+    runs in TF32) lets the kernel's scores take TF32; SDPA's scores keep fp32 accuracy."""
+    import torch
+
+    from kernelwright.design.families.attention.launch import render_attention
+    from kernelwright.design.families.gemm.helpers import PY_HELPERS
+
+    forward = (
+        "return F.softmax(q @ k.transpose(-2, -1) / math.sqrt(20), dim=-1) @ v"
+        if written
+        else "return F.scaled_dot_product_attention(q, k, v)"
+    )
+    graph = captured(tmp_path, forward)
+    part = fuse(lower(recognise_attention(graph)))
+    (group,) = [g for g in part.groups if g.kind == "attention"]
+    assert attention_spec(part.graph, group).written_out is written
+    source = render_attention(part.graph, group, "attn", "flash", {}).wrapper
+    lines = [x.strip() for x in source.splitlines()]
+    rule = [x for x in lines if x.startswith(("DOT_PRECISION =", "QK_PRECISION ="))]
+    scope: dict[str, object] = {"torch": torch, "q": torch.empty(2, dtype=torch.float32)}
+    exec(PY_HELPERS["_dot_precision"], scope)
+    allowed = torch.backends.cuda.matmul.allow_tf32
+    try:
+        for tf32, dot in ((True, "tf32"), (False, "tf32x3")):
+            torch.backends.cuda.matmul.allow_tf32 = tf32
+            exec("\n".join(rule), scope)
+            qk = dot if written else "tf32x3"
+            assert (scope["DOT_PRECISION"], scope["QK_PRECISION"]) == (dot, qk)
+    finally:
+        torch.backends.cuda.matmul.allow_tf32 = allowed
 
 
 @pytest.mark.parametrize(

@@ -7,7 +7,9 @@ schedule.
 The math is chosen at run time, never lowered silently: bf16 and fp16 operands multiply on
 tensor cores with fp32 accumulation; fp32 operands keep fp32 accuracy with 3xTF32 (``FP32_MATH``
 0) or IEEE fp32 (1), unless the caller allowed TF32 for matrix products (the tf32 policy),
-which the values' product then takes while the scores' keeps fp32 accuracy (``QK_COMMENT``).
+which the values' product then takes while the scores' keeps fp32 accuracy (``QK_COMMENT``),
+unless the task wrote its attention out: its scores are its own matrix product, which the policy
+lets run in TF32 (``QK_WRITTEN_COMMENT``).
 3xTF32 is the default: on the H200 at head dim 64 (scripts/bench_attention.py) it ran 2.6 ms
 against 11.8 ms for IEEE fp32, and on inputs scaled by 64, where the softmax magnifies the
 scores' rounding, it erred less than both IEEE fp32 and PyTorch's own fp32 attention.
@@ -47,6 +49,13 @@ QK_COMMENT = (
     "the scores, and TF32's rounding of large ones moves the weights (H200, tf32 policy, SDPA",
     "inputs scaled by 64: with TF32 scores 73 K of 16.8 M outputs missed PyTorch's attention,",
     "by up to 234, and the float64 answer excused 47 of them)",
+)
+# A task that writes its attention out multiplies the scores itself, a matrix product the
+# policy's TF32 covers (its reference's own product runs in TF32), so both products take it.
+QK_WRITTEN_NOTE = "the scores' product, the task's own matrix product, takes the same math"
+QK_WRITTEN_COMMENT = (
+    "the task multiplies the scores itself (a matrix product, which the policy's TF32 covers",
+    "as it does in the task's own model), so the scores' product takes the values' math",
 )
 
 ATTN_STAGES = '''def _attn_stages(stages, block_m, block_n, block_d, block_dv, item, smem):
@@ -99,7 +108,7 @@ def render_attention(
     code = Code()
     code.add(f"def {name}({', '.join(params_in)}):")
     code.indent()
-    note = f"{math_note(fp32_math)}; {QK_NOTE}"
+    note = f"{math_note(fp32_math)}; {QK_WRITTEN_NOTE if spec.written_out else QK_NOTE}"
     first, *rest = wrap_words(_describe(spec, "flash"), 84)
     code.add(f'"""{first}', *rest, "", *wrap_words(note, 88), '"""')
     prelude.operands(code, spec, out)
@@ -107,10 +116,19 @@ def render_attention(
         "q, k = _dot_operands(q, k)",
         "v, _ = _dot_operands(v, v)",
         "# tl.dot's input precision, from the operands' dtype and the caller's matmul policy;",
-        *(f"# {line}" for line in QK_COMMENT),
-        f'DOT_PRECISION = _dot_precision(q, "{fp32_math}")',
-        f'QK_PRECISION = "{fp32_math}" if DOT_PRECISION == "tf32" else DOT_PRECISION',
     )
+    if spec.written_out:
+        code.add(
+            *(f"# {line}" for line in QK_WRITTEN_COMMENT),
+            f'DOT_PRECISION = _dot_precision(q, "{fp32_math}")',
+            "QK_PRECISION = DOT_PRECISION",
+        )
+    else:
+        code.add(
+            *(f"# {line}" for line in QK_COMMENT),
+            f'DOT_PRECISION = _dot_precision(q, "{fp32_math}")',
+            f'QK_PRECISION = "{fp32_math}" if DOT_PRECISION == "tf32" else DOT_PRECISION',
+        )
     prelude.heads(code, spec)
     if mask is not None and spec.causal:
         raise DesignError("an attention with both a mask and is_causal (SDPA allows one)")

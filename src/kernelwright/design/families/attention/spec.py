@@ -19,6 +19,7 @@ from kernelwright.design.aten import SDPA
 from kernelwright.design.fusion import Group
 from kernelwright.design.graph import Arg, Node, OpGraph, Ref
 from kernelwright.design.kernel.common import DesignError
+from kernelwright.design.recognise_attention import WRITTEN_OUT
 from kernelwright.skills.conditions import AttentionShape
 
 # The schema's argument order after (query, key, value), with each argument's default
@@ -37,6 +38,8 @@ class AttentionSpec:
         scale: the literal scale (None: ``1 / sqrt(D)`` from the runtime head dim).
         dropout: ``dropout_p``.
         gqa: ``enable_gqa``.
+        written_out: the task multiplies the scores itself (a matrix product, a softmax and a
+            second product, recognised as one attention) rather than calling SDPA.
     """
 
     node: Node
@@ -48,6 +51,7 @@ class AttentionSpec:
     scale: float | None
     dropout: float
     gqa: bool
+    written_out: bool = False
 
 
 def attention_spec(graph: OpGraph, group: Group) -> AttentionSpec:
@@ -82,6 +86,7 @@ def attention_spec(graph: OpGraph, group: Group) -> AttentionSpec:
         float(scale) if isinstance(scale, int | float) else None,
         float(_number(opts["dropout_p"])),
         bool(node.kwarg("enable_gqa", False)),
+        node.origin.startswith(WRITTEN_OUT),
     )
 
 
