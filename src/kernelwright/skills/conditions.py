@@ -17,6 +17,9 @@ from typing import Any
 from kernelwright.errors import ConfigError
 from kernelwright.skills.base import Condition, Fail, Ok, Outcome
 
+# bytes of a value of each floating storage dtype (the names facts carry)
+FLOAT_BYTES = {"float16": 2, "bfloat16": 2, "float32": 4, "float64": 8}
+
 
 @dataclass(frozen=True, slots=True)
 class GemmShape:
@@ -160,15 +163,23 @@ class GroupFacts:
     def constraint_names(self) -> dict[str, int]:
         """The group quantities a skill's constraints may name beside its parameters (a
         constraint over them holds at this group's shapes only): ``NUMEL``, ``REDUCED``,
-        ``POSITIONS`` (output positions), ``INNER``, ``SMS`` and, for attention, ``HEAD_DIM``
-        (the wider of the two head dims as the kernels pad it: a power of two, at least 16)."""
+        ``POSITIONS`` (output positions), ``INNER``, ``SMS``, ``ITEM`` (bytes of the widest
+        floating value the group reads, under the run's policy) and, for attention,
+        ``HEAD_DIM`` (the wider of the two head dims as the kernels pad it: a power of two, at
+        least 16)."""
         names = {"NUMEL": self.numel, "REDUCED": self.reduced_length,
                  "POSITIONS": self.parallel_length, "INNER": self.inner_length,
-                 "SMS": self.sm_count}
+                 "SMS": self.sm_count, "ITEM": self.float_item_bytes}
         if self.attention is not None:
             widest = max(16, self.attention.d, self.attention.dv)
             names["HEAD_DIM"] = 1 << (widest - 1).bit_length()
         return names
+
+    @property
+    def float_item_bytes(self) -> int:
+        """Bytes of the widest floating dtype the group reads (4 when it reads none)."""
+        sizes = [FLOAT_BYTES[d] for d in self.dtypes if d in FLOAT_BYTES]
+        return max(sizes, default=4)
 
 
 Check = Callable[..., Outcome]
