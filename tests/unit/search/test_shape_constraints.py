@@ -61,3 +61,22 @@ def test_every_builtin_skills_tuned_parameters_make_a_space():
                                  "SPLIT_PROGRAMS": 528})
     space = DesignSpace.of(Design((decode,), stage="structure"), LIB)
     assert {int(space.space.config(i)["g0_DOT"]) for i in range(len(space.space))} == {0, 1}
+
+
+def test_attention_blocks_are_bounded_at_the_groups_head_dim_and_width():
+    """Shared memory holds key and value blocks of the group's own head dim and dtype: bf16 at
+    head dim 64 fits 128 x 128 blocks, fp32 at head dim 128 does not (ITEM, HEAD_DIM)."""
+    from kernelwright.skills.conditions import AttentionShape
+
+    flash = LIB.get("attention-flash")
+    shape = AttentionShape(batch=8, heads=16, m=2048, n=2048, d=64, dv=64, kv_heads=16)
+    wide = AttentionShape(batch=8, heads=16, m=2048, n=2048, d=128, dv=128, kv_heads=16)
+    blocks = {"BLOCK_M": 128, "BLOCK_N": 128, "STAGES": 3, "WARPS": 8}
+
+    def fits(attention: AttentionShape, dtype: str) -> bool:
+        facts = GroupFacts(kind="attention", dtypes=(dtype,), attention=attention)
+        return flash.satisfies({**facts.constraint_names(), **blocks})
+
+    assert GroupFacts(kind="attention", dtypes=("bfloat16", "bool")).float_item_bytes == 2
+    assert fits(shape, "bfloat16") and fits(shape, "float32")
+    assert fits(wide, "bfloat16") and not fits(wide, "float32")
