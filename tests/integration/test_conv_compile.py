@@ -101,7 +101,7 @@ def test_the_vendor_epilogue_on_channels_last_output_compiles_for_hopper() -> No
     script = f"""
         import json
         from kernelwright.design.plan import plan_task
-        from kernelwright.design.compile_check import compile_check, global_loads
+        from kernelwright.design.compile_check import compile_check, global_loads, global_stores
         from kernelwright.evaluate.precision import apply_policy
         from kernelwright.records import Precision
         from kernelwright.task import load_task
@@ -123,16 +123,24 @@ def test_the_vendor_epilogue_on_channels_last_output_compiles_for_hopper() -> No
             assert call in source
             source = source.replace(call, "_as_cudnn(") + chr(10) + helper + chr(10)
             rows += [[policy, plan.designs[0] == design, r.kernel, r.ok, r.spill_bytes,
-                      r.constexprs, global_loads(r.ptx), r.error[:300]]
+                      r.constexprs, global_loads(r.ptx), global_stores(r.ptx), r.error[:300]]
                      for r in compile_check(source, {path!r}, "full", keep_ptx=True,
                                             precision=policy)]
         print(json.dumps(rows))
         """
     rows = run_compile_script(script, timeout=600)
     assert {policy for policy, *_ in rows} == {"tf32", "bf16", "fp32"}
-    for policy, first, kernel, ok, spill, consts, loads, error in rows:
+    # the channels-last copy of the input (tf32 and bf16): 16-byte loads and stores only
+    copies = {policy: (loads, stores) for policy, _, kernel, _, _, _, loads, stores, _ in rows
+              if kernel == "_nhwc_copy_kernel"}
+    assert set(copies) == {"tf32", "bf16"}, copies
+    for loads, stores in copies.values():
+        assert set(loads) == {"ld.global.v4.b32"} and set(stores) == {"st.global.v4.b32"}
+    for policy, first, kernel, ok, spill, consts, loads, _, error in rows:
         assert ok, (policy, kernel, error)
         assert spill in (0, None), (policy, kernel, spill)
+        if kernel == "_nhwc_copy_kernel":
+            continue
         # ranked first where cuDNN uses tensor cores, and reading the output as it wrote it:
         # NHWC there (a unit channel stride), NCHW under fp32 (a unit position stride)
         assert first == (policy != "fp32"), policy

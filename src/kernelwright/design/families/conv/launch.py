@@ -235,7 +235,7 @@ def _sizes(
                 code.add("if x_in.element_size() == 2 or torch.backends.cudnn.allow_tf32:")
                 code.indent()
             code.add(
-                "x_in = x_in.contiguous(memory_format=torch.channels_last)",
+                "x_in = _nhwc_copy(x_in)",
                 "w_in = w_in.contiguous(memory_format=torch.channels_last)",
             )
             if channels_last == 1:

@@ -137,10 +137,37 @@ def test_the_vendor_conv_runs_channels_last_and_its_epilogue_reads_nhwc(check, d
     for case in ("3x3-stride2-pad1", "1x1-stride2"):
         (src,) = check(conv_task(case), skills=("conv-vendor",), params=params, dtype=dtype,
                        **tol)
-        assert "x_in = x_in.contiguous(memory_format=torch.channels_last)" in src
+        assert "x_in = _nhwc_copy(x_in)" in src
         tensor_cores = "if x_in.element_size() == 2 or torch.backends.cudnn.allow_tf32:"
         assert (tensor_cores in src) == (layout == 1)
         assert "_position_strides(conv_out)" in src and "tl.dot" not in src
+
+
+def test_the_channels_last_copy_matches_torchs(monkeypatch) -> None:
+    """The tiled NCHW -> NHWC copy under the interpreter: channels and positions not multiples
+    of its 64 x 64 tile, a single row; an input already channels-last is returned as it is, a
+    strided one goes to PyTorch's copy."""
+    import torch
+
+    monkeypatch.setenv("TRITON_INTERPRET", "1")  # read when the kernel is decorated
+    import triton
+    import triton.language as tl
+
+    from kernelwright.design.families.conv.helpers import PY_HELPERS
+
+    scope: dict[str, object] = {"torch": torch, "triton": triton, "tl": tl}
+    exec(PY_HELPERS["_nhwc_copy"], scope)
+    copy = scope["_nhwc_copy"]
+    for shape in [(2, 3, 9, 10), (1, 70, 9, 8), (3, 65, 1, 130)]:
+        x = torch.randn(*shape)
+        want = x.contiguous(memory_format=torch.channels_last)
+        got = copy(x)
+        assert got.stride() == want.stride() and torch.equal(got, want), shape
+    nhwc = torch.randn(2, 3, 4, 5).contiguous(memory_format=torch.channels_last)
+    assert copy(nhwc) is nhwc
+    strided = torch.randn(2, 3, 5, 4).transpose(2, 3)
+    assert torch.equal(copy(strided), strided)
+    assert copy(strided).is_contiguous(memory_format=torch.channels_last)
 
 
 def test_the_position_strides_of_nchw_nhwc_and_other_layouts() -> None:
