@@ -80,3 +80,4 @@ def test_attention_blocks_are_bounded_at_the_groups_head_dim_and_width():
     assert GroupFacts(kind="attention", dtypes=("bfloat16", "bool")).float_item_bytes == 2
     assert fits(shape, "bfloat16") and fits(shape, "float32")
     assert fits(wide, "bfloat16") and not fits(wide, "float32")
+

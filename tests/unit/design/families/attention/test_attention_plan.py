@@ -70,3 +70,20 @@ def test_a_decode_step_ranks_the_decode_template_first(tmp_path: Path) -> None:
     few = options(tmp_path, "q, k, v", f"torch.randn(1, 2, 5, 48), {kv}")
     assert [o.choice.skill for o in few.options] == ["attention-flash"]
     assert any("5 queries a head > 4" in " ".join(why) for _, why in few.skipped)
+
+
+def test_tf32_scores_of_a_written_out_attention_keep_the_unmasked_key_loop():
+    """Past head dim 64 fp32 scores (3xTF32) take one masked key loop (two spill at sm_90);
+    a written-out attention under tf32 multiplies its scores in TF32 and keeps both loops."""
+    from kernelwright.design.families.attention.defaults import attention_flash
+    from kernelwright.skills.conditions import AttentionShape, GroupFacts
+
+    def split(precision: str, written_out: bool) -> int:
+        shape = AttentionShape(batch=128, heads=8, m=512, n=512, d=96, dv=96, kv_heads=8,
+                               mask="bool", written_out=written_out)
+        facts = GroupFacts(kind="attention", dtypes=("bool", "float32"), precision=precision,
+                           attention=shape)
+        return attention_flash(facts)["SPLIT_KEYS"]
+
+    assert split("tf32", written_out=True) == 1
+    assert split("tf32", written_out=False) == split("fp32", written_out=True) == 0
