@@ -1,0 +1,148 @@
+"""Where a call's GPU time goes: each kernel of a task's designs, eager PyTorch and torch.compile.
+
+    python scripts/profile_design.py kernelbench/level2/1_Conv2D_ReLU_BiasAdd.py \\
+        --precision bf16 --designs 2 --out runs/profile-conv
+    TRITON_INTERPRET=1 python scripts/profile_design.py TASK --small --out DIR   # a CPU check
+
+A development instrument, like ``sweep_design.py``, not a verdict: kernelwright's own generated
+kernels (trusted code) are imported in this process. For each contender (the task's ``Model``,
+``torch.compile`` of it, then the first ``--designs`` ranked designs at their defaults) the
+script times a call with ``triton.testing.do_bench`` (the median; on a CPU the wall clock of
+the interpreter, which means nothing), checks its largest error
+against the task's model, and records five calls under ``torch.profiler``: each kernel's name,
+launches a call and device time a call. Model, inputs and plan follow ``--precision`` as the
+harness applies it. Writes ``OUT/profile.csv`` row by row (a crash keeps what was measured) and
+``OUT/candidates/*.py``, and prints each contender's kernels, slowest first.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import sys
+import warnings
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_gemm import _time, load_module, pick_device  # noqa: E402
+
+FIELDS = ["task", "contender", "call_ms", "max_err", "kernel", "launches", "us_a_call"]
+CALLS = 5  # profiled calls a contender
+
+
+def kernel_times(fn: Any, device: str) -> list[tuple[str, float, float]]:
+    """(kernel, launches a call, device µs a call) of ``CALLS`` calls of ``fn``, slowest first."""
+    import torch
+
+    activities = [torch.profiler.ProfilerActivity.CPU]
+    if device == "cuda":
+        activities.append(torch.profiler.ProfilerActivity.CUDA)
+    with torch.profiler.profile(activities=activities) as prof:
+        for _ in range(CALLS):
+            fn()
+        if device == "cuda":
+            torch.cuda.synchronize()
+    rows = []
+    for event in prof.key_averages():
+        total = getattr(event, "device_time_total", 0.0) or getattr(event, "cuda_time_total", 0.0)
+        if device == "cuda" and total <= 0:
+            continue  # host-side only (launch calls, Python)
+        if device != "cuda" and not event.key.startswith("aten::"):
+            continue
+        total = total if device == "cuda" else event.cpu_time_total
+        rows.append((event.key, event.count / CALLS, total / CALLS))
+    return sorted(rows, key=lambda r: -r[2])
+
+
+def profile_task(path: Path, args: argparse.Namespace, device: str, write: Any) -> None:
+    import torch
+
+    from kernelwright.design.plan import plan_task
+    from kernelwright.evaluate.precision import apply_policy, cast_value, prepare_model
+    from kernelwright.records import Precision
+    from kernelwright.task import load_task
+    from kernelwright.task.module import import_task_module
+
+    size = "small" if args.small else "full"
+    policy = Precision(args.precision)
+    apply_policy(policy)
+    plan = plan_task(load_task(path, size=size), device, size, isolate=False,
+                     precision=args.precision)
+    module = import_task_module(path, size)
+    init = list(module.get_init_inputs()) if hasattr(module, "get_init_inputs") else []
+    torch.manual_seed(0)
+    with torch.device(device):
+        inputs = [x.to(device) if isinstance(x, torch.Tensor) else x for x in module.get_inputs()]
+        inputs = list(cast_value(inputs, policy))
+        torch.manual_seed(1)
+        model = prepare_model(module.Model(*init), device, policy)
+    contenders: dict[str, Any] = {"eager": model}
+    if args.compile and device == "cuda":
+        contenders["torch.compile"] = torch.compile(model)
+    folder = args.out / "candidates"
+    folder.mkdir(parents=True, exist_ok=True)
+    for i, design in enumerate(plan.designs[: args.designs]):
+        file = folder / f"{path.stem}__{i}.py"
+        file.write_text(plan.render(design))
+        torch.manual_seed(1)
+        with torch.device(device):
+            new = prepare_model(load_module(file).ModelNew(*init), device, policy)
+        contenders[f"design {i}: {' + '.join(design.skills)}"] = new
+    with torch.no_grad():
+        want = model(*inputs)
+        for name, fn in contenders.items():
+            row = {"task": path.stem, "contender": name}
+            try:
+                got = fn(*inputs)
+                err = (got.float() - want.float()).abs().max().item()
+                ms = _time(lambda fn=fn: fn(*inputs), device)
+                kernels = kernel_times(lambda fn=fn: fn(*inputs), device)
+            except Exception as exc:  # one contender's failure is a row, not the end
+                write({**row, "kernel": f"{type(exc).__name__}: {exc}"[:200]})
+                continue
+            print(f"== {path.stem} | {name}: {ms:.4f} ms a call, max error {err:.3g}")
+            for kernel, launches, us in kernels[: args.top]:
+                write({**row, "call_ms": f"{ms:.4f}", "max_err": f"{err:.3g}", "kernel": kernel,
+                       "launches": f"{launches:g}", "us_a_call": f"{us:.1f}"})
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("tasks", nargs="+", type=Path)
+    ap.add_argument("--precision", choices=["fp32", "tf32", "bf16"], default="fp32")
+    ap.add_argument("--designs", type=int, default=1, help="ranked designs profiled")
+    ap.add_argument("--top", type=int, default=8, help="kernels listed a contender")
+    ap.add_argument("--out", required=True, type=Path)
+    ap.add_argument("--small", action="store_true", help="the tasks' small sizes (CPU runs)")
+    ap.add_argument("--no-compile", dest="compile", action="store_false")
+    args = ap.parse_args(argv)
+    warnings.simplefilter("ignore")
+    sys.path.insert(0, str(ROOT / "src"))
+    device = pick_device()
+    if device is None:
+        return 2
+    args.out.mkdir(parents=True, exist_ok=True)
+    with (args.out / "profile.csv").open("w", newline="") as fh:
+        writer = csv.DictWriter(fh, FIELDS, extrasaction="ignore")
+        writer.writeheader()
+
+        def write(row: dict[str, Any]) -> None:
+            writer.writerow(row)
+            fh.flush()
+            if row.get("us_a_call"):
+                print(f"   {row['us_a_call']:>10} µs  x{row['launches']:<4} {row['kernel'][:90]}")
+            else:
+                print(f"   {row['contender']}: {row['kernel']}", flush=True)
+
+        for path in args.tasks:
+            try:
+                profile_task(path, args, device, write)
+            except Exception as exc:  # one task's failure leaves the others to run
+                print(f"{path}: {type(exc).__name__}: {exc}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
