@@ -28,7 +28,9 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_gemm import _time, load_module, pick_device  # noqa: E402
 
-FIELDS = ["task", "contender", "call_ms", "max_err", "kernel", "launches", "us_a_call"]
+FIELDS = [
+    "task", "contender", "precision", "call_ms", "max_err", "kernel", "launches", "us_a_call"
+]
 CALLS = 5  # profiled calls a contender
 
 
@@ -93,7 +95,7 @@ def profile_task(path: Path, args: argparse.Namespace, device: str, write: Any) 
     with torch.no_grad():
         want = model(*inputs)
         for name, fn in contenders.items():
-            row = {"task": path.stem, "contender": name}
+            row = {"task": path.stem, "contender": name, "precision": args.precision}
             try:
                 got = fn(*inputs)
                 err = (got.float() - want.float()).abs().max().item()

@@ -37,7 +37,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_gemm import _time, load_module, pick_device  # noqa: E402
 
-FIELDS = ["task", "variant", "skills", "params", "ms", "ok", "note", "commit"]
+FIELDS = ["task", "variant", "skills", "params", "ms", "ok", "note", "precision", "commit"]
 
 
 def parse_grid(items: list[str]) -> list[tuple[int | None, str, list[int]]]:
@@ -113,7 +113,7 @@ def sweep_task(path: Path, args: argparse.Namespace, device: str, write: Any) ->
         model = prepare_model(module.Model(*init), device, policy)
     with torch.no_grad():
         want = model(*inputs)
-    row = {"task": path.stem, "commit": args.commit}
+    row = {"task": path.stem, "precision": args.precision, "commit": args.commit}
 
     def run(variant: str, skills: str, params: str, fn: Any, check: bool) -> None:
         out = {**row, "variant": variant, "skills": skills, "params": params, "ok": "", "note": ""}

@@ -1,0 +1,51 @@
+"""scripts/sweep_design.py and scripts/profile_design.py under Triton's interpreter at a task's
+small size: each variant checked against the task's model under the policy asked for, each
+contender's kernels listed, every row written to its CSV."""
+
+from __future__ import annotations
+
+import csv
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[3]
+TASK = ROOT / "benchmarks" / "level1" / "37_sdpa.py"
+
+pytest.importorskip("triton")
+
+
+def _run(script: str, *args: str) -> None:
+    env = {**os.environ, "TRITON_INTERPRET": "1", "PYTHONPATH": str(ROOT / "src")}
+    proc = subprocess.run([sys.executable, str(ROOT / "scripts" / script), *args], env=env,
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+
+
+def test_a_bf16_sweep_checks_each_variant_under_the_policy(tmp_path: Path) -> None:
+    _run("sweep_design.py", str(TASK), "--small", "--no-compile", "--precision", "bf16",
+         "--grid", "BLOCK_N=16,32", "--out", str(tmp_path))
+    with (tmp_path / "sweep.csv").open() as fh:
+        rows = list(csv.DictReader(fh))
+    assert [r["variant"] for r in rows] == ["eager", "default", "BLOCK_N=16", "BLOCK_N=32"]
+    assert all(r["ok"] == "True" and r["precision"] == "bf16" for r in rows[1:]), rows
+    assert "BLOCK_N=16" in rows[2]["params"] and float(rows[2]["ms"]) > 0
+
+
+def test_a_profile_lists_each_contenders_operations(tmp_path: Path) -> None:
+    _run("profile_design.py", str(TASK), "--small", "--no-compile", "--precision", "bf16",
+         "--top", "3", "--out", str(tmp_path))
+    with (tmp_path / "profile.csv").open() as fh:
+        rows = list(csv.DictReader(fh))
+    by = {}
+    for r in rows:
+        by.setdefault(r["contender"], []).append(r)
+    assert set(by) == {"eager", "design 0: attention-flash"}, set(by)
+    for contender, listed in by.items():
+        assert 1 <= len(listed) <= 3, contender
+        assert all(float(r["max_err"]) < 3e-2 and r["kernel"].startswith("aten::")
+                   for r in listed), listed
+    assert (tmp_path / "candidates" / "37_sdpa__0.py").exists()
