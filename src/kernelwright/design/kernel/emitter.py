@@ -477,7 +477,20 @@ class BodyEmitter:
                 )
                 terms.append(f"{g.index} * {stride}")
                 continue
+            # the innermost dims whose strides chain (NCHW's rows and columns under an index of
+            # images x rows x columns) are one run: indexed together, so the run's contiguity
+            # is their joint size's, not the innermost dim's alone (wider vector stores)
+            tail = self.merged_tail(strides, g.dims, dims)
+            if tail:
+                inner = tail[-1]
+                k = first_dim + list(axes).index(inner)
+                stride = self.args.scalar(
+                    f"{tensor}_stride{k}", f"{tensor}.stride({k})", strides[inner]
+                )
+                terms.append(f"{self.run_index(g, tail, out)} * {stride}")
             for d in dims:
+                if d in tail:
+                    continue
                 idx = self.dim_index(g, d, out)
                 k = first_dim + list(axes).index(d)
                 stride = self.args.scalar(
@@ -504,6 +517,31 @@ class BodyEmitter:
             if strides[a] != strides[b] * self.layout.hint[b]:
                 return False
         return True
+
+    def merged_tail(
+        self, strides: dict[int, int], dims: Sequence[int], present: Sequence[int]
+    ) -> tuple[int, ...]:
+        """The longest run of at least two innermost ``dims`` (all ``present``) that a tensor
+        with ``strides`` indexes with one stride; empty when there is none."""
+        for start in range(1, len(dims) - 1):
+            tail = tuple(dims[start:])
+            if all(d in present for d in tail) and self.mergeable(strides, tail):
+                return tail
+        return ()
+
+    def run_index(self, g: IndexGroup, tail: Sequence[int], out: list[str]) -> str:
+        """The flat index over ``g``'s innermost dims ``tail`` (see :meth:`merged_tail`)."""
+        name = f"{g.index}_run{tail[0]}"
+        if (g.index, -1 - tail[0]) in self.decomposed:
+            return name
+        self.decomposed.add((g.index, -1 - tail[0]))
+        if g.hoist:
+            self.hoisted.add(g.index)
+            out = self.prelude
+        vector = len(self.layout.hint) - 1 in g.dims
+        sizes = " * ".join(self.dim_size(x, vector) for x in tail)
+        out.append(f"{name} = {g.index} % ({sizes})  # index along domain dims {tail}")
+        return name
 
     def dim_index(self, g: IndexGroup, d: int, out: list[str]) -> str:
         """The index of domain dimension ``d`` recovered from ``g``'s flat index."""
