@@ -63,9 +63,12 @@ def attention_args(pointers: Iterable[str], scalars: Iterable[str], has_mask: bo
     return args
 
 
-def flash_kernel(name: str, has_mask: bool, split_keys: bool = True) -> tuple[str, KernelArgs]:
+def flash_kernel(
+    name: str, has_mask: bool, split_keys: bool = True, positive_scale: bool = False
+) -> tuple[str, KernelArgs]:
     """The kernel's source and its arguments, in order (``has_mask``: it reads a mask;
-    ``split_keys``: the key blocks no row cuts run in a loop of their own, see ``_loop``)."""
+    ``split_keys``: the key blocks no row cuts run in a loop of their own, see ``_loop``;
+    ``positive_scale``: the scale is known positive, see ``_step``)."""
     args = attention_args(
         ("q", "k", "v", "mask", "causal_flag", "out"),
         ("M", "N", "n_heads", "kv_group", "qk_scale"),
@@ -74,10 +77,11 @@ def flash_kernel(name: str, has_mask: bool, split_keys: bool = True) -> tuple[st
     code = Code()
     code.indent()
     _program(code, has_mask)
+    fused = positive_scale and not has_mask
     if split_keys:
-        _loop(code, has_mask)
+        _loop(code, has_mask, fused)
     else:
-        _one_loop(code, has_mask)
+        _one_loop(code, has_mask, fused)
     _store(code)
     return "\n".join(signature(name, args, CONSTS) + code.lines), args
 
@@ -137,7 +141,7 @@ def _program(code: Code, has_mask: bool) -> None:
         )
 
 
-def _loop(code: Code, has_mask: bool) -> None:
+def _loop(code: Code, has_mask: bool, fused: bool = False) -> None:
     """Two loops over the key blocks: first those every query of the block sees whole (no key
     past N, none above the diagonal), with no masking of the scores; then the rest (the
     partial last block; under ``CAUSAL`` the blocks the diagonal crosses), masked. At 16-bit
@@ -164,16 +168,16 @@ def _loop(code: Code, has_mask: bool) -> None:
         )
     code.add("for start_n in range(0, whole, BLOCK_N):")
     code.indent()
-    _step(code, has_mask, edge=False)
+    _step(code, has_mask, edge=False, fused=fused)
     code.dedent()
     code.add("# the blocks the diagonal or the end of the keys cuts: masked", "for start_n in "
              "range(whole, hi, BLOCK_N):")
     code.indent()
-    _step(code, has_mask, edge=True)
+    _step(code, has_mask, edge=True, fused=fused)
     code.dedent()
 
 
-def _one_loop(code: Code, has_mask: bool) -> None:
+def _one_loop(code: Code, has_mask: bool, fused: bool = False) -> None:
     """One loop over every key block, each masked: half the loop code of ``_loop``, which the
     3xTF32 kernel at head dims past 64 needs (its two loops spilled 80 bytes at sm_90, 8 warps,
     32-key steps)."""
@@ -184,13 +188,16 @@ def _one_loop(code: Code, has_mask: bool) -> None:
         )
     code.add("for start_n in range(0, hi, BLOCK_N):")
     code.indent()
-    _step(code, has_mask, edge=True)
+    _step(code, has_mask, edge=True, fused=fused)
     code.dedent()
 
 
-def _step(code: Code, has_mask: bool, edge: bool) -> None:
+def _step(code: Code, has_mask: bool, edge: bool, fused: bool = False) -> None:
     """One key block of the online softmax (``edge``: keys past N or above the diagonal are
-    masked to -inf; else the block has none)."""
+    masked to -inf; else the block has none). ``fused`` (no mask, a positive scale): the
+    scale is applied to each row's largest raw score and, in the same multiply-add as the
+    shift, to each score, one operation a score fewer; rounding is monotonic, so the scaled
+    maximum is the maximum of the scaled scores."""
     n_mask = "n_mask[:, None] & " if edge else ""
     if edge or has_mask:
         code.add("cols = start_n + offs_n")
@@ -198,9 +205,18 @@ def _step(code: Code, has_mask: bool, edge: bool) -> None:
         code.add("n_mask = cols < N  # the last key block is partial")
     code.add(
         f"k = tl.load(k_tile + start_n * stride_kn, mask={n_mask}d_mask[None, :], other=0.0)",
-        "# scores in the log2 domain (qk_scale = scale * log2(e)): exp2 of them is exp",
-        "s = tl.dot(q, tl.trans(k), input_precision=QK_PRECISION) * qk_scale",
     )
+    if fused:
+        code.add(
+            "# raw scores: qk_scale (scale * log2(e), positive) goes on each row's max and, in",
+            "# one multiply-add with the shift, on each score (exp2 of the scaled scores is exp)",
+            "s = tl.dot(q, tl.trans(k), input_precision=QK_PRECISION)",
+        )
+    else:
+        code.add(
+            "# scores in the log2 domain (qk_scale = scale * log2(e)): exp2 of them is exp",
+            "s = tl.dot(q, tl.trans(k), input_precision=QK_PRECISION) * qk_scale",
+        )
     if edge:
         code.add(
             "valid = n_mask[None, :]",
@@ -225,10 +241,12 @@ def _step(code: Code, has_mask: bool, edge: bool) -> None:
             '    s = tl.where(valid, s, float("-inf"))',
         )
     code.add(
-        "m_new = tl.maximum(m_i, tl.max(s, 1))",
+        "m_new = tl.maximum(m_i, tl.max(s, 1) * qk_scale)" if fused
+        else "m_new = tl.maximum(m_i, tl.max(s, 1))",
         "# a row with every key so far masked keeps a max of -inf: shift it by 0 (exp2(-inf) = 0)",
         'm_shift = tl.where(m_new == float("-inf"), 0.0, m_new)',
-        "p = tl.math.exp2(s - m_shift[:, None])",
+        "p = tl.math.exp2(s * qk_scale - m_shift[:, None])" if fused
+        else "p = tl.math.exp2(s - m_shift[:, None])",
         "alpha = tl.math.exp2(m_i - m_shift)  # rescales what was summed under the old max",
         "l_i = l_i * alpha + tl.sum(p, 1)",
         f"v = tl.load(v_tile + start_n * stride_vn, mask={n_mask}dv_mask[None, :], other=0.0)",

@@ -101,7 +101,9 @@ def render_attention(
     kname = f"{name}_kernel"
     if p["SPLIT_KEYS"] not in (0, 1):
         raise DesignError(f"SPLIT_KEYS {p['SPLIT_KEYS']}: 0 (one key loop) or 1 (two)")
-    kernel, args = flash_kernel(kname, spec.mask is not None, bool(p["SPLIT_KEYS"]))
+    # a positive scale (a literal, or 1 / sqrt(D)) scales each row's max, not each score
+    positive = spec.scale is None or spec.scale > 0
+    kernel, args = flash_kernel(kname, spec.mask is not None, bool(p["SPLIT_KEYS"]), positive)
     mask = safe_name(spec.mask) if spec.mask is not None else None
     params_in = [safe_name(x) for x in group.inputs]
     out = safe_name(group.outputs[0])

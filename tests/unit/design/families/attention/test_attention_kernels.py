@@ -40,6 +40,11 @@ CASES = {
         qkv(1, 2, 37, 37, 80),
         f"[[{qkv(1, 2, 1, 29, 80)}], [{qkv(1, 1, 45, 21, 48)}]]",  # decode; more queries than keys
     ),
+    "negative-scale": (  # the scale goes on each score, not on each row's max
+        "q, k, v, scale=-0.4",
+        qkv(1, 2, 37, 37, 48),
+        "[]",
+    ),
     "grouped-query": (
         "q, k, v, enable_gqa=True",
         qkv(1, 4, 21, 33, 48, hk=2),
