@@ -373,11 +373,21 @@ class BodyEmitter:
         conv = ".to(tl.float32)" if meta.is_float else ""
         loc = f"{ptr} + {offset}" if offset else ptr
         var = self.var(name, ctx)
-        if mask:
+        if self.one_value_a_row(name, ctx):
+            self.helpers.add("_load_col")
+            out.append(f"{var} = _load_col({loc}, {mask or 'None'}, {other}){conv}")
+        elif mask:
             out.append(f"{var} = tl.load({loc}, mask={mask}, other={other}){conv}")
         else:
             out.append(f"{var} = tl.load({loc}){conv}")
         return var
+
+    def one_value_a_row(self, name: str, ctx: Context) -> bool:
+        """Whether ``name`` varies along a 2-D tile's rows (axis 0) alone: a [M, 1] load."""
+        varies = self.varies(name)
+        tile = {g.axis for g in ctx.groups if g.axis is not None}
+        along = {g.axis for g in ctx.groups if g.axis is not None and varies & set(g.dims)}
+        return tile == {0, 1} and along == {0}
 
     def store(
         self, name: str, target: str, ctx: Context, out: list[str], contiguous: bool = True

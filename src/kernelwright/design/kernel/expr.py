@@ -243,6 +243,15 @@ POINTWISE: dict[str, Fmt] = {
 
 # Helpers emitted (as @triton.jit functions) when an expression uses them.
 HELPERS = {
+    "_load_col": """@triton.jit
+def _load_col(ptrs, mask, other):
+    # a [M, 1] operand of a 2-D tile (one value a row: a per-channel parameter) loaded as [M]
+    # and expanded: in the tile's layout the [M, 1] shape repeats each row's load once per
+    # column a thread holds (sm_90: 16 scalar loads a parameter where 4 rows need 4)
+    flat = tl.reshape(ptrs, [ptrs.shape[0]])
+    if mask is None:
+        return tl.load(flat)[:, None]
+    return tl.load(flat, mask=tl.reshape(mask, [mask.shape[0]]), other=other)[:, None]""",
     "_sleep_then": """@triton.jit
 def _sleep_then(seen):
     # a pause between two polls of a count (about 100 ns), so that waiting programs do not
