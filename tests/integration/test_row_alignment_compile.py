@@ -52,3 +52,32 @@ def test_cross_entropy_rows_of_1000_floats_load_as_vectors() -> None:
         assert "LOGITS_STRIDE0_ALIGN=8" in consts and "N_COLS_ALIGN=8" in consts, consts
         assert spill in (0, None), (schedule, kernel, spill)
         assert loads.get("ld.global.v4.b32", 0) > 0, (schedule, kernel, loads)
+
+
+@pytest.mark.sm90
+def test_per_channel_parameters_load_once_a_row() -> None:
+    """BatchNorm in eval (KernelBench level 1, 64 x 64 x 512 x 512): the element-wise rows kernel
+    holds 4 rows of 1024 columns in 8 warps, 16 values a thread over 4 rows. Each of the four
+    per-channel parameters is one value a row: loaded as a [BLOCK_M] vector and expanded it
+    takes 4 scalar loads a thread (16 in all), where a [BLOCK_M, 1] load in the tile's layout
+    took one a value the thread holds (64); the input stays 16-byte vectors."""
+    pytest.importorskip("triton")
+    path = ROOT / "kernelbench" / "level1" / "33_BatchNorm.py"
+    script = f"""
+        import json
+        from kernelwright.design.plan import plan_task
+        from kernelwright.design.compile_check import compile_check, global_loads
+        from kernelwright.task import load_task
+        path = {str(path)!r}
+        plan = plan_task(load_task(path, "full"), "cuda", "full", isolate=False)
+        rows = [[r.kernel, r.ok, r.spill_bytes, global_loads(r.ptx), r.error[:300]]
+                for r in compile_check(plan.render(plan.designs[0]), path, "full", keep_ptx=True)]
+        print(json.dumps(rows))
+        """
+    rows = run_compile_script(script, timeout=600)
+    assert len(rows) == 1, rows
+    ((kernel, ok, spill, loads, error),) = rows
+    if not ok and "ptxas" in error.lower():
+        pytest.skip("no ptxas for sm_90 in this triton install")
+    assert ok and spill in (0, None), (kernel, error, spill)
+    assert loads == {"ld.global.v4.b32": 4, "ld.global.b32": 16}, loads
