@@ -208,6 +208,24 @@ def with_params(design: Any, params: dict[str, int]) -> Any:
     )
 
 
+def precision_rule(lines: str, allow_tf32: bool) -> tuple[str, str]:
+    """(DOT_PRECISION, QK_PRECISION) as the emitted ``lines`` set them for fp32 operands when the
+    caller does or does not allow TF32 for matrix products (the flag is restored)."""
+    import torch
+
+    from kernelwright.design.families.gemm.helpers import PY_HELPERS
+
+    scope: dict[str, Any] = {"torch": torch, "q": torch.empty(2, dtype=torch.float32)}
+    exec(PY_HELPERS["_dot_precision"], scope)
+    allowed = torch.backends.cuda.matmul.allow_tf32
+    try:
+        torch.backends.cuda.matmul.allow_tf32 = allow_tf32
+        exec(lines, scope)
+    finally:
+        torch.backends.cuda.matmul.allow_tf32 = allowed
+    return scope["DOT_PRECISION"], scope["QK_PRECISION"]
+
+
 def _bool() -> Any:
     import torch
 

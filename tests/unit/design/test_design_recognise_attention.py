@@ -9,7 +9,7 @@ import math
 from pathlib import Path
 
 import pytest
-from design_checks import attention_task, write_task
+from design_checks import attention_task, precision_rule, write_task
 
 from kernelwright.design.capture import capture_path
 from kernelwright.design.families.attention.spec import AttentionSpec, attention_spec
@@ -72,10 +72,7 @@ def test_mingpt_attention_becomes_one_attention_node(tmp_path: Path) -> None:
 def test_written_out_scores_take_the_policys_matrix_math(tmp_path: Path, written: bool) -> None:
     """Where TF32 is allowed, a task that multiplies the scores itself (its reference's product
     runs in TF32) lets the kernel's scores take TF32; SDPA's scores keep fp32 accuracy."""
-    import torch
-
     from kernelwright.design.families.attention.launch import render_attention
-    from kernelwright.design.families.gemm.helpers import PY_HELPERS
 
     forward = (
         "return F.softmax(q @ k.transpose(-2, -1) / math.sqrt(20), dim=-1) @ v"
@@ -88,18 +85,10 @@ def test_written_out_scores_take_the_policys_matrix_math(tmp_path: Path, written
     assert attention_spec(part.graph, group).written_out is written
     source = render_attention(part.graph, group, "attn", "flash", {}).wrapper
     lines = [x.strip() for x in source.splitlines()]
-    rule = [x for x in lines if x.startswith(("DOT_PRECISION =", "QK_PRECISION ="))]
-    scope: dict[str, object] = {"torch": torch, "q": torch.empty(2, dtype=torch.float32)}
-    exec(PY_HELPERS["_dot_precision"], scope)
-    allowed = torch.backends.cuda.matmul.allow_tf32
-    try:
-        for tf32, dot in ((True, "tf32"), (False, "tf32x3")):
-            torch.backends.cuda.matmul.allow_tf32 = tf32
-            exec("\n".join(rule), scope)
-            qk = dot if written else "tf32x3"
-            assert (scope["DOT_PRECISION"], scope["QK_PRECISION"]) == (dot, qk)
-    finally:
-        torch.backends.cuda.matmul.allow_tf32 = allowed
+    rule = "\n".join(x for x in lines if x.startswith(("DOT_PRECISION =", "QK_PRECISION =")))
+    # TF32 allowed: the values' product takes it, and the scores' too where the task wrote them
+    assert precision_rule(rule, allow_tf32=True) == ("tf32", "tf32" if written else "tf32x3")
+    assert precision_rule(rule, allow_tf32=False) == ("tf32x3", "tf32x3")
 
 
 @pytest.mark.parametrize(

@@ -7,7 +7,7 @@ out), strided operands, the wide template, fp32 and tf32 policies, bf16."""
 from __future__ import annotations
 
 import pytest
-from design_checks import attention_task, forward_task
+from design_checks import attention_task, forward_task, precision_rule
 
 # 16 x 16 blocks: several query blocks and key steps at these sizes (a quarter of the
 # interpreter's work of the defaults' 64-row clamp would be no cheaper: its cost is per block)
@@ -173,20 +173,9 @@ def test_math_follows_the_precision_policy(check, policy: str, tol: float) -> No
     # the scores' product keeps fp32 accuracy under every policy; only the values' takes TF32
     line = next(x.strip() for x in sources[0].splitlines() if x.strip().startswith("QK_PREC"))
     assert "input_precision=QK_PRECISION" in sources[0]
-    import torch
-
-    from kernelwright.design.families.gemm.helpers import PY_HELPERS
-
-    scope: dict[str, object] = {"torch": torch, "q": torch.empty(2, dtype=torch.float32)}
-    exec(PY_HELPERS["_dot_precision"], scope)
-    allowed = torch.backends.cuda.matmul.allow_tf32
-    try:
-        for tf32, dot in ((True, "tf32"), (False, "ieee")):
-            torch.backends.cuda.matmul.allow_tf32 = tf32
-            exec('DOT_PRECISION = _dot_precision(q, "ieee")\n' + line, scope)
-            assert (scope["DOT_PRECISION"], scope["QK_PRECISION"]) == (dot, "ieee")
-    finally:
-        torch.backends.cuda.matmul.allow_tf32 = allowed
+    rule = 'DOT_PRECISION = _dot_precision(q, "ieee")\n' + line
+    assert precision_rule(rule, allow_tf32=True) == ("tf32", "ieee")
+    assert precision_rule(rule, allow_tf32=False) == ("ieee", "ieee")
 
 
 def test_bf16_operands_accumulate_in_fp32(check) -> None:
