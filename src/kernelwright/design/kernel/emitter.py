@@ -461,7 +461,7 @@ class BodyEmitter:
         axes = self.layout.axes[name]
         meta = self.graph.meta(name)
         strides = self._domain_strides(name, None if contiguous else meta.strides)
-        return self.offset_terms(tensor, axes, strides, ctx, out)
+        return self.offset_terms(tensor, axes, strides, ctx, out, merge_tail=contiguous)
 
     def offset_terms(
         self,
@@ -471,9 +471,12 @@ class BodyEmitter:
         ctx: Context,
         out: list[str],
         first_dim: int = 0,
+        merge_tail: bool = False,
     ) -> str:
         """The offset terms of ``tensor``, whose dimensions from ``first_dim`` on lie along the
-        domain dimensions ``axes`` with ``strides`` (domain dim -> stride at capture)."""
+        domain dimensions ``axes`` with ``strides`` (domain dim -> stride at capture);
+        ``merge_tail``: the tensor is one the wrapper allocated (row-major whatever the call's
+        sizes), so innermost dims whose strides chain may be indexed as one run."""
         terms: list[str] = []
         for g in ctx.groups:
             dims = [d for d in g.dims if d in set(a for a in axes if a is not None)]
@@ -487,10 +490,11 @@ class BodyEmitter:
                 )
                 terms.append(f"{g.index} * {stride}")
                 continue
-            # the innermost dims whose strides chain (NCHW's rows and columns under an index of
-            # images x rows x columns) are one run: indexed together, so the run's contiguity
-            # is their joint size's, not the innermost dim's alone (wider vector stores)
-            tail = self.merged_tail(strides, g.dims, dims)
+            # in an output the wrapper allocated, the innermost dims whose strides chain (NCHW's
+            # rows and columns under an index of images x rows x columns) are one run: indexed
+            # together, so the run's contiguity is their joint size's, not the innermost dim's
+            # alone (wider vector stores); an input's strides at capture may not chain at run time
+            tail = self.merged_tail(strides, g.dims, dims) if merge_tail else ()
             if tail:
                 inner = tail[-1]
                 k = first_dim + list(axes).index(inner)
