@@ -121,3 +121,27 @@ def test_softplus_with_a_low_threshold_keeps_its_chain(check) -> None:
         unary_task("torch.tanh(F.softplus(x, threshold=2.0))"), skills=("elementwise-flat",)
     )
     assert "_tanh_softplus(" not in src
+
+
+@pytest.mark.xfail(strict=True, reason="a known defect: a view sliced to the call's size is "
+                   "indexed with one stride when its strides chain at capture (runtime strides "
+                   "are not checked); the task's own sizes are correct")
+def test_a_buffer_sliced_to_the_calls_size_at_other_sizes(check) -> None:
+    """``buf[:T, :T]`` of a 64 x 64 buffer: at capture (T = 64) its rows chain (stride 64 = 64 x
+    1), so the flat kernel reads it with one stride; at T = 37 the rows are 64 apart, not 37."""
+    body = """
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("buf", torch.randn(64, 64))
+    def forward(self, x):
+        T = x.size(-1)
+        return torch.sigmoid(x) * self.buf[:T, :T]
+def get_inputs():
+    return [torch.randn(64, 64)]
+def get_input_variants():
+    return [[torch.randn(37, 37)]]
+def get_init_inputs():
+    return []
+"""
+    check(body, skills=("elementwise-flat",))
