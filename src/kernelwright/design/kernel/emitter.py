@@ -23,7 +23,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from kernelwright.design.aten import CONSTS, classify, lookup_index, tanh_of_softplus
+from kernelwright.design.aten import (
+    CONSTS,
+    FORWARD_VIEWS,
+    VIEWS,
+    classify,
+    lookup_index,
+    tanh_of_softplus,
+)
 from kernelwright.design.axes import Layout
 from kernelwright.design.graph import Arg, Node, OpGraph, Ref
 from kernelwright.design.kernel.expr import HELPERS, POINTWISE, compute_dtype, literal
@@ -461,7 +468,23 @@ class BodyEmitter:
         axes = self.layout.axes[name]
         meta = self.graph.meta(name)
         strides = self._domain_strides(name, None if contiguous else meta.strides)
-        return self.offset_terms(tensor, axes, strides, ctx, out, merge_tail=contiguous)
+        merge = contiguous or not self.sliced_view(name)
+        return self.offset_terms(
+            tensor, axes, strides, ctx, out, merge=merge, merge_tail=contiguous
+        )
+
+    def sliced_view(self, name: str) -> bool:
+        """Whether ``name`` is a view PyTorch makes between kernels (a slice, a transpose...),
+        or a reshape of one: its strides follow its base's sizes, so dims that chain at capture
+        (``buf[:T, :T]`` with T the buffer's size) need not chain at another call's size."""
+        while self.graph.has_node(name):
+            node = self.graph.node(name)
+            if node.target in FORWARD_VIEWS:
+                return True
+            if node.target not in VIEWS or not node.args or not isinstance(node.args[0], Ref):
+                return False
+            name = node.args[0].name
+        return False
 
     def offset_terms(
         self,
@@ -471,18 +494,21 @@ class BodyEmitter:
         ctx: Context,
         out: list[str],
         first_dim: int = 0,
+        merge: bool = True,
         merge_tail: bool = False,
     ) -> str:
         """The offset terms of ``tensor``, whose dimensions from ``first_dim`` on lie along the
         domain dimensions ``axes`` with ``strides`` (domain dim -> stride at capture);
-        ``merge_tail``: the tensor is one the wrapper allocated (row-major whatever the call's
-        sizes), so innermost dims whose strides chain may be indexed as one run."""
+        ``merge``: an index group whose dims chain at capture is indexed with one stride (not
+        for a view whose strides may not chain at another size); ``merge_tail``: the tensor is
+        one the wrapper allocated (row-major whatever the call's sizes), so innermost dims
+        whose strides chain may be indexed as one run."""
         terms: list[str] = []
         for g in ctx.groups:
             dims = [d for d in g.dims if d in set(a for a in axes if a is not None)]
             if not dims:
                 continue
-            if self.mergeable(strides, g.dims):
+            if merge and self.mergeable(strides, g.dims):
                 inner = max(dims, key=lambda d: g.dims.index(d))
                 k = first_dim + list(axes).index(inner)
                 stride = self.args.scalar(

@@ -123,12 +123,10 @@ def test_softplus_with_a_low_threshold_keeps_its_chain(check) -> None:
     assert "_tanh_softplus(" not in src
 
 
-@pytest.mark.xfail(strict=True, reason="a known defect: a view sliced to the call's size is "
-                   "indexed with one stride when its strides chain at capture (runtime strides "
-                   "are not checked); the task's own sizes are correct")
 def test_a_buffer_sliced_to_the_calls_size_at_other_sizes(check) -> None:
     """``buf[:T, :T]`` of a 64 x 64 buffer: at capture (T = 64) its rows chain (stride 64 = 64 x
-    1), so the flat kernel reads it with one stride; at T = 37 the rows are 64 apart, not 37."""
+    1), but at T = 37 they are 64 apart, not 37: a view PyTorch makes between kernels is indexed
+    per dimension with its runtime strides, never with one stride from its capture strides."""
     body = """
 class Model(nn.Module):
     def __init__(self):
