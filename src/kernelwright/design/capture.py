@@ -17,6 +17,7 @@ to real tensors.
 
 from __future__ import annotations
 
+import ast
 import functools
 import json
 import os
@@ -90,7 +91,8 @@ def capture_path(path: str | Path, size: str) -> OpGraph:
         raise TaskError(f"{path}: Model or get_inputs is missing")
     get_init_inputs = getattr(module, "get_init_inputs", list)
     torch.manual_seed(CAPTURE_SEED)
-    model = model_cls(*get_init_inputs()).eval()
+    init = list(get_init_inputs())
+    model = model_cls(*init).eval()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         # a recurrent layer's meta is computed by running its steps on the fake inputs: with
@@ -98,7 +100,93 @@ def capture_path(path: str | Path, size: str) -> OpGraph:
         recurrent = any(isinstance(m, torch.nn.RNNBase) for m in model.modules())
         ep, inputs = _export(model, functools.partial(_make_inputs, get_inputs), str(path),
                              dynamic=not recurrent)
-    return convert(ep, inputs, size)
+        graph = convert(ep, inputs, size, init=init_literal(init))
+        held = held_sizes(model, graph, functools.partial(_make_inputs, get_inputs), str(path),
+                          dynamic=not recurrent)
+    return graph.with_held(held)
+
+
+def held_sizes(model: Any, graph: OpGraph, make_inputs: Any, path: str, *, dynamic: bool = True
+               ) -> tuple[tuple[str, int], ...]:
+    """The user-input dimensions whose captured size the graph holds in a value: (input, dim).
+
+    ``torch.export`` fixes a dimension it cannot keep symbolic (one tied to a parameter, one a
+    slice is bounded by, one a pooled size is solved from, one ``math.sqrt`` reads); the
+    kernels then hold what was computed from it. Traced again with each fixed size (of 2 or
+    more: sizes of 1 are fixed by tracing, not by the model) moved by one, a graph whose float
+    constants changed computed one from that size (a softmax scale of 1/sqrt(head dim)): its
+    dimensions are held. Where the model cannot be traced at the moved size (a channel count
+    its weights fix) the model itself refuses that size, and nothing is held for it.
+    """
+    import torch
+
+    sizes: dict[int, list[tuple[int, int]]] = {}  # fixed size -> (input position, dim)
+    for u in graph.user_inputs:
+        if u.meta is None:
+            continue
+        for d, s in enumerate(u.meta.shape):
+            if s.isdigit() and int(s) >= 2:
+                sizes.setdefault(int(s), []).append((u.position, d))
+    if not sizes:
+        return ()
+    names = {u.position: u.name for u in graph.user_inputs}
+    floats = _float_constants(graph)
+    held: list[tuple[str, int]] = []
+    for size, dims in sizes.items():
+        moved = size - 1 if size > 2 else size + 1
+
+        def make_moved(dims: list[tuple[int, int]] = dims, moved: int = moved) -> list[Any]:
+            inputs: list[Any] = list(make_inputs())
+            for position, d in dims:
+                t = inputs[position]
+                shape = list(t.shape)
+                shape[d] = moved
+                with _mode_of(t):
+                    inputs[position] = torch.zeros(shape, dtype=t.dtype, device=t.device)
+            return inputs
+
+        try:
+            ep, inputs = _export(model, make_moved, path, dynamic=dynamic)
+        except Exception:  # the model does not run at that size: nothing to hold
+            continue
+        if _float_constants(convert(ep, inputs, graph.size)) != floats:
+            held += [(names[position], d) for position, d in dims]
+    return tuple(sorted(held))
+
+
+def _mode_of(t: Any) -> Any:
+    """The fake mode a fake tensor belongs to (new tensors alike go in it), else no mode."""
+    import contextlib
+
+    return getattr(t, "fake_mode", None) or contextlib.nullcontext()
+
+
+def _float_constants(graph: OpGraph) -> list[float]:
+    """Every float argument of the graph's nodes, sorted (booleans and ints are not floats)."""
+    found: list[float] = []
+
+    def walk(a: Any) -> None:
+        if isinstance(a, float):
+            found.append(a)
+        elif isinstance(a, tuple):
+            for x in a:
+                walk(x)
+
+    for n in graph.nodes:
+        for a in (*n.args, *(v for _, v in n.kwargs)):
+            walk(a)
+    return sorted(found)
+
+
+def init_literal(values: list[Any]) -> str:
+    """``values`` (the model's construction arguments) as a Python literal, or "" when one of
+    them is not a plain value a literal spells (a tensor, a dtype, an object)."""
+    text = repr(values)
+    try:
+        same = ast.literal_eval(text) == values
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        return ""
+    return text if same is True else ""
 
 
 def _make_inputs(get_inputs: Any) -> list[Any]:
@@ -175,8 +263,9 @@ KEPT_WHOLE = ("scaled_dot_product_attention", "lstm", "gru", "rnn_tanh", "rnn_re
 # -- FX -> OpGraph ------------------------------------------------------------------------------
 
 
-def convert(ep: Any, inputs: list[Any], size: str) -> OpGraph:
-    """Turn an ExportedProgram into an OpGraph (hints from the concrete ``inputs``)."""
+def convert(ep: Any, inputs: list[Any], size: str, *, init: str = "") -> OpGraph:
+    """Turn an ExportedProgram into an OpGraph (hints from the concrete ``inputs``; ``init``:
+    the model's construction arguments as a literal, see :func:`init_literal`)."""
     import torch
     from torch.export.graph_signature import InputKind
 
@@ -226,7 +315,9 @@ def convert(ep: Any, inputs: list[Any], size: str) -> OpGraph:
         if val is None and users[n.name] == 0:
             continue  # assertions and other effect-only nodes
         out_nodes.append(_convert_node(n, val, subs))
-    return OpGraph(tuple(graph_inputs), tuple(out_nodes), outputs, tuple(symbols.values()), size)
+    return OpGraph(
+        tuple(graph_inputs), tuple(out_nodes), outputs, tuple(symbols.values()), size, init
+    )
 
 
 def _val(nodes: list[Any], name: str) -> Any:

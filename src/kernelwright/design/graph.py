@@ -5,6 +5,11 @@
       nodes     Node(name, kind, target, args, meta) core ATen calls, getitems and shape arithmetic
       outputs   Arg...                              what ``forward`` returns
       symbols   Symbol(name, input, dim, hint)      where each symbolic size comes from
+      init      "[3, 12]"                           Model's construction arguments, as a
+                                                    Python literal ("" when they are not one)
+      held      (input, dim)...                     user-input dimensions whose captured size
+                                                    the graph holds in a value (a float
+                                                    computed from it)
 
 Shapes are symbolic (``torch.export`` with automatic dynamic dimensions) so a kernel's wrapper
 can compute every size from the runtime tensors; each ``TensorMeta`` also keeps the concrete
@@ -180,6 +185,8 @@ class OpGraph:
     outputs: tuple[Arg, ...]
     symbols: tuple[Symbol, ...] = ()
     size: str = "full"
+    init: str = ""
+    held: tuple[tuple[str, int], ...] = ()
     _index: dict[str, Node] = field(default_factory=dict, compare=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -249,6 +256,14 @@ class OpGraph:
             self.outputs if outputs is None else outputs,
             self.symbols,
             self.size,
+            self.init,
+            self.held,
+        )
+
+    def with_held(self, held: tuple[tuple[str, int], ...]) -> OpGraph:
+        """A copy whose held dimensions are ``held``."""
+        return OpGraph(
+            self.inputs, self.nodes, self.outputs, self.symbols, self.size, self.init, held
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -259,6 +274,8 @@ class OpGraph:
             "outputs": [_arg_dict(a) for a in self.outputs],
             "symbols": [[s.name, s.input, s.dim, s.hint] for s in self.symbols],
             "size": self.size,
+            "init": self.init,
+            "held": [list(h) for h in self.held],
         }
 
 
@@ -285,6 +302,8 @@ def graph_from_dict(data: Mapping[str, Any]) -> OpGraph:
         outputs=tuple(_arg(a) for a in data["outputs"]),
         symbols=tuple(Symbol(s[0], s[1], int(s[2]), int(s[3])) for s in data["symbols"]),
         size=data.get("size", "full"),
+        init=data.get("init", ""),
+        held=tuple((str(h[0]), int(h[1])) for h in data.get("held", ())),
     )
 
 
