@@ -8,7 +8,8 @@
                 launch)
     ModelNew    the task's ``__init__`` (same parameters, same order: seeded weights match) and a
                 forward that calls the wrappers; views run in PyTorch (free), ops without a
-                template are ``torch.ops.aten`` calls, labelled
+                template are ``torch.ops.aten`` calls, labelled; both first check that the
+                model and the input sizes are those it was generated for (``contract``)
 
 The file imports nothing from kernelwright, so it runs wherever torch and triton do.
 """
@@ -21,6 +22,7 @@ from collections.abc import Mapping
 
 from kernelwright.design.aten import CONSTS, classify, scan_exclusive
 from kernelwright.design.choices import Design, GroupChoice
+from kernelwright.design.contract import MODEL_HELPERS, guard_init, shape_checks
 from kernelwright.design.families import FAMILIES, family
 from kernelwright.design.fusion import Group, Partition
 from kernelwright.design.graph import Arg, DType, Node, Opaque, OpGraph, Ref
@@ -41,10 +43,12 @@ BASE_IMPORTS = (
     "import triton",
     "import triton.language as tl",
 )
-# Python helpers the wrappers may call: every family's, then those of every wrapper
+# Python helpers the wrappers may call: every family's, those of every wrapper, and the
+# model's own (the checks of what it was generated for)
 PY_HELPERS = {
     **{k: v for f in FAMILIES.values() for k, v in f.py_helpers.items()},
     **WRAPPER_HELPERS,
+    **MODEL_HELPERS,
 }
 
 
@@ -151,8 +155,10 @@ def _header(
             lines.append(f"  g{g.id} {ops}" + (f": {why}" if why else ""))
     lines += [
         "",
-        "Sizes are read from the runtime tensors, so other input shapes work; floating-point math",
-        f"runs in fp32 whatever the storage dtype. Emitted for the task's {size} size.",
+        "Sizes are read from the runtime tensors, so other input shapes work, except a size the",
+        "captured graph computed a value from; that size and the model's construction arguments",
+        "are checked (ValueError). Floating-point math runs in fp32 whatever the storage dtype.",
+        f"Emitted for the task's {size} size.",
         '"""',
     ]
     return "\n".join(lines)
@@ -172,11 +178,13 @@ def _model_class(
     graph = partition.graph
     users = graph.user_inputs
     lines = ["class ModelNew(nn.Module):"]
+    body = guard_init(body, graph)
     lines += list(body) if body else ["    def __init__(self):", "        super().__init__()"]
     params = ", ".join(["self", *(safe_name(u.name) for u in users)])
     lines += ["", f"    def forward({params}):"]
     device = next((safe_name(u.name) for u in users if u.meta is not None), None)
     batch = batch_polymorphic(graph)
+    lines += ["        " + s for s in shape_checks(graph, batch)]
     if batch:
         first = safe_name(users[0].name)
         rank = users[0].meta.rank if users[0].meta else 1
