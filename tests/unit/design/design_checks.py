@@ -12,9 +12,10 @@ The child reads one JSON request per line and answers one JSON line:
     -> {"sources": [...], "checked": [...skills per design...],
         "launched": [...kernel names launched per design...]} or {"error": "..."}
 
-A request with ``"op": "outputs"`` runs the first ranked design holding ``skill`` on inputs given
-as float32 bit patterns and returns what it computed, for tests that check a contract of their
-own rather than a match with PyTorch:
+A request with ``"op": "resized"`` checks a task file's first designs at other sizes
+(:func:`resized`). A request with ``"op": "outputs"`` runs the first ranked design holding
+``skill`` on inputs given as float32 bit patterns and returns what it computed, for tests that
+check a contract of their own rather than a match with PyTorch:
 
     {"op": "outputs", "body": "...", "skill": "...", "params": {...},
      "inputs": [[name, shape, [int32 bits...]], ...]}
@@ -400,12 +401,87 @@ def outputs(request: dict[str, Any]) -> dict[str, Any]:
     return {"source": src, "outputs": found}
 
 
+REFUSED = "this ModelNew was generated for"  # what an emitted file says of a model it was not
+
+
+def resized(request: dict[str, Any]) -> dict[str, Any]:
+    """The first ``top`` ranked designs of the task file at ``path``, emitted at its small size,
+    run with each of its small size's constants moved (by +3, and to half + 1) and compared
+    with the task's model at that size; a design may refuse a size (its ``ValueError`` naming
+    what it was generated for), never compute something else.
+
+    -> {"failures": ["design [skills], name = value: what went wrong", ...], "runs": n}
+    """
+    import ast
+
+    import torch
+
+    from kernelwright.design.emit import emit
+    from kernelwright.task.module import _small_overrides, import_task_module
+
+    path = Path(request["path"])
+    text = path.read_text()
+    small = _small_overrides(ast.parse(text))
+    moves = [
+        (name, value)
+        for name, size in small.items()
+        if isinstance(size, int) and not isinstance(size, bool) and size >= 2
+        for value in sorted({size + 3, size // 2 + 1} - {size})
+    ]
+    part, designs = designs_for(path)
+    failures: list[str] = []
+    runs = 0
+    for design in designs[: int(request.get("top", 2))]:
+        source = emit(part, design, text, task_name="t", size="small")
+        module = types.ModuleType("candidate")
+        exec(compile(source, "<candidate>", "exec"), module.__dict__)
+        for name, value in moves:
+            task = import_task_module(path, "small")
+            setattr(task, name, value)
+            torch.manual_seed(5)
+            try:  # the task's own model must run at that size, or there is nothing to compare
+                inputs = list(task.get_inputs())
+                init = list(task.get_init_inputs()) if hasattr(task, "get_init_inputs") else []
+                with torch.no_grad():
+                    torch.manual_seed(3)
+                    want = task.Model(*init).eval()(*inputs)
+            except Exception:
+                continue
+            runs += 1
+            label = f"design {list(design.skills)}, {name} = {value}"
+            try:
+                torch.manual_seed(3)
+                with torch.no_grad():
+                    got = module.ModelNew(*init).eval()(*inputs)
+            except ValueError as exc:
+                if not str(exc).startswith(REFUSED):
+                    failures.append(f"{label}: ValueError: {exc}")
+                continue
+            except Exception as exc:
+                failures.append(f"{label}: {type(exc).__name__}: {exc}")
+                continue
+            wants = list(want) if isinstance(want, tuple | list) else [want]
+            gots = list(got) if isinstance(got, tuple | list) else [got]
+            for i, (w, g) in enumerate(zip(wants, gots, strict=True)):
+                if g.shape != w.shape:
+                    failures.append(f"{label}: output {i} of shape {tuple(g.shape)}, "
+                                    f"not {tuple(w.shape)}")
+                elif w.is_floating_point() and not torch.allclose(
+                        g.float(), w.float(), atol=1e-3, rtol=1e-3, equal_nan=True):
+                    err = (g.float() - w.float()).abs().max().item()
+                    failures.append(f"{label}: output {i} off by up to {err:.3g}")
+                elif not w.is_floating_point() and not torch.equal(g, w):
+                    failures.append(f"{label}: output {i}'s integers differ")
+    return {"failures": failures, "runs": runs}
+
+
 def main() -> None:
     """Serve requests from stdin until it closes."""
+    ops = {"outputs": outputs, "resized": resized}
     for line in sys.stdin:
         try:
             request = json.loads(line)
-            reply = outputs(request) if request.get("op") == "outputs" else check(request)
+            reply = ops.get(request.get("op", ""), check)(request)
         except Exception as exc:  # report, never die: the next test still gets an answer
             reply = {
                 "error": f"{type(exc).__name__}: {exc}",
