@@ -89,3 +89,46 @@ def test_a_written_out_causal_attention_with_a_mask_buffer_compiles() -> None:
     for kernel, ok, mma, error in rows:
         assert ok, (kernel, error)
         assert mma == ["tf32"], (kernel, mma)
+
+
+@pytest.mark.sm90
+def test_descriptor_loads_compile_for_hopper_as_bulk_tensor_copies() -> None:
+    """TMA 1 on the suite's attention (head dim 64) under bf16 and fp32: the keys and values
+    arrive by ``cp.async.bulk.tensor`` (no per-thread copies left), without spilling; the
+    bf16 kernel holds fewer registers than the pointer kernel's (no addresses to keep)."""
+    pytest.importorskip("triton")
+    path = str(ROOT / "benchmarks" / "level1" / "37_sdpa.py")
+    script = f"""
+        import json, re
+        from kernelwright.design.choices import Design
+        from kernelwright.design.plan import plan_task
+        from kernelwright.design.compile_check import compile_check
+        from kernelwright.task import load_task
+        rows = []
+        for precision in ("bf16", "fp32"):
+            plan = plan_task(load_task({path!r}, "full"), "cuda", "full", isolate=False,
+                             precision=precision)
+            first = plan.designs[0]
+            for tma in (0, 1):
+                design = Design(tuple(c.with_params({{**c.params, "TMA": tma}})
+                                      for c in first.choices), first.stage)
+                for r in compile_check(plan.render(design), {path!r}, "full", keep_ptx=True,
+                                       precision=precision):
+                    copies = re.findall(r"cp\\.async(\\.bulk\\.tensor)?", r.ptx)
+                    rows.append([precision, tma, r.kernel, r.ok, r.registers, r.spill_bytes,
+                                 copies.count(".bulk.tensor"), copies.count(""), r.error[:300]])
+        print(json.dumps(rows))
+        """
+    rows = run_compile_script(script, timeout=900)
+    print(*rows, sep="\n")
+    registers = {}
+    for precision, tma, kernel, ok, regs, spill, bulk, per_thread, error in rows:
+        assert ok, (precision, kernel, error)
+        assert spill in (0, None), (precision, kernel, regs, spill)
+        assert kernel == ("attn_0_tma_kernel" if tma else "attn_0_kernel"), (tma, kernel)
+        if tma:
+            assert bulk > 0 and per_thread == 0, (precision, bulk, per_thread)
+        else:
+            assert bulk == 0 and per_thread > 0, (precision, bulk, per_thread)
+        registers[precision, tma] = regs
+    assert registers["bf16", 1] < registers["bf16", 0], registers

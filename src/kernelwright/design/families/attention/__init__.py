@@ -28,6 +28,7 @@ from kernelwright.design.choices import GroupChoice
 from kernelwright.design.families.attention import conditions, defaults  # noqa: F401 (register)
 from kernelwright.design.families.attention.decode import DECODE_DEFAULTS, DOT_ROWS
 from kernelwright.design.families.attention.launch import (
+    ATTN_DESCRIPTOR,
     ATTN_LAUNCH,
     ATTN_STAGES,
     DEFAULTS,
@@ -49,6 +50,8 @@ class AttentionFamily:
     prefix = "attn"
     py_helpers: Mapping[str, str] = {
         "_attn_stages": ATTN_STAGES,
+        "_attn_descriptor": ATTN_DESCRIPTOR,
+        "_cuda_device": GEMM_HELPERS["_cuda_device"],
         "_launch_fitting": ATTN_LAUNCH,
         "_dot_operands": GEMM_HELPERS["_dot_operands"],
         "_dot_precision": GEMM_HELPERS["_dot_precision"],

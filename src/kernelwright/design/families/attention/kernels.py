@@ -10,6 +10,11 @@ over ``BLOCK_N`` keys with an online softmax, so the ``M x N`` scores never reac
                      without it, one loop masks every block
     at the end       out = acc / l (0 for a row with every key masked, as torch's math kernel)
 
+With ``TMA`` (Hopper) the key and value blocks are tensor-memory-accelerator loads of
+``[1, 1, BLOCK_N, BLOCK_D]`` boxes of the operands as stored: no addresses in registers, and
+keys past N and head dims past D read as zeros (the wrapper falls back to the pointer kernel
+where a descriptor cannot describe an operand).
+
 Scores are kept in the log2 domain (the scale folded with log2(e), ``exp2``). Causal programs
 stop at the diagonal (key blocks wholly above it are never loaded) and run the longest rows
 first. Head dims are padded to a power of two: the padding reads zeros, which add nothing to
@@ -46,47 +51,59 @@ LOG2E = 1.4426950408889634
 STRIDES = {"q": "bhmd", "k": "bhnd", "v": "bhnd", "mask": "bhmn", "out": "bhmd"}
 
 
-def attention_args(pointers: Iterable[str], scalars: Iterable[str], has_mask: bool) -> KernelArgs:
+def attention_args(
+    pointers: Iterable[str], scalars: Iterable[str], has_mask: bool, tma: bool = False
+) -> KernelArgs:
     """An attention kernel's arguments, in order: the tensors (the mask and its causal flag
     after the value where the kernel reads a mask), the scalars, then the strides of q, k, v,
-    the mask and the output."""
+    the mask and the output (``tma``: key and value descriptors instead of their pointers and
+    strides)."""
     args = KernelArgs()
     for t in pointers:
         if t not in ("mask", "causal_flag") or has_mask:
-            args.pointer(t)
+            if tma and t in ("k", "v"):
+                args.pointers.append((f"{t}_desc", f"{t}_desc"))
+            else:
+                args.pointer(t)
     for s in scalars:
         args.scalar(s, s)
     for t, dims in STRIDES.items():
-        if t != "mask" or has_mask:
+        if (t != "mask" or has_mask) and not (tma and t in ("k", "v")):
             for d in dims:
                 args.scalar(f"stride_{t}{d}", f"stride_{t}{d}")
     return args
 
 
 def flash_kernel(
-    name: str, has_mask: bool, split_keys: bool = True, positive_scale: bool = False
+    name: str,
+    has_mask: bool,
+    split_keys: bool = True,
+    positive_scale: bool = False,
+    tma: bool = False,
 ) -> tuple[str, KernelArgs]:
     """The kernel's source and its arguments, in order (``has_mask``: it reads a mask;
     ``split_keys``: the key blocks no row cuts run in a loop of their own, see ``_loop``;
-    ``positive_scale``: the scale is known positive, see ``_step``)."""
+    ``positive_scale``: the scale is known positive, see ``_step``; ``tma``: keys and values
+    by tensor-memory-accelerator descriptors)."""
     args = attention_args(
         ("q", "k", "v", "mask", "causal_flag", "out"),
         ("M", "N", "n_heads", "kv_group", "qk_scale"),
         has_mask,
+        tma,
     )
     code = Code()
     code.indent()
-    _program(code, has_mask)
+    _program(code, has_mask, tma)
     fused = positive_scale and not has_mask
     if split_keys:
-        _loop(code, has_mask, fused)
+        _loop(code, has_mask, fused, tma)
     else:
-        _one_loop(code, has_mask, fused)
+        _one_loop(code, has_mask, fused, tma)
     _store(code)
     return "\n".join(signature(name, args, CONSTS) + code.lines), args
 
 
-def _program(code: Code, has_mask: bool) -> None:
+def _program(code: Code, has_mask: bool, tma: bool = False) -> None:
     code.add(
         "# ---- this program's queries: one block of BLOCK_M rows of one (batch, head)",
         "n_m = tl.cdiv(M, BLOCK_M)",
@@ -120,11 +137,23 @@ def _program(code: Code, has_mask: bool) -> None:
         "q_tile = q_ptr + off_b * stride_qb + off_h * stride_qh",
         "q_tile += offs_m[:, None] * stride_qm + offs_d[None, :] * stride_qd",
         "q = tl.load(q_tile, mask=m_mask[:, None] & d_mask[None, :], other=0.0)",
-        "k_tile = k_ptr + off_b * stride_kb + off_kh * stride_kh",
-        "# [BLOCK_N, BLOCK_D] keys and [BLOCK_N, BLOCK_DV] values a step",
-        "k_tile += offs_n[:, None] * stride_kn + offs_d[None, :] * stride_kd",
-        "v_tile = v_ptr + off_b * stride_vb + off_kh * stride_vh",
-        "v_tile += offs_n[:, None] * stride_vn + offs_dv[None, :] * stride_vd",
+    )
+    if tma:
+        code.add(
+            "# [BLOCK_N, BLOCK_D] keys and [BLOCK_N, BLOCK_DV] values a step, by descriptor:",
+            "# box coordinates (batch, key/value head, first key, 0), 32-bit",
+            "desc_b = pid_bh // n_heads",
+            "desc_kh = pid_bh % n_heads // kv_group",
+        )
+    else:
+        code.add(
+            "k_tile = k_ptr + off_b * stride_kb + off_kh * stride_kh",
+            "# [BLOCK_N, BLOCK_D] keys and [BLOCK_N, BLOCK_DV] values a step",
+            "k_tile += offs_n[:, None] * stride_kn + offs_d[None, :] * stride_kd",
+            "v_tile = v_ptr + off_b * stride_vb + off_kh * stride_vh",
+            "v_tile += offs_n[:, None] * stride_vn + offs_dv[None, :] * stride_vd",
+        )
+    code.add(
         "# ---- online softmax state, fp32: running max and sum per row, unnormalised output",
         'm_i = tl.full([BLOCK_M], float("-inf"), tl.float32)',
         "l_i = tl.zeros([BLOCK_M], tl.float32)",
@@ -141,7 +170,7 @@ def _program(code: Code, has_mask: bool) -> None:
         )
 
 
-def _loop(code: Code, has_mask: bool, fused: bool = False) -> None:
+def _loop(code: Code, has_mask: bool, fused: bool = False, tma: bool = False) -> None:
     """Two loops over the key blocks: first those every query of the block sees whole (no key
     past N, none above the diagonal), with no masking of the scores; then the rest (the
     partial last block; under ``CAUSAL`` the blocks the diagonal crosses), masked. At 16-bit
@@ -168,16 +197,16 @@ def _loop(code: Code, has_mask: bool, fused: bool = False) -> None:
         )
     code.add("for start_n in range(0, whole, BLOCK_N):")
     code.indent()
-    _step(code, has_mask, edge=False, fused=fused)
+    _step(code, has_mask, edge=False, fused=fused, tma=tma)
     code.dedent()
     code.add("# the blocks the diagonal or the end of the keys cuts: masked", "for start_n in "
              "range(whole, hi, BLOCK_N):")
     code.indent()
-    _step(code, has_mask, edge=True, fused=fused)
+    _step(code, has_mask, edge=True, fused=fused, tma=tma)
     code.dedent()
 
 
-def _one_loop(code: Code, has_mask: bool, fused: bool = False) -> None:
+def _one_loop(code: Code, has_mask: bool, fused: bool = False, tma: bool = False) -> None:
     """One loop over every key block, each masked: half the loop code of ``_loop``, which the
     3xTF32 kernel at head dims past 64 needs (its two loops spilled 80 bytes at sm_90, 8 warps,
     32-key steps)."""
@@ -188,24 +217,31 @@ def _one_loop(code: Code, has_mask: bool, fused: bool = False) -> None:
         )
     code.add("for start_n in range(0, hi, BLOCK_N):")
     code.indent()
-    _step(code, has_mask, edge=True, fused=fused)
+    _step(code, has_mask, edge=True, fused=fused, tma=tma)
     code.dedent()
 
 
-def _step(code: Code, has_mask: bool, edge: bool, fused: bool = False) -> None:
+def _step(
+    code: Code, has_mask: bool, edge: bool, fused: bool = False, tma: bool = False
+) -> None:
     """One key block of the online softmax (``edge``: keys past N or above the diagonal are
     masked to -inf; else the block has none). ``fused`` (no mask, a positive scale): the
     scale is applied to each row's largest raw score and, in the same multiply-add as the
     shift, to each score, one operation a score fewer; rounding is monotonic, so the scaled
-    maximum is the maximum of the scaled scores."""
+    maximum is the maximum of the scaled scores. ``tma``: keys and values by descriptor
+    (what lies past N or D reads as zeros)."""
     n_mask = "n_mask[:, None] & " if edge else ""
     if edge or has_mask:
         code.add("cols = start_n + offs_n")
     if edge:
         code.add("n_mask = cols < N  # the last key block is partial")
-    code.add(
-        f"k = tl.load(k_tile + start_n * stride_kn, mask={n_mask}d_mask[None, :], other=0.0)",
-    )
+    if tma:
+        code.add("k = k_desc.load([desc_b, desc_kh, start_n, 0]).reshape(BLOCK_N, BLOCK_D)")
+    else:
+        code.add(
+            f"k = tl.load(k_tile + start_n * stride_kn, mask={n_mask}d_mask[None, :], "
+            "other=0.0)",
+        )
     if fused:
         code.add(
             "# raw scores: qk_scale (scale * log2(e), positive) goes on each row's max and, in",
@@ -249,7 +285,15 @@ def _step(code: Code, has_mask: bool, edge: bool, fused: bool = False) -> None:
         else "p = tl.math.exp2(s - m_shift[:, None])",
         "alpha = tl.math.exp2(m_i - m_shift)  # rescales what was summed under the old max",
         "l_i = l_i * alpha + tl.sum(p, 1)",
-        f"v = tl.load(v_tile + start_n * stride_vn, mask={n_mask}dv_mask[None, :], other=0.0)",
+    )
+    if tma:
+        code.add("v = v_desc.load([desc_b, desc_kh, start_n, 0]).reshape(BLOCK_N, BLOCK_DV)")
+    else:
+        code.add(
+            f"v = tl.load(v_tile + start_n * stride_vn, mask={n_mask}dv_mask[None, :], "
+            "other=0.0)",
+        )
+    code.add(
         "acc = tl.dot(p.to(v.dtype), v, acc * alpha[:, None], input_precision=DOT_PRECISION)",
         "m_i = m_new",
     )

@@ -41,7 +41,7 @@ from kernelwright.design.kernel.emitter import safe_name
 
 VARIANTS = ("flash", "decode")
 DEFAULTS = {"BLOCK_M": 128, "BLOCK_N": 64, "STAGES": 3, "WARPS": 8, "FP32_MATH": 0,
-            "SPLIT_KEYS": 1}
+            "SPLIT_KEYS": 1, "TMA": 0}
 QK_NOTE = "the scores' product keeps fp32 accuracy where TF32 is allowed"
 # why the scores' product is not lowered to TF32 (the wrapper's comment)
 QK_COMMENT = (
@@ -65,6 +65,23 @@ ATTN_STAGES = '''def _attn_stages(stages, block_m, block_n, block_d, block_dv, i
     the second product needs. item: bytes of an operand value. At least one stage."""
     room = smem - (block_m * block_d + block_n * block_dv) * item
     return max(1, min(stages, room // (block_n * (block_d + block_dv) * item)))'''
+
+ATTN_DESCRIPTOR = '''def _attn_descriptor(t, block_n, block_d):
+    """A tensor-memory-accelerator descriptor of t, (batch, heads, keys, head dim) as stored,
+    for [1, 1, block_n, block_d] boxes (what lies past the keys or the head dim reads as
+    zeros); None where TMA cannot load t: it needs a Hopper GPU (or the interpreter), a unit
+    stride along the head dim, no zero stride (a broadcast) and 16-byte aligned addresses
+    and strides."""
+    if t.device.type == "cuda" and _cuda_device(t.device)[1] < 9:
+        return None
+    strides = t.stride()
+    if t.numel() == 0 or strides[-1] != 1 or 0 in strides[:-1]:
+        return None
+    if t.data_ptr() % 16 or any(s * t.element_size() % 16 for s in strides[:-1]):
+        return None
+    from triton.tools.tensor_descriptor import TensorDescriptor
+
+    return TensorDescriptor(t, list(t.shape), list(strides), [1, 1, block_n, block_d])'''
 
 ATTN_LAUNCH = '''_FITTING_STAGES = {}  # (kernel, blocks, dtype, depth asked) -> the depth that fits
 
@@ -103,7 +120,16 @@ def render_attention(
         raise DesignError(f"SPLIT_KEYS {p['SPLIT_KEYS']}: 0 (one key loop) or 1 (two)")
     # a positive scale (a literal, or 1 / sqrt(D)) scales each row's max, not each score
     positive = spec.scale is None or spec.scale > 0
+    if p["TMA"] not in (0, 1):
+        raise DesignError(f"TMA {p['TMA']}: 0 (pointer loads) or 1 (descriptors, Hopper)")
     kernel, args = flash_kernel(kname, spec.mask is not None, bool(p["SPLIT_KEYS"]), positive)
+    kernels = [kernel]
+    if p["TMA"]:
+        tma_kernel, tma_args = flash_kernel(
+            f"{name}_tma_kernel", spec.mask is not None, bool(p["SPLIT_KEYS"]), positive,
+            tma=True,
+        )
+        kernels.insert(0, tma_kernel)
     mask = safe_name(spec.mask) if spec.mask is not None else None
     params_in = [safe_name(x) for x in group.inputs]
     out = safe_name(group.outputs[0])
@@ -161,6 +187,14 @@ def render_attention(
         f"q.element_size(), {SMEM_BYTES})",
         "grid = (_cdiv(M, BLOCK_M) * B * H,)",
     )
+    if p["TMA"]:
+        code.add(
+            "# keys and values by Hopper's tensor memory accelerator where descriptors describe",
+            "# them; the pointer kernel otherwise",
+            "k_desc = _attn_descriptor(k, BLOCK_N, BLOCK_D)",
+            "v_desc = _attn_descriptor(v, BLOCK_N, BLOCK_DV)",
+            "use_tma = k_desc is not None and v_desc is not None",
+        )
     consts = {
         "BLOCK_M": "BLOCK_M",
         "BLOCK_N": "BLOCK_N",
@@ -176,21 +210,32 @@ def render_attention(
         "num_stages": "depth",
     }
     pointers = {"q": "q", "k": "k", "v": "v", "mask": "mask", "causal_flag": "causal_flag",
-                "out": out}
+                "out": out, "k_desc": "k_desc", "v_desc": "v_desc"}
     args.pointers = [(kp, pointers[w]) for kp, w in args.pointers]
     code.add("", "def run(depth):")
     code.indent()
+    if p["TMA"]:
+        tma_args.pointers = [(kp, pointers[w]) for kp, w in tma_args.pointers]
+        code.add("if use_tma:")
+        code.indent()
+        launch(f"{name}_tma_kernel", "grid", tma_args, consts, code)
+        code.dedent()
+        code.add("else:  # pointer loads (any strides)")
+        code.indent()
     launch(kname, "grid", args, consts, code)
+    if p["TMA"]:
+        code.dedent()
     code.dedent()
+    kernel_key = f"({kname!r}, use_tma)" if p["TMA"] else repr(kname)
     code.add(
         "",
         f"fit = (BLOCK_M, BLOCK_N, BLOCK_D, BLOCK_DV, D, DV, {spec.causal}, MASK, QK_PRECISION,",
         "       DOT_PRECISION, q.dtype, STAGES)",
-        f"_launch_fitting(run, STAGES, ({kname!r}, *fit))",
+        f"_launch_fitting(run, STAGES, ({kernel_key}, *fit))",
     )
     code.add(f"return ({out},)")
     return RenderedKernel(
-        (kernel,),
+        tuple(kernels),
         code.text(),
         name,
         tuple(params_in),

@@ -237,3 +237,43 @@ def test_heads_merged_back_with_a_reshape_after_the_kernel(check) -> None:
         forward = src[src.index("    def forward(self"):]
         assert ".reshape([" in forward
         assert "torch.ops.aten.view.default(" not in forward and ".view(" not in forward
+
+
+@pytest.mark.parametrize(("case", "split"), [
+    ("plain", 1), ("causal-scaled", 1), ("grouped-query", 0), ("strided", 1),
+])
+def test_descriptor_loads_compute_what_pointer_loads_do(check_launches, case: str,
+                                                        split: int) -> None:
+    """TMA 1: keys and values by tensor-memory-accelerator descriptors, keys past N and head
+    dims past D read as zeros (partial key blocks, head dims 48 and 80 padded to 64 and 128,
+    a value head dim of 24, grouped-query heads, operands stored (B, seq, H, D))."""
+    call, inputs, variants = CASES[case]
+    runs = check_launches(
+        sdpa_task(call, inputs, variants),
+        skills=("attention-flash",),
+        params={**SMALL, "TMA": 1, "SPLIT_KEYS": split},
+        reference="float64",
+        tol=2e-5,
+    )
+    name = "attn_0_tma_kernel+causal" if "is_causal=True" in call else "attn_0_tma_kernel"
+    assert runs and all(set(launched) == {name} for _, launched in runs)
+
+
+def test_operands_a_descriptor_cannot_describe_take_the_pointer_kernel(check_launches) -> None:
+    """Rows of 9 fp32 values (36 bytes: not a multiple of 16) and a key broadcast over the batch
+    by a zero stride: the pointer kernel, with the same results; a mask still applies."""
+    runs = check_launches(
+        sdpa_task(
+            "q, k.expand(2, -1, -1, -1), v.expand(2, -1, -1, -1), attn_mask=m",
+            "torch.randn(2, 2, 37, 16), torch.randn(1, 2, 29, 16), torch.randn(1, 2, 29, 16), "
+            "torch.rand(37, 29) > 0.3",
+            "[[torch.randn(2, 1, 21, 9), torch.randn(1, 1, 19, 9), torch.randn(1, 1, 19, 9), "
+            "torch.rand(21, 19) > 0.3]]",
+            "q, k, v, m",
+        ),
+        skills=("attention-flash",),
+        params={**SMALL, "TMA": 1},
+        reference="float64",
+        tol=2e-5,
+    )
+    assert runs and all(set(launched) == {"attn_0_kernel"} for _, launched in runs)
