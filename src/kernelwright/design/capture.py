@@ -20,6 +20,7 @@ from __future__ import annotations
 import ast
 import functools
 import json
+import math
 import os
 import subprocess
 import sys
@@ -43,6 +44,9 @@ from kernelwright.errors import TaskError
 from kernelwright.records import Task
 
 CAPTURE_SEED = 0
+# A task whose inputs are real tensors (made from data, not shapes) is traced again at a moved
+# size only where the moved input takes at most this much memory; a larger one holds nothing
+REAL_MOVED_BYTES = 256 << 20
 
 
 def capture(
@@ -116,7 +120,8 @@ def held_sizes(model: Any, graph: OpGraph, make_inputs: Any, path: str, *, dynam
     more: sizes of 1 are fixed by tracing, not by the model) moved by one, a graph whose float
     constants changed computed one from that size (a softmax scale of 1/sqrt(head dim)): its
     dimensions are held. Where the model cannot be traced at the moved size (a channel count
-    its weights fix) the model itself refuses that size, and nothing is held for it.
+    its weights fix) the model itself refuses that size, and nothing is held for it; nor where
+    a real input (made from data) would take over ``REAL_MOVED_BYTES`` to make again.
     """
     import torch
 
@@ -141,6 +146,8 @@ def held_sizes(model: Any, graph: OpGraph, make_inputs: Any, path: str, *, dynam
                 t = inputs[position]
                 shape = list(t.shape)
                 shape[d] = moved
+                if not _is_fake(t) and t.element_size() * math.prod(shape) > REAL_MOVED_BYTES:
+                    raise TaskError("a real input too large to make again at another size")
                 with _mode_of(t):
                     inputs[position] = torch.zeros(shape, dtype=t.dtype, device=t.device)
             return inputs
@@ -152,6 +159,10 @@ def held_sizes(model: Any, graph: OpGraph, make_inputs: Any, path: str, *, dynam
         if _float_constants(convert(ep, inputs, graph.size)) != floats:
             held += [(names[position], d) for position, d in dims]
     return tuple(sorted(held))
+
+
+def _is_fake(t: Any) -> bool:
+    return getattr(t, "fake_mode", None) is not None
 
 
 def _mode_of(t: Any) -> Any:
