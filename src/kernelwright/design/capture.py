@@ -116,27 +116,29 @@ def held_sizes(model: Any, graph: OpGraph, make_inputs: Any, path: str, *, dynam
 
     ``torch.export`` fixes a dimension it cannot keep symbolic (one tied to a parameter, one a
     slice is bounded by, one a pooled size is solved from, one ``math.sqrt`` reads); the
-    kernels then hold what was computed from it. Traced again with each fixed size (of 2 or
-    more: sizes of 1 are fixed by tracing, not by the model) moved by one, a graph whose float
-    constants changed computed one from that size (a softmax scale of 1/sqrt(head dim)): its
-    dimensions are held. Where the model cannot be traced at the moved size (a channel count
-    its weights fix) the model itself refuses that size, and nothing is held for it; nor where
-    a real input (made from data) would take over ``REAL_MOVED_BYTES`` to make again.
+    kernels then hold what was computed from it. A size of 1 is always fixed, and the graph
+    treats it as a unit dimension (a kernel's domain leaves it out: at batch 2 an element-wise
+    kernel would write one image), so it is held. Traced again with each other fixed size
+    moved by one, a graph whose float constants changed computed one from that size (a softmax
+    scale of 1/sqrt(head dim)): its dimensions are held. Where the model cannot be traced at
+    the moved size (a channel count its weights fix) the model itself refuses that size, and
+    nothing is held for it; nor where a real input (made from data) would take over
+    ``REAL_MOVED_BYTES`` to make again.
     """
     import torch
 
     sizes: dict[int, list[tuple[int, int]]] = {}  # fixed size -> (input position, dim)
+    held: list[tuple[str, int]] = []
     for u in graph.user_inputs:
         if u.meta is None:
             continue
         for d, s in enumerate(u.meta.shape):
-            if s.isdigit() and int(s) >= 2:
+            if s == "1":
+                held.append((u.name, d))
+            elif s.isdigit():
                 sizes.setdefault(int(s), []).append((u.position, d))
-    if not sizes:
-        return ()
     names = {u.position: u.name for u in graph.user_inputs}
     floats = _float_constants(graph)
-    held: list[tuple[str, int]] = []
     for size, dims in sizes.items():
         moved = size - 1 if size > 2 else size + 1
 

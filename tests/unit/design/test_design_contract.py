@@ -145,7 +145,7 @@ def test_held_sizes_are_those_a_value_was_computed_from(tmp_path: Path) -> None:
     assert captured(tmp_path, GROUP_NORM).held == ()
     graph = captured(tmp_path, SLICED_AND_POOLED)
     assert any(s.isdigit() and s != "1" for u in graph.user_inputs for s in u.meta.shape)
-    assert graph.held == ()
+    assert graph.held == (("y", 0),)  # a size of 1: the graph's unit dimension
 
 
 def test_a_held_size_is_checked_and_the_rest_stay_free(tmp_path: Path) -> None:

@@ -22,18 +22,18 @@ CASES = {
     # name: (call, inputs, variants)
     "plain": (
         "q, k, v",
-        qkv(1, 2, 1, 150, 48),
+        qkv(2, 2, 2, 150, 48),
         f"[[{qkv(2, 1, 3, 23, 48)}], [{qkv(1, 2, 1, 45, 80, dv=24)}]]",  # 3 queries; dims
     ),
     "causal-scaled": (  # query i sees keys 0..i: rows of 1, 2 and 3 keys
         "q, k, v, is_causal=True, scale=0.3",
-        qkv(1, 2, 3, 150, 48),
+        qkv(2, 2, 3, 150, 48),
         f"[[{qkv(1, 1, 1, 29, 48)}]]",
     ),
     "grouped-query": (
         "q, k, v, enable_gqa=True",
-        qkv(1, 4, 1, 150, 48, hk=2),
-        f"[[{qkv(2, 6, 2, 17, 48, hk=2)}]]",
+        qkv(2, 4, 2, 150, 48, hk=2),
+        f"[[{qkv(2, 6, 1, 17, 48, hk=2)}]]",
     ),
     "strided": (  # q, k, v stored (B, seq, H, D): the forward's transposes are strides
         "q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2)",
@@ -79,7 +79,7 @@ def test_row_blocks_of_a_group_match_sdpa(check_launches, case: str, params: dic
     decode_runs(check_launches, case, params)
 
 
-BOOL_MASK = "torch.rand(1, 150) > 0.3"
+BOOL_MASK = "torch.rand(1, 1, 2, 150) > 0.3"
 # the second row masked out entirely: torch's SDPA outputs 0 there, split or not
 MASKED_ROW = "(torch.rand(1, 1, 2, 29) > 0.3).index_fill(2, torch.tensor([1]), False)"
 
@@ -88,10 +88,11 @@ MASKED_ROW = "(torch.rand(1, 1, 2, 29) > 0.3).index_fill(2, torch.tensor([1]), F
     "params", [SPLIT, WHOLE, ROW_BLOCKS], ids=["split", "whole", "cuda-cores"]
 )
 @pytest.mark.parametrize(
-    ("mask", "variant"),
+    ("queries", "mask", "variant"),
     [
-        (BOOL_MASK, f"{qkv(1, 2, 2, 29, 48)}, {MASKED_ROW}"),
+        (2, BOOL_MASK, f"{qkv(1, 2, 2, 29, 48)}, {MASKED_ROW}"),
         (
+            1,
             "torch.randn(1, 2, 1, 150)",
             f"{qkv(1, 2, 1, 29, 48)}, "
             "torch.randn(1, 1, 1, 29).masked_fill(torch.rand(29) > 0.7, -float('inf'))",
@@ -99,11 +100,13 @@ MASKED_ROW = "(torch.rand(1, 1, 2, 29) > 0.3).index_fill(2, torch.tensor([1]), F
     ],
     ids=["bool", "additive"],
 )
-def test_masks_apply_to_every_key_split(check, mask: str, variant: str, params: dict) -> None:
+def test_masks_apply_to_every_key_split(
+    check, queries: int, mask: str, variant: str, params: dict
+) -> None:
     check(
         sdpa_task(
-            "q, k, v, attn_mask=m", f"{qkv(1, 2, 1, 150, 48)}, {mask}", f"[[{variant}]]",
-            "q, k, v, m",
+            "q, k, v, attn_mask=m", f"{qkv(1, 2, queries, 150, 48)}, {mask}",
+            f"[[{variant}]]", "q, k, v, m",
         ),
         skills=("attention-decode",),
         params=params,

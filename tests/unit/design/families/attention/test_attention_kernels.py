@@ -32,7 +32,7 @@ CASES = {
     # name: (call, inputs, variants)
     "plain": (
         "q, k, v",
-        qkv(1, 2, 37, 37, 48),
+        qkv(2, 2, 37, 37, 48),
         f"[[{qkv(2, 1, 1, 23, 48)}], [{qkv(1, 2, 19, 45, 80, dv=24)}]]",  # decode, N != M, dims
     ),
     "causal-scaled": (
@@ -77,8 +77,8 @@ def test_a_mask_that_allows_no_later_key_takes_the_causal_schedule(check_launche
     fewer than queries in the variant) runs the causal schedule and matches SDPA with the same
     mask; one True above the diagonal keeps the full schedule."""
     lower = "(torch.rand(1, 1, 37, 37) > 0.3).tril()"
-    fewer_keys = f"{qkv(1, 2, 37, 29, 48)}, (torch.rand(37, 29) > 0.3).tril()"
-    one_above = "(torch.rand(37, 37) > 0.3).tril().index_fill(1, torch.tensor([36]), True)"
+    fewer_keys = f"{qkv(1, 2, 37, 29, 48)}, (torch.rand(1, 1, 37, 29) > 0.3).tril()"
+    one_above = "(torch.rand(1, 1, 37, 37) > 0.3).tril().index_fill(3, torch.tensor([36]), True)"
     runs = check_launches(
         sdpa_task(
             "q, k, v, attn_mask=m", f"{qkv(1, 2, 37, 37, 48)}, {lower}",
@@ -101,11 +101,11 @@ def test_one_key_loop_or_two_compute_the_same(check_launches, split: int) -> Non
     unmasked): a causal mask found on the device (the first input set), one that is not causal
     (the variant) and an additive mask (the second variant), keys not a multiple of the block."""
     lower = "(torch.rand(1, 1, 37, 37) > 0.3).tril()"
-    additive = "torch.randn(37, 29)"
+    additive = "torch.randn(1, 1, 37, 29)"
     runs = check_launches(
         sdpa_task(
             "q, k, v, attn_mask=m", f"{qkv(1, 2, 37, 37, 48)}, {lower}",
-            f"[[{qkv(1, 2, 37, 29, 48)}, torch.rand(37, 29) > 0.3], "
+            f"[[{qkv(1, 2, 37, 29, 48)}, torch.rand(1, 1, 37, 29) > 0.3], "
             f"[{qkv(1, 2, 37, 29, 48)}, {additive}]]",
             "q, k, v, m",
         ),

@@ -44,7 +44,7 @@ CASES = {
         "bias = self.bias[: q.size(-2), : k.size(-2)]\n"
         "return F.softmax(q @ k.transpose(-2, -1) * 0.3 + bias, -1) @ v",
         "self.register_buffer('bias', torch.randn(40, 40))",
-        qkv(1, 3, 37, 24),
+        qkv(2, 3, 37, 24),
         f"[[{qkv(2, 1, 19, 24)}]]",
         "q, k, v",
     ),

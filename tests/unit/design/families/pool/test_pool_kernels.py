@@ -22,37 +22,38 @@ def get_init_inputs():
 
 
 # planes (N x C, flattened by the wrapper) are few: 1-D and 2-D pooling tile them along ROWS, and
-# 3 planes leave a partial block of rows under both tiles (ROWS 2 and 4); 3-D pooling walks them
-# in the grid, where 2 planes reach a plane's stride
+# 9 planes leave a partial block of rows under both tiles (ROWS 2 and 4); 3-D pooling walks them
+# in the grid, where 4 planes reach a plane's stride. No size is 1: a size of 1 is held (the
+# emitted file refuses others), and the variants check other sizes
 @pytest.mark.parametrize(
     ("module", "shape", "variant"),
     [
-        ("nn.MaxPool1d(kernel_size=5, stride=2, padding=2)", "1, 3, 37", "2, 3, 20"),
-        ("nn.AvgPool1d(kernel_size=4, stride=3, padding=1)", "1, 3, 37", "2, 3, 20"),
-        ("nn.AvgPool1d(kernel_size=5, stride=2, padding=2)", "1, 3, 37", "2, 3, 20"),
-        ("nn.MaxPool2d(kernel_size=3, stride=2, padding=1)", "1, 3, 9, 11", "2, 4, 8, 13"),
-        ("nn.MaxPool2d(kernel_size=2, stride=2, ceil_mode=True)", "1, 3, 9, 11", "1, 2, 7, 5"),
+        ("nn.MaxPool1d(kernel_size=5, stride=2, padding=2)", "3, 3, 37", "2, 3, 20"),
+        ("nn.AvgPool1d(kernel_size=4, stride=3, padding=1)", "3, 3, 37", "2, 3, 20"),
+        ("nn.AvgPool1d(kernel_size=5, stride=2, padding=2)", "3, 3, 37", "2, 3, 20"),
+        ("nn.MaxPool2d(kernel_size=3, stride=2, padding=1)", "3, 3, 9, 11", "2, 4, 8, 13"),
+        ("nn.MaxPool2d(kernel_size=2, stride=2, ceil_mode=True)", "3, 3, 9, 11", "1, 2, 7, 5"),
         (
             "nn.MaxPool2d(kernel_size=3, stride=1, padding=1, dilation=2)",
-            "1, 3, 9, 13",
+            "3, 3, 9, 13",
             "1, 2, 7, 8",
         ),
-        ("nn.MaxPool2d((1, 3), (1, 2), (0, 1))", "1, 3, 5, 19", "1, 2, 3, 8"),
+        ("nn.MaxPool2d((1, 3), (1, 2), (0, 1))", "3, 3, 5, 19", "1, 2, 3, 8"),
         (
             "nn.AvgPool2d(kernel_size=3, stride=1, padding=1, count_include_pad=False)",
-            "1, 3, 7, 9",
+            "3, 3, 7, 9",
             "2, 3, 4, 11",
         ),
         (
             "nn.AvgPool2d(kernel_size=3, stride=2, padding=1, ceil_mode=True)",
-            "1, 3, 8, 9",
+            "3, 3, 8, 9",
             "1, 2, 5, 5",
         ),
-        ("nn.AvgPool2d(kernel_size=2, stride=2, divisor_override=3)", "1, 3, 8, 10", "1, 2, 5, 5"),
-        ("nn.AvgPool3d(kernel_size=3, stride=2, padding=1)", "1, 2, 5, 7, 9", "1, 2, 4, 6, 5"),
-        ("nn.AvgPool3d((1, 3, 3), 1, (0, 1, 1))", "1, 2, 4, 7, 9", "1, 2, 3, 6, 5"),
-        ("nn.MaxPool3d(kernel_size=2, stride=2)", "1, 2, 5, 7, 9", "1, 2, 4, 6, 5"),
-        ("nn.MaxPool3d(kernel_size=3, stride=2, padding=1)", "1, 2, 5, 7, 9", "1, 2, 4, 6, 5"),
+        ("nn.AvgPool2d(kernel_size=2, stride=2, divisor_override=3)", "3, 3, 8, 10", "1, 2, 5, 5"),
+        ("nn.AvgPool3d(kernel_size=3, stride=2, padding=1)", "2, 2, 5, 7, 9", "1, 2, 4, 6, 5"),
+        ("nn.AvgPool3d((1, 3, 3), 1, (0, 1, 1))", "2, 2, 4, 7, 9", "1, 2, 3, 6, 5"),
+        ("nn.MaxPool3d(kernel_size=2, stride=2)", "2, 2, 5, 7, 9", "1, 2, 4, 6, 5"),
+        ("nn.MaxPool3d(kernel_size=3, stride=2, padding=1)", "2, 2, 5, 7, 9", "1, 2, 4, 6, 5"),
     ],
     ids=[
         "max1d",
@@ -108,3 +109,4 @@ def test_a_large_window_unrolls_fewer_steps(check) -> None:
                    params={"BLOCK_W": 8, "ROWS": 2, "STEPS": 8, "WARPS": 1})
     kernel = src[src.index("@triton.jit") : src.index("def pool_0(")]
     assert 0 < kernel.count("tl.load(") <= MAX_UNROLLED_LOADS
+
