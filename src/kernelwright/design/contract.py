@@ -15,8 +15,8 @@ with a one-line ``ValueError``:
                    end where leading dimensions fold into a batch)
 
 Every other size is read from the runtime tensors and stays free: the symbolic ones, and the
-ones tracing fixed without computing anything from them (a size of 1, a pooled length, a
-channel count the weights fix, which the model itself refuses to change).
+ones tracing fixed without computing anything from them (a pooled length, a channel count the
+weights fix, which the model itself refuses to change). A size of 1 is always held.
 """
 
 from __future__ import annotations
