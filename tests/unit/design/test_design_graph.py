@@ -194,3 +194,48 @@ def test_pooling_is_its_own_group(tmp_path: Path, module: str, fusible: bool) ->
     shape = "torch.randn(2, 3, 5, 7, 9)" if "3d" in module else "torch.randn(2, 3, 9, 11)"
     found = groups(tmp_path, "self.pool(x)", shape, init=f"self.pool = {module}")
     assert found[0][0] == "pool"
+
+
+# a DenseNet transition: batch norm, ReLU, 1 x 1 convolution, average pool
+TRANSITION = "nn.AvgPool{d}d({pool})(self.conv(torch.relu(self.bn(x))))"
+
+
+def transition(tmp_path: Path, d: int = 2, cin: int = 12, cout: int = 6, k: int = 1,
+               pool: str = "2", padding: int = 0, out: str = "") -> list[str]:
+    """The lowered graph's ops, in order, of a transition with these choices."""
+    spatial = "7, 9" if d == 2 else "5, 7, 9"
+    init = (f"self.bn = nn.BatchNorm{d}d({cin}); self.conv = nn.Conv{d}d({cin}, {cout}, {k}, "
+            f"padding={padding}, bias=False)")
+    forward = TRANSITION.format(d=d, pool=pool) + out
+    graph = lower(capture_path(task(tmp_path, forward, f"torch.randn(2, {cin}, {spatial})",
+                                    init=init), "small"))
+    return [n.op for n in graph.nodes if n.kind == "call"]
+
+
+def test_an_average_pool_runs_before_the_one_by_one_convolution_it_commutes_with(
+    tmp_path: Path,
+) -> None:
+    ops = transition(tmp_path)
+    assert ops.index("avg_pool2d") < ops.index("convolution")
+    ops = transition(tmp_path, d=3, pool="(1, 2, 2)")
+    assert ops.index("avg_pool3d") < ops.index("convolution")
+    ops = transition(tmp_path, pool="3, stride=2")  # overlapping windows average too
+    assert ops.index("avg_pool2d") < ops.index("convolution")
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        {"k": 3, "padding": 1},  # a 3 x 3 convolution mixes pixels: it does not commute
+        {"pool": "2, padding=1"},  # padded windows average zeros the bias never saw
+        {"pool": "2, ceil_mode=True"},
+        {"pool": "2, divisor_override=3"},
+        {"cin": 48, "cout": 6},  # 48 input channels > 6 x 4: pooling first moves more bytes
+    ],
+    ids=["3x3", "padded-pool", "ceil-mode", "divisor", "wide-input"],
+)
+def test_the_pool_stays_after_the_convolution_where_it_does_not_commute(
+    tmp_path: Path, change: dict[str, object]
+) -> None:
+    ops = transition(tmp_path, **change)  # type: ignore[arg-type]
+    assert ops.index("convolution") < ops.index("avg_pool2d")

@@ -110,3 +110,45 @@ def test_a_large_window_unrolls_fewer_steps(check) -> None:
     kernel = src[src.index("@triton.jit") : src.index("def pool_0(")]
     assert 0 < kernel.count("tl.load(") <= MAX_UNROLLED_LOADS
 
+
+TRANSITION = """
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.bn = nn.BatchNorm{d}d(12)
+        self.conv = nn.Conv{d}d(12, 8, 1, bias={bias}, groups={groups})
+        self.pool = nn.AvgPool{d}d({pool})
+        with torch.no_grad():
+            self.bn.running_mean.normal_(0.0, 0.5)
+            self.bn.running_var.uniform_(0.5, 2.0)
+    def forward(self, x):
+        return self.pool(self.conv(torch.relu(self.bn(x))))
+def get_inputs():
+    return [torch.randn({shape})]
+def get_input_variants():
+    return [[torch.randn({variant})]]
+def get_init_inputs():
+    return []
+"""
+
+
+@pytest.mark.parametrize(
+    ("d", "bias", "groups", "pool", "shape", "variant"),
+    [
+        (2, False, 1, "2", "2, 12, 9, 11", "1, 12, 6, 5"),
+        (2, True, 2, "3, stride=2", "2, 12, 9, 11", "3, 12, 8, 7"),
+        (3, True, 1, "(1, 2, 2)", "2, 12, 3, 7, 9", "1, 12, 2, 4, 5"),
+    ],
+    ids=["densenet-2x2", "bias-groups-overlapping", "3d"],
+)
+def test_a_pool_moved_before_its_one_by_one_convolution_computes_the_same(
+    check, d: int, bias: bool, groups: int, pool: str, shape: str, variant: str
+) -> None:
+    """BN, ReLU, a 1 x 1 convolution and an average pool: the pool runs first (odd sizes floor
+    away the last row and column; a bias and channel groups pass through), against PyTorch's
+    own order in float64."""
+    body = TRANSITION.format(d=d, bias=bias, groups=groups, pool=pool, shape=shape,
+                             variant=variant)
+    (src,) = check(body, skills=("pool-window",), reference="float64", tol=1e-5)
+    forward = src[src.index("    def forward("):]
+    assert f"avg_pool{d}d_of_input, = pool_" in forward, forward  # the input's pool
