@@ -50,8 +50,8 @@ MODEL_HELPERS = {
         )''',
     "_refuse_shape": """def _refuse_shape(name, tensor, expected):
     raise ValueError(
-        f"this ModelNew was generated for {name} of shape {expected} (its kernels hold values "
-        f"computed from those sizes), not {tuple(tensor.shape)}; generate one for this shape"
+        f"this ModelNew was generated for {name} of shape {expected} (its kernels were "
+        f"specialised to those sizes), not {tuple(tensor.shape)}; generate one for this shape"
     )""",
 }
 
