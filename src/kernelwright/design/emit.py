@@ -155,10 +155,10 @@ def _header(
             lines.append(f"  g{g.id} {ops}" + (f": {why}" if why else ""))
     lines += [
         "",
-        "Sizes are read from the runtime tensors, so other input shapes work, except a size the",
-        "captured graph computed a value from; that size and the model's construction arguments",
-        "are checked (ValueError). Floating-point math runs in fp32 whatever the storage dtype.",
-        f"Emitted for the task's {size} size.",
+        "Sizes are read from the runtime tensors, so other input shapes work, except an input",
+        "size of 1 or one the captured graph computed a value from: those sizes and the model's",
+        "construction arguments are checked (ValueError). Floating-point math runs in fp32",
+        f"whatever the storage dtype. Emitted for the task's {size} size.",
         '"""',
     ]
     return "\n".join(lines)
