@@ -4,7 +4,7 @@ the size with the ValueError that names what it was generated for, never compute
 else. The harness judges at a task's own sizes and variants only; a user calls ModelNew at
 theirs.
 
-Slow (about ten minutes on two cores): the cheaper checks of the same property are
+Slow (about two minutes with two workers): the cheaper checks of the same property are
 ``test_design_contract.py`` (what a file refuses) and the pointwise family's
 ``test_a_buffer_sliced_to_the_calls_size_at_other_sizes`` (a view indexed at another size).
 """
