@@ -125,9 +125,9 @@ def _expected(args: ast.arguments, values: list[str]) -> list[tuple[str, str]] |
 
 def shape_checks(graph: OpGraph, batch: bool) -> list[str]:
     """Statements for the top of ``forward``: each user input's held dimensions
-    (``OpGraph.held``: sizes the graph computed a value from), with its rank; ``batch``: leading
-    dimensions fold into the first, so ranks are at least the captured one and dimensions count
-    from the end."""
+    (``OpGraph.held``: sizes of 1, sizes the graph computed a value from), with its rank;
+    ``batch``: leading dimensions fold into the first, so ranks are at least the captured one
+    and dimensions count from the end."""
     lines: list[str] = []
     for u in graph.user_inputs:
         meta = u.meta
