@@ -150,7 +150,6 @@ def load_design(tmp: Path, body: str, skill: str, params: dict[str, int]) -> tup
     """(the emitted ModelNew's module, the task's path) for the first ranked design of the task
     ``body`` holding ``skill``, with ``params``; the source is written to a file, from which
     ``@triton.jit`` reads it (for runs on a GPU, without the interpreter)."""
-    import importlib.util
 
     from kernelwright.design.emit import emit
 
@@ -158,13 +157,20 @@ def load_design(tmp: Path, body: str, skill: str, params: dict[str, int]) -> tup
     part, designs = designs_for(path)
     (design,) = [d for d in designs if skill in d.skills][:1]
     source = emit(part, with_params(design, params), path.read_text(), task_name="t", size="small")
-    file = tmp / "candidate.py"
+    return import_source(tmp / "candidate.py", source), path
+
+
+def import_source(file: Path, source: str) -> Any:
+    """``source`` written to ``file`` and imported as a module of its own (``@triton.jit``
+    reads a kernel's source from its file)."""
+    import importlib.util
+
     file.write_text(source)
     spec = importlib.util.spec_from_file_location(f"candidate_{id(file)}", file)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    return module, path
+    return module
 
 
 # Captured graphs (as their dicts) by the text of the task file: many checks send one task body

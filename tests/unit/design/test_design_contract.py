@@ -6,12 +6,12 @@ kernels)."""
 from __future__ import annotations
 
 import ast
-import importlib.util
 import types
 from pathlib import Path
 
 import pytest
 import torch
+from design_checks import import_source
 
 from kernelwright.design.capture import capture_path, init_literal
 from kernelwright.design.contract import MODEL_HELPERS, guard_init
@@ -86,13 +86,7 @@ def emitted_module(tmp_path: Path, text: str) -> tuple[types.ModuleType, str]:
     design = rank_designs([group_options(part, g, library) for g in part.fused])[0]
     source = emit(part, design, text, task_name="task", size="small")
     assert run_checks("static", GuardContext(source, ast.parse(source))) == []
-    file = tmp_path / "candidate.py"  # @triton.jit reads its source from a file
-    file.write_text(source)
-    spec = importlib.util.spec_from_file_location(f"candidate_{id(file)}", file)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module, source
+    return import_source(tmp_path / "candidate.py", source), source
 
 
 def test_built_with_other_arguments_it_refuses(tmp_path: Path) -> None:
