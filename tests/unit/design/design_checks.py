@@ -241,9 +241,10 @@ def _bool() -> Any:
 
 class _Launches:
     """A ``@triton.jit`` kernel that records its name each time it is launched, and its name
-    with ``+causal`` where it is launched with ``CAUSAL=True`` or with a causal flag (a 0-dim
-    boolean tensor argument: a mask's, decided on the device) holding True; ``keys``: launch
-    arguments recorded after the name (``name BLOCK_N=256``)."""
+    with ``+causal`` where it is launched with ``CAUSAL=True`` or with a causal flag (the first
+    0-dim boolean tensor argument: a mask's, decided on the device) holding True, then
+    ``+exact`` where the second such flag (the mask is the whole lower triangle) holds True;
+    ``keys``: launch arguments recorded after the name (``name BLOCK_N=256``)."""
 
     def __init__(self, kernel: Any, name: str, record: list[str], keys: Iterable[str]) -> None:
         self.kernel, self.name, self.record, self.keys = kernel, name, record, tuple(keys)
@@ -253,8 +254,9 @@ class _Launches:
 
         def run(*args: Any, **kwargs: Any) -> Any:
             flags = [a for a in args if getattr(a, "dtype", None) is _bool() and a.dim() == 0]
-            causal = kwargs.get("CAUSAL") is True or any(bool(f) for f in flags)
+            causal = kwargs.get("CAUSAL") is True or any(bool(f) for f in flags[:1])
             name = self.name + ("+causal" if causal else "")
+            name += "+exact" if len(flags) > 1 and bool(flags[1]) else ""
             name += "".join(f" {k}={kwargs[k]}" for k in self.keys if k in kwargs)
             self.record.append(name)
             return launch(*args, **kwargs)

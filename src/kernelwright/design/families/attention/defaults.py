@@ -24,7 +24,9 @@ def attention_flash(f: GroupFacts) -> dict[str, int]:
     (``SPLIT_KEYS``), except for fp32 past dim 64 with 3xTF32 scores, where the second loop's
     registers spill (80 bytes at sm_90); TF32 scores (a written-out attention under tf32, the
     task's own product) leave room for it (214 registers, no spill, at head dim 96). Keys and
-    values by pointer loads (``TMA`` 0) until descriptor loads are measured faster."""
+    values by pointer loads (``TMA`` 0) until descriptor loads are measured faster; a mask
+    that is the whole lower triangle still loaded (``SKIP_TRIANGLE`` 0) until skipping it is
+    (its runtime branch costs registers: with pointer loads MinGPT's fp32 kernel spills)."""
     a = f.attention
     assert a is not None
     fp32_wide = "float32" in f.dtypes and max(a.d, a.dv) > 64
@@ -37,6 +39,7 @@ def attention_flash(f: GroupFacts) -> dict[str, int]:
         "FP32_MATH": 0,
         "SPLIT_KEYS": 0 if fp32_wide and not tf32_scores else 1,
         "TMA": 0,
+        "SKIP_TRIANGLE": 0,
     }
 
 

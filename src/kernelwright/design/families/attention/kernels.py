@@ -52,14 +52,20 @@ STRIDES = {"q": "bhmd", "k": "bhnd", "v": "bhnd", "mask": "bhmn", "out": "bhmd"}
 
 
 def attention_args(
-    pointers: Iterable[str], scalars: Iterable[str], has_mask: bool, tma: bool = False
+    pointers: Iterable[str],
+    scalars: Iterable[str],
+    has_mask: bool,
+    tma: bool = False,
+    triangle: bool = False,
 ) -> KernelArgs:
     """An attention kernel's arguments, in order: the tensors (the mask and its causal flag
-    after the value where the kernel reads a mask), the scalars, then the strides of q, k, v,
-    the mask and the output (``tma``: key and value descriptors instead of their pointers and
-    strides)."""
+    after the value where the kernel reads a mask, and the flag of a whole lower triangle where
+    ``triangle``), the scalars, then the strides of q, k, v, the mask and the output (``tma``:
+    key and value descriptors instead of their pointers and strides)."""
     args = KernelArgs()
     for t in pointers:
+        if t == "exact_flag" and not (has_mask and triangle):
+            continue
         if t not in ("mask", "causal_flag") or has_mask:
             if tma and t in ("k", "v"):
                 args.pointers.append((f"{t}_desc", f"{t}_desc"))
@@ -80,30 +86,34 @@ def flash_kernel(
     split_keys: bool = True,
     positive_scale: bool = False,
     tma: bool = False,
+    triangle: bool = False,
 ) -> tuple[str, KernelArgs]:
     """The kernel's source and its arguments, in order (``has_mask``: it reads a mask;
     ``split_keys``: the key blocks no row cuts run in a loop of their own, see ``_loop``;
     ``positive_scale``: the scale is known positive, see ``_step``; ``tma``: keys and values
-    by tensor-memory-accelerator descriptors)."""
+    by tensor-memory-accelerator descriptors; ``triangle``: a boolean mask the wrapper found to
+    be the whole lower triangle is not loaded, see ``_step``)."""
+    triangle = triangle and has_mask
     args = attention_args(
-        ("q", "k", "v", "mask", "causal_flag", "out"),
+        ("q", "k", "v", "mask", "causal_flag", "exact_flag", "out"),
         ("M", "N", "n_heads", "kv_group", "qk_scale"),
         has_mask,
         tma,
+        triangle,
     )
     code = Code()
     code.indent()
-    _program(code, has_mask, tma)
+    _program(code, has_mask, tma, triangle)
     fused = positive_scale and not has_mask
     if split_keys:
-        _loop(code, has_mask, fused, tma)
+        _loop(code, has_mask, fused, tma, triangle)
     else:
-        _one_loop(code, has_mask, fused, tma)
+        _one_loop(code, has_mask, fused, tma, triangle)
     _store(code)
     return "\n".join(signature(name, args, CONSTS) + code.lines), args
 
 
-def _program(code: Code, has_mask: bool, tma: bool = False) -> None:
+def _program(code: Code, has_mask: bool, tma: bool = False, triangle: bool = False) -> None:
     code.add(
         "# ---- this program's queries: one block of BLOCK_M rows of one (batch, head)",
         "n_m = tl.cdiv(M, BLOCK_M)",
@@ -119,8 +129,14 @@ def _program(code: Code, has_mask: bool, tma: bool = False) -> None:
             "# schedule, decided at run time",
             f"if MASK == {MASK_BOOL}:",
             "    mask_causal = tl.load(causal_flag_ptr) != 0",
-            "    pid_m = tl.where(mask_causal, n_m - 1 - pid_m, pid_m)",
         )
+        if triangle:
+            code.add(
+                "    # the whole lower triangle (the second flag) masks nothing below the",
+                "    # diagonal: it is not loaded at all",
+                "    mask_exact = tl.load(exact_flag_ptr) != 0",
+            )
+        code.add("    pid_m = tl.where(mask_causal, n_m - 1 - pid_m, pid_m)")
     code.add(
         "off_b = (pid_bh // n_heads).to(tl.int64)",
         "off_h = pid_bh % n_heads",
@@ -170,7 +186,9 @@ def _program(code: Code, has_mask: bool, tma: bool = False) -> None:
         )
 
 
-def _loop(code: Code, has_mask: bool, fused: bool = False, tma: bool = False) -> None:
+def _loop(
+    code: Code, has_mask: bool, fused: bool = False, tma: bool = False, triangle: bool = False
+) -> None:
     """Two loops over the key blocks: first those every query of the block sees whole (no key
     past N, none above the diagonal), with no masking of the scores; then the rest (the
     partial last block; under ``CAUSAL`` the blocks the diagonal crosses), masked. At 16-bit
@@ -187,6 +205,14 @@ def _loop(code: Code, has_mask: bool, fused: bool = False, tma: bool = False) ->
             "# own diagonal, so only the end of the keys needs the position mask",
             "whole = hi // BLOCK_N * BLOCK_N",
         )
+        if triangle:
+            code.add(
+                "# a whole lower triangle is not loaded: its diagonal blocks take the position",
+                "# mask",
+                f"if MASK == {MASK_BOOL}:",
+                "    whole = tl.where(mask_exact, tl.minimum(whole, pid_m * BLOCK_M // BLOCK_N * "
+                "BLOCK_N), whole)",
+            )
     else:
         code.add(
             "# key blocks every query here sees whole: wholly before N and, causal, wholly",
@@ -197,16 +223,18 @@ def _loop(code: Code, has_mask: bool, fused: bool = False, tma: bool = False) ->
         )
     code.add("for start_n in range(0, whole, BLOCK_N):")
     code.indent()
-    _step(code, has_mask, edge=False, fused=fused, tma=tma)
+    _step(code, has_mask, edge=False, fused=fused, tma=tma, triangle=triangle)
     code.dedent()
     code.add("# the blocks the diagonal or the end of the keys cuts: masked", "for start_n in "
              "range(whole, hi, BLOCK_N):")
     code.indent()
-    _step(code, has_mask, edge=True, fused=fused, tma=tma)
+    _step(code, has_mask, edge=True, fused=fused, tma=tma, triangle=triangle)
     code.dedent()
 
 
-def _one_loop(code: Code, has_mask: bool, fused: bool = False, tma: bool = False) -> None:
+def _one_loop(
+    code: Code, has_mask: bool, fused: bool = False, tma: bool = False, triangle: bool = False
+) -> None:
     """One loop over every key block, each masked: half the loop code of ``_loop``, which the
     3xTF32 kernel at head dims past 64 needs (its two loops spilled 80 bytes at sm_90, 8 warps,
     32-key steps)."""
@@ -217,19 +245,28 @@ def _one_loop(code: Code, has_mask: bool, fused: bool = False, tma: bool = False
         )
     code.add("for start_n in range(0, hi, BLOCK_N):")
     code.indent()
-    _step(code, has_mask, edge=True, fused=fused, tma=tma)
+    _step(code, has_mask, edge=True, fused=fused, tma=tma, triangle=triangle)
     code.dedent()
 
 
 def _step(
-    code: Code, has_mask: bool, edge: bool, fused: bool = False, tma: bool = False
+    code: Code,
+    has_mask: bool,
+    edge: bool,
+    fused: bool = False,
+    tma: bool = False,
+    triangle: bool = False,
 ) -> None:
     """One key block of the online softmax (``edge``: keys past N or above the diagonal are
     masked to -inf; else the block has none). ``fused`` (no mask, a positive scale): the
     scale is applied to each row's largest raw score and, in the same multiply-add as the
     shift, to each score, one operation a score fewer; rounding is monotonic, so the scaled
     maximum is the maximum of the scaled scores. ``tma``: keys and values by descriptor
-    (what lies past N or D reads as zeros)."""
+    (what lies past N or D reads as zeros). ``triangle``: where the mask is the whole lower
+    triangle (the wrapper's second flag) it is not loaded: below the diagonal it masks
+    nothing, on the diagonal the position mask stands in (a runtime branch: it holds both
+    paths' registers, 164 bytes spilled at sm_90 for MinGPT's fp32 head dim 96 with pointer
+    loads, none with ``tma``)."""
     n_mask = "n_mask[:, None] & " if edge else ""
     if edge or has_mask:
         code.add("cols = start_n + offs_n")
@@ -259,19 +296,42 @@ def _step(
             "if CAUSAL:  # query i sees keys 0..i",
             "    valid = valid & (cols[None, :] <= offs_m[:, None])",
         )
-    if has_mask:
+    if has_mask and triangle:
+        code.add("in_range = m_mask[:, None] & (cols < N)[None, :]")
+        if edge:
+            code.add(
+                f"if MASK == {MASK_BOOL}:  # True: attend",
+                "    if mask_exact:  # the whole lower triangle: query i sees keys 0..i",
+                "        keep = cols[None, :] <= offs_m[:, None]",
+                "    else:",
+                "        keep = tl.load(mask_tile + start_n * stride_maskn, mask=in_range, "
+                "other=0) != 0",
+                "    valid = valid & keep",
+            )
+        else:
+            code.add(
+                f"if MASK == {MASK_BOOL}:  # True: attend; a whole lower triangle masks nothing",
+                "    if not mask_exact:  # in these blocks, wholly below the diagonal",
+                "        keep = tl.load(mask_tile + start_n * stride_maskn, mask=in_range, "
+                "other=0)",
+                '        s = tl.where(keep != 0, s, float("-inf"))',
+            )
+    elif has_mask:
         code.add(
             "in_range = m_mask[:, None] & (cols < N)[None, :]",
             f"if MASK == {MASK_BOOL}:  # True: attend",
             "    keep = tl.load(mask_tile + start_n * stride_maskn, mask=in_range, other=0)",
             "    " + ("valid = valid & (keep != 0)" if edge else "valid = keep != 0"),
+        )
+    if has_mask:
+        code.add(
             f"if MASK == {MASK_ADD}:  # added to the scaled scores (-inf: masked out)",
             "    bias = tl.load(mask_tile + start_n * stride_maskn, mask=in_range, other=0.0)",
             f"    s += bias.to(tl.float32) * {LOG2E}",
         )
     if edge:
         code.add('s = tl.where(valid, s, float("-inf"))')
-    elif has_mask:
+    elif has_mask and not triangle:
         code.add(
             f"if MASK == {MASK_BOOL}:",
             '    s = tl.where(valid, s, float("-inf"))',

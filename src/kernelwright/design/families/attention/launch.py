@@ -41,7 +41,7 @@ from kernelwright.design.kernel.emitter import safe_name
 
 VARIANTS = ("flash", "decode")
 DEFAULTS = {"BLOCK_M": 128, "BLOCK_N": 64, "STAGES": 3, "WARPS": 8, "FP32_MATH": 0,
-            "SPLIT_KEYS": 1, "TMA": 0}
+            "SPLIT_KEYS": 1, "TMA": 0, "SKIP_TRIANGLE": 0}
 QK_NOTE = "the scores' product keeps fp32 accuracy where TF32 is allowed"
 # why the scores' product is not lowered to TF32 (the wrapper's comment)
 QK_COMMENT = (
@@ -122,12 +122,18 @@ def render_attention(
     positive = spec.scale is None or spec.scale > 0
     if p["TMA"] not in (0, 1):
         raise DesignError(f"TMA {p['TMA']}: 0 (pointer loads) or 1 (descriptors, Hopper)")
-    kernel, args = flash_kernel(kname, spec.mask is not None, bool(p["SPLIT_KEYS"]), positive)
+    if p["SKIP_TRIANGLE"] not in (0, 1):
+        raise DesignError(f"SKIP_TRIANGLE {p['SKIP_TRIANGLE']}: 0 or 1")
+    masked = spec.mask is not None
+    triangle = masked and bool(p["SKIP_TRIANGLE"])
+    kernel, args = flash_kernel(
+        kname, masked, bool(p["SPLIT_KEYS"]), positive, triangle=triangle
+    )
     kernels = [kernel]
     if p["TMA"]:
         tma_kernel, tma_args = flash_kernel(
-            f"{name}_tma_kernel", spec.mask is not None, bool(p["SPLIT_KEYS"]), positive,
-            tma=True,
+            f"{name}_tma_kernel", masked, bool(p["SPLIT_KEYS"]), positive, tma=True,
+            triangle=triangle,
         )
         kernels.insert(0, tma_kernel)
     mask = safe_name(spec.mask) if spec.mask is not None else None
@@ -172,6 +178,16 @@ def render_attention(
             "else:  # an additive mask never takes the causal schedule (the flag is not read)",
             "    causal_flag = mask",
         )
+    if triangle:
+        code.add(
+            "# a causal mask that is the whole lower triangle (GPT's) masks nothing below the",
+            "# diagonal: a second flag, found on the device too, spares the kernel its loads",
+            "if mask.dtype == torch.bool:",
+            "    exact_flag = causal_flag & "
+            "~mask.expand(*mask.shape[:-2], M, N).logical_not().tril().any()",
+            "else:",
+            "    exact_flag = mask",
+        )
     prelude.mask_and_strides(code, spec, out)
     code.add(
         "# blocks: BLOCK_M queries (at least 16, tl.dot's minimum: one query decodes in 16",
@@ -210,7 +226,7 @@ def render_attention(
         "num_stages": "depth",
     }
     pointers = {"q": "q", "k": "k", "v": "v", "mask": "mask", "causal_flag": "causal_flag",
-                "out": out, "k_desc": "k_desc", "v_desc": "v_desc"}
+                "exact_flag": "exact_flag", "out": out, "k_desc": "k_desc", "v_desc": "v_desc"}
     args.pointers = [(kp, pointers[w]) for kp, w in args.pointers]
     code.add("", "def run(depth):")
     code.indent()

@@ -120,6 +120,33 @@ def test_one_key_loop_or_two_compute_the_same(check_launches, split: int) -> Non
     )
 
 
+@pytest.mark.parametrize(("split", "tma"), [(0, 0), (1, 0), (1, 1)])
+def test_a_whole_lower_triangle_mask_is_not_loaded(check_launches, split: int, tma: int) -> None:
+    """SKIP_TRIANGLE 1: a boolean mask that is the whole lower triangle (GPT's) is found on the
+    device (the kernel's second flag): the kernel reads neither it nor, under the causal
+    schedule, any key past the diagonal, and applies the position mask itself (keys fewer than
+    queries in the variant; a triangle with one hole in the second variant loads the mask
+    again)."""
+    whole = "torch.ones(1, 1, 37, 37, dtype=torch.bool).tril()"
+    fewer_keys = f"{qkv(1, 2, 37, 29, 48)}, torch.ones(1, 1, 37, 29, dtype=torch.bool).tril()"
+    hole = f"{whole}.index_fill(3, torch.tensor([5]), False)"
+    runs = check_launches(
+        sdpa_task(
+            "q, k, v, attn_mask=m", f"{qkv(1, 2, 37, 37, 48)}, {whole}",
+            f"[[{fewer_keys}], [{qkv(1, 2, 37, 37, 48)}, {hole}]]", "q, k, v, m",
+        ),
+        skills=("attention-flash",),
+        params={**SMALL, "SPLIT_KEYS": split, "TMA": tma, "SKIP_TRIANGLE": 1},
+        reference="float64",
+        tol=2e-5,
+    )
+    name = "attn_0_tma_kernel" if tma else "attn_0_kernel"
+    assert runs and all(
+        launched == [f"{name}+causal+exact", f"{name}+causal+exact", f"{name}+causal"]
+        for _, launched in runs
+    )
+
+
 BOOL_MASK = "torch.rand(37, 29) > 0.3"
 # the third row masked out entirely: torch's SDPA outputs 0 there
 MASKED_ROW = "(torch.rand(1, 1, 37, 29) > 0.3).index_fill(2, torch.tensor([2]), False)"
