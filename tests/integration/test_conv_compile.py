@@ -61,6 +61,56 @@ def test_implicit_gemm_compiles_for_hopper_without_spills() -> None:
 
 
 @pytest.mark.sm90
+def test_the_channels_last_implicit_gemm_copies_whole_rows_of_channels() -> None:
+    """``CHANNELS_LAST`` 1 at both tasks' full sizes, fp32: compiles without spills within
+    shared memory, the same tensor-core products as the NCHW kernel, and every asynchronous
+    copy into shared memory 16 bytes (one tap's channels are contiguous), where the NCHW
+    kernel gathers its patch block 4 bytes a copy."""
+    pytest.importorskip("triton")
+    paths = [str(ROOT / "kernelbench" / f"{t}.py") for t in TASKS]
+    script = f"""
+        import dataclasses, json, re
+        from kernelwright.design.plan import plan_task
+        from kernelwright.design.compile_check import compile_check
+        from kernelwright.task import load_task
+        rows = []
+        for path in {paths!r}:
+            plan = plan_task(load_task(path, "full"), "cuda", "full", isolate=False)
+            design = plan.designs[0]
+            for layout in (0, 1):
+                choices = tuple(dataclasses.replace(c, params={{**c.params,
+                                "CHANNELS_LAST": layout}}) for c in design.choices)
+                source = plan.render(dataclasses.replace(design, choices=choices))
+                for r in compile_check(source, path, "full", keep_ptx=True):
+                    copies = sorted(set(re.findall(
+                        r"cp\\.async\\.c[ag]\\.shared\\.global \\[[^]]*\\], \\[[^]]*\\], (\\w+)",
+                        r.ptx)))
+                    rows.append([path, layout, r.kernel, r.ok, r.spill_bytes, r.shared_bytes,
+                                 len(re.findall(r"wgmma\\.mma_async", r.ptx)), copies,
+                                 r.error[:300]])
+        print(json.dumps(rows))
+        """
+    rows = run_compile_script(script, timeout=900)
+    convs = [r for r in rows if r[2] == "conv_0_kernel"]
+    assert {(Path(r[0]).stem, r[1]) for r in convs} == {
+        (Path(t).name, layout) for t in TASKS for layout in (0, 1)
+    }
+    products = {}
+    for path, layout, kernel, ok, spill, shared, n_mma, copies, error in convs:
+        assert ok, (path, layout, kernel, error)
+        assert spill in (0, None) and shared <= SMEM, (path, layout, spill, shared)
+        products[(path, layout)] = n_mma
+        if layout == 1:
+            assert copies == ["0x10"], (path, copies)
+        else:
+            assert "0x4" in copies, (path, copies)
+    for path in {r[0] for r in convs}:
+        assert products[(path, 0)] == products[(path, 1)] > 0, products
+    # the copy of the input to NHWC is the channels-last design's second kernel
+    assert {r[2] for r in rows if r[1] == 1} == {"conv_0_kernel", "_nhwc_copy_kernel"}
+
+
+@pytest.mark.sm90
 def test_the_direct_grouped_kernel_compiles_for_hopper_without_spills() -> None:
     """The suite's depthwise task and the held-out one (a channel multiplier, 5 x 5, stride 2)
     at full size: the conv-direct design compiles, without spills."""

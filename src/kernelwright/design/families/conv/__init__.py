@@ -88,10 +88,7 @@ class ConvFamily:
         assert shape is not None
         p = {**DEFAULTS, **choice.params}
         tiles = _blocks(shape.m, p["BLOCK_M"]) * _blocks(shape.n, p["BLOCK_N"])
-        floats = [d for d in facts.dtypes if d.startswith(("float", "bfloat"))]
-        half = bool(floats) and all(d in ("float16", "bfloat16") for d in floats)
-        vendor_tensor_cores = half or facts.precision == "tf32"
-        factor = TENSOR_CORE_IMPLICIT if vendor_tensor_cores else 1.0
+        factor = TENSOR_CORE_IMPLICIT if defaults.vendor_tensor_cores(facts) else 1.0
         return factor / min(1.0, tiles / facts.sm_count)
 
     def render(

@@ -3,9 +3,10 @@
 The implicit GEMM takes the GEMM family's tile (128 x 128 output tiles in 8 warps, K blocks of
 32 taps, grouped order over 8 row blocks) with 3 pipeline stages: the patch gathers are pointer
 loads, whose addresses take registers per stage, and an fp32 patch block gathered M-major takes
-one more block of shared memory for its transpose (``_conv_stages``). Tiles shrink to the
-product's size. The direct kernel (grouped convolutions) takes 128 positions x 16 channels. Not
-yet measured on a GPU: the tuner's space is the skill file's."""
+one more block of shared memory for its transpose (``_conv_stages``); channels-last copies
+(``CHANNELS_LAST`` 1) load K-major rows instead. Tiles shrink to the product's size. The
+direct kernel (grouped convolutions) takes 128 positions x 16 channels. Not yet measured on a
+GPU: the tuner's space is the skill file's."""
 
 from __future__ import annotations
 
@@ -15,9 +16,21 @@ from kernelwright.skills.heuristics import heuristic, next_pow2
 STAGES = 3
 
 
+def vendor_tensor_cores(f: GroupFacts) -> bool:
+    """cuDNN multiplies this group's convolution on tensor cores itself: 16-bit operands, or
+    the tf32 policy (fp32 operands with TF32 allowed)."""
+    floats = [d for d in f.dtypes if d.startswith(("float", "bfloat"))]
+    half = bool(floats) and all(d in ("float16", "bfloat16") for d in floats)
+    return half or f.precision == "tf32"
+
+
 @heuristic("conv_implicit_gemm")
 def conv_implicit_gemm(f: GroupFacts) -> dict[str, int]:
-    """128 x 128 x 32 tiles, 3 stages, 8 warps, 3xTF32 for fp32 operands."""
+    """128 x 128 x 32 tiles, 3 stages, 8 warps, 3xTF32 for fp32 operands. The input as given
+    (NCHW) under fp32, the layout these defaults were measured in; channels-last where cuDNN
+    multiplies on tensor cores itself (16-bit operands, or tf32): there the NCHW gathers lost
+    to cuDNN (``TENSOR_CORE_IMPLICIT``), and the vendor path, which ranks first, copies the
+    input channels-last as well."""
     g = f.gemm
     assert g is not None
     block_m = max(16, min(128, next_pow2(g.m)))
@@ -30,6 +43,7 @@ def conv_implicit_gemm(f: GroupFacts) -> dict[str, int]:
         "STAGES": STAGES,
         "WARPS": 8 if block_m * block_n >= 128 * 64 else 4,
         "FP32_MATH": 0,
+        "CHANNELS_LAST": int(vendor_tensor_cores(f)),
     }
 
 

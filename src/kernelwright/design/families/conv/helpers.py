@@ -14,16 +14,17 @@ PY_HELPERS = {
     if t.dtype != torch.float32:
         return None
     return "tf32" if torch.backends.cudnn.allow_tf32 else fp32_math''',
-    "_conv_stages": '''def _conv_stages(stages, block_m, block_n, block_k, x, out_bytes, smem):
+    "_conv_stages": '''def _conv_stages(stages, block_m, block_n, block_k, x, out_bytes, smem,
+                 m_major=True):
     """The pipeline's depth: at most stages, within smem bytes of shared memory. Each stage
     holds a patch block and a filter block ((block_m + block_n) x block_k values of x's dtype);
     the epilogue converts the block_m x block_n output tile (out_bytes a value) through shared
-    memory; the patch block, gathered M-major from an NCHW input, takes one more block for a
+    memory; a patch block gathered M-major (from an NCHW input) takes one more block for a
     32-bit operand, which Triton transposes for the tensor cores. At least one stage."""
     item = x.element_size()
     stage = (block_m + block_n) * block_k * item
     room = smem - block_m * block_n * out_bytes
-    if item == 4:
+    if item == 4 and m_major:
         room -= block_m * block_k * item
     return max(1, min(stages, room // stage))''',
     "_nhwc_copy": '''@triton.jit

@@ -8,6 +8,14 @@ epilogue applied to the fp32 accumulator before the single NCHW store.
               OIHW storage is already ``[C_out, K]`` with a unit stride along K; ``tl.dot``
               accumulates in fp32. Programs take tiles in grouped order (GROUP_M row blocks take
               turns on each column block, so a block of filters stays in L2 meanwhile).
+    implicit, channels-last
+              the same GEMM on an NHWC copy of the input and a ``[C_out, KH, KW, C_in]`` copy
+              of the weight, K in the order (kh, kw, c): a step of K is one filter tap's block
+              of ``BLOCK_K`` input channels, contiguous in memory for both operands, so the
+              patch block loads as whole K-major rows (vectors, one padding mask a row) and
+              its addresses are one ``[BLOCK_M]`` vector a step, not a ``[BLOCK_M, BLOCK_K]``
+              grid of divisions; channel counts that are no multiple of ``BLOCK_K`` pad the
+              last block of each tap with zeros
     direct    a grouped (depthwise) convolution on CUDA cores: each output value sums its
               group's C_in / G x KH x KW taps, a ``[BLOCK_M]`` column of input values (one per
               position, gathered at that tap) times a ``[BLOCK_N]`` row of weights (one per
@@ -23,7 +31,8 @@ Why (c, kh, kw): the weight is then read as stored, K-major, the layout Hopper's
 is the output's ow (along M) whatever the K order, while kw innermost makes neighbouring taps
 neighbouring addresses (x[c, ih, iw + kw * dil]), so one step's gathers touch few cache lines.
 Channel-innermost (kh, kw, c) suits NHWC inputs, whose channels are contiguous; on NCHW it would
-stride every tap by H x W.
+stride every tap by H x W. That is the channels-last variant's order, at the price of the copies
+(each input value read and written once more, the weight permuted).
 
 ``DOT_PRECISION`` is ``tl.dot``'s input precision, chosen by the wrapper from the operands' dtype
 and the caller's convolution policy (``launch.py``). ``INDEX_64``: the wrapper's flag for inputs
@@ -64,6 +73,41 @@ def implicit_gemm_kernel(epi: ConvEpilogue, name: str) -> tuple[str, KernelArgs]
         "    patch = tl.load(patch, mask=inside, other=0.0)",
         "    filt = tl.load(w_base + kk[None, :], mask=k_mask[None, :], other=0.0)",
         "    # filt.T is a view: the [BLOCK_K, BLOCK_N] operand stays K-major in shared memory",
+        "    acc = tl.dot(patch, filt.T, acc, input_precision=DOT_PRECISION)",
+    )
+    epi.write(args, body)
+    consts = [*CONSTS, *GEOMETRY, "DOT_PRECISION"]
+    return "\n".join(signature(name, args, consts) + body.lines), args
+
+
+def implicit_gemm_nhwc_kernel(epi: ConvEpilogue, name: str) -> tuple[str, KernelArgs]:
+    """The implicit-GEMM kernel on a channels-last (NHWC) input and a ``[C_out, KH, KW, C_in]``
+    weight, K in the order (kh, kw, c); its source and its arguments, in order."""
+    args, x, w, body = _patch_kernel(epi, ("M", "N", "K", "C_in", "H", "W", "OH", "OW"),
+                                     "the gathers below need no row mask", channels_last=True)
+    body.add(
+        f"x_base = {x} + img * sx_n  # [BLOCK_M] each row's image",
+        "safe_n = tl.where(offs_n < N, offs_n, 0)",
+        f"w_base = {w} + safe_n[:, None] * K  # [BLOCK_N, 1]: the weight is [C_out, KH, KW, C_in]",
+        "offs_k = tl.arange(0, BLOCK_K)",
+        "acc = tl.zeros([BLOCK_M, BLOCK_N], dtype=tl.float32)",
+        "# one loop over (tap, block of channels), which Triton pipelines as one: a tap's",
+        "# channels are contiguous, so a step loads whole rows of the patch block (one mask a",
+        "# row, the padding's) and whole rows of the filter block, both K-major",
+        "c_blocks = tl.cdiv(C_in, BLOCK_K)",
+        "for step in range(0, KH * KW * c_blocks):",
+        "    tap = step // c_blocks",
+        "    c = (step - tap * c_blocks) * BLOCK_K + offs_k  # [BLOCK_K] input channels",
+        "    c_ok = c < C_in  # the last block of channels is partial: its tail reads zeros",
+        "    ih = ih0 + tap // KW * DIL_H  # [BLOCK_M] (KW constexpr: a division by a constant)",
+        "    iw = iw0 + tap % KW * DIL_W",
+        "    # taps in the padding (outside the input) read zeros",
+        "    inside = (ih >= 0) & (ih < H) & (iw >= 0) & (iw < W)",
+        "    # channels have a unit stride in NHWC storage (the wrapper's copy guarantees it)",
+        "    patch = x_base + ih * sx_h + iw * sx_w",
+        "    patch = tl.load(patch[:, None] + c[None, :], mask=inside[:, None] & c_ok[None, :],",
+        "                    other=0.0)",
+        "    filt = tl.load(w_base + tap * C_in + c[None, :], mask=c_ok[None, :], other=0.0)",
         "    acc = tl.dot(patch, filt.T, acc, input_precision=DOT_PRECISION)",
     )
     epi.write(args, body)
@@ -134,19 +178,24 @@ def vendor_epilogue_kernel(epi: ConvEpilogue, name: str) -> tuple[str, KernelArg
     ), args
 
 
-def _patch_kernel(epi: ConvEpilogue, sizes: tuple[str, ...], masked: str
-                  ) -> tuple[KernelArgs, str, str, Code]:
+def _patch_kernel(epi: ConvEpilogue, sizes: tuple[str, ...], masked: str, *,
+                  channels_last: bool = False) -> tuple[KernelArgs, str, str, Code]:
     """(arguments, the input's and weight's pointers, body so far) of a kernel that gathers
-    input patches: the operands, ``sizes`` and the input's strides as arguments; the tile's
-    head; each row's output position and its patch's top-left corner (``masked`` says what
-    the rows' clamp to row 0 spares)."""
+    input patches: the operands, ``sizes`` and the input's strides as arguments (a
+    ``channels_last`` input's channel stride is 1, not an argument); the tile's head; each
+    row's output position and its patch's top-left corner (``masked`` says what the rows'
+    clamp to row 0 spares)."""
     args = KernelArgs()
     x = args.pointer("x_in")  # the wrapper's names for the operands as the kernel takes them
     w = args.pointer("w_in")
-    for s in sizes:
-        args.scalar(s, s)
     xm = epi.graph.meta(epi.spec.x)
-    for s, seen in zip(("sx_n", "sx_c", "sx_h", "sx_w"), xm.strides, strict=True):
+    for s in sizes:
+        args.scalar(s, s, xm.hint[1] if s == "C_in" and channels_last else None)
+    strides = dict(zip(("sx_n", "sx_c", "sx_h", "sx_w"), xm.strides, strict=True))
+    if channels_last:  # the strides of the wrapper's NHWC copy at the capture's sizes
+        _, c_in, h, w_ = xm.hint
+        strides = {"sx_n": c_in * h * w_, "sx_h": w_ * c_in, "sx_w": c_in}
+    for s, seen in strides.items():
         args.scalar(s, s, seen)
     body = Code()
     body.indent()

@@ -1,7 +1,8 @@
 """The wrapper of a convolution group: sizes from the input and the weight, the math the policy
 allows, the tiles, the launch.
 
-    implicit  one implicit-GEMM kernel (the convolution and its epilogue, one store)
+    implicit  one implicit-GEMM kernel (the convolution and its epilogue, one store), on the
+              operands as given or (``CHANNELS_LAST`` 1) on channels-last copies of them
     direct    one kernel for a grouped (depthwise) convolution and its epilogue, on CUDA cores
     vendor    PyTorch's convolution (cuDNN), then one kernel for the epilogue
 
@@ -22,6 +23,7 @@ from kernelwright.design.families.conv.epilogue import ConvEpilogue
 from kernelwright.design.families.conv.kernels import (
     direct_kernel,
     implicit_gemm_kernel,
+    implicit_gemm_nhwc_kernel,
     vendor_epilogue_kernel,
 )
 from kernelwright.design.families.conv.spec import SMEM_BYTES, ConvSpec, conv_spec
@@ -90,12 +92,17 @@ def render_conv(
         "direct": "math: IEEE fp32 sums on CUDA cores, whatever the operands' dtype",
         "vendor": "math: PyTorch's convolution (cuDNN)",
     }[variant]
-    first, *rest = wrap_words(_describe(graph, spec, variant), 84)
+    how = "implicit-nhwc" if variant == "implicit" and p["CHANNELS_LAST"] else variant
+    first, *rest = wrap_words(_describe(graph, spec, how), 84)
     code.add(f'"""{first}', *rest, "", *wrap_words(note, 88), '"""')
-    if p["CHANNELS_LAST"] not in (0, 1, 2):
+    if vendor and p["CHANNELS_LAST"] not in (0, 1, 2):
         raise DesignError(
             f"CHANNELS_LAST {p['CHANNELS_LAST']}: 0 (as given), 1 (on tensor cores) or 2 (all)"
         )
+    if not vendor and p["CHANNELS_LAST"] not in (0, 1):
+        raise DesignError(f"CHANNELS_LAST {p['CHANNELS_LAST']}: 0 (as given) or 1 (NHWC)")
+    if variant == "direct" and p["CHANNELS_LAST"]:
+        raise DesignError("the direct kernel reads its input as given (CHANNELS_LAST 0)")
     _sizes(graph, group, spec, fp32_math, variant, code, channels_last=p["CHANNELS_LAST"])
     code.add(
         "# tiles: BLOCK_M output positions x BLOCK_N channels"
@@ -136,15 +143,18 @@ def render_conv(
         out_bytes = f"{outs[0]}.element_size()"
         if len(outs) > 1:
             out_bytes = f"max({', '.join(f'{o}.element_size()' for o in outs)})"
+        nhwc = bool(p["CHANNELS_LAST"])
         code.add(
-            f"BLOCK_K = max(16, min({p['BLOCK_K']}, _pow2(K)))",
+            # a block of K is a block of one tap's channels in NHWC: at most C_in of them
+            f"BLOCK_K = max(16, min({p['BLOCK_K']}, _pow2({'C_in' if nhwc else 'K'})))",
             f"# pipeline stages: up to {p['STAGES']}, as many as fit in shared memory (an H200"
             " block's 227 KB,",
             "# less 1 KB for barriers) with these tiles and the operands' and output's dtypes",
             f"STAGES = _conv_stages({p['STAGES']}, BLOCK_M, BLOCK_N, BLOCK_K, x_in, "
-            f"{out_bytes}, {SMEM_BYTES})",
+            f"{out_bytes}, {SMEM_BYTES}" + (", m_major=False)" if nhwc else ")"),
         )
-        text, args = implicit_gemm_kernel(epi, f"{name}_kernel")
+        kernel = implicit_gemm_nhwc_kernel if nhwc else implicit_gemm_kernel
+        text, args = kernel(epi, f"{name}_kernel")
         run = {"num_warps": p["WARPS"], "num_stages": "STAGES"}
         launch(
             f"{name}_kernel",
@@ -181,6 +191,9 @@ def _describe(graph: OpGraph, spec: ConvSpec, variant: str) -> str:
         "channels, tiles of positions x channels, one NCHW store",
         "implicit": "an implicit GEMM on tensor cores (input patches gathered a block of taps "
         "at a time), tiles in grouped order, one NCHW store",
+        "implicit-nhwc": "an implicit GEMM on tensor cores over channels-last copies of the "
+        "input and weight (a step loads one tap's block of channels, contiguous), tiles in "
+        "grouped order, one NCHW store",
         "vendor": "PyTorch's convolution, then one kernel for the epilogue",
     }
     return f"{what}: {how[variant]}."
@@ -198,7 +211,8 @@ def _sizes(
 ) -> None:
     """The operands and the GEMM's sizes from the runtime tensors; tl.dot's input precision
     (the vendor path: its convolution, channels-last if ``channels_last`` is 1 and cuDNN uses
-    tensor cores (16-bit operands or TF32 allowed), always if 2); the domain's sizes; the
+    tensor cores (16-bit operands or TF32 allowed), always if 2; the implicit GEMM:
+    channels-last copies of both operands if ``channels_last`` is 1); the domain's sizes; the
     outputs."""
     assert group.layout is not None
     s, pd, d = spec.stride, spec.padding, spec.dilation
@@ -252,6 +266,18 @@ def _sizes(
         code.add(
             "w_in = w_in.contiguous()  # OIHW, as stored: no copy then",
             "sx_n, sx_c, sx_h, sx_w = x_in.stride()",
+        )
+    elif channels_last:
+        code.add(
+            "x_in, w_in = _dot_operands(x_in, w_in)",
+            "# channels-last operands, K in the order (kh, kw, c): each input value copied once",
+            "# (none where the input already is channels-last), the weight permuted to",
+            "# [C_out, KH, KW, C_in]: [C_out, K], K-major",
+            "x_in = _nhwc_copy(x_in)",
+            "w_in = w_in.permute(0, 2, 3, 1).contiguous()",
+            "sx_n, _, sx_h, sx_w = x_in.stride()",
+            "# tl.dot's input precision, from the operands' dtype and the caller's conv policy",
+            f'DOT_PRECISION = _conv_dot_precision(x_in, "{fp32_math}")',
         )
     else:
         code.add(

@@ -72,6 +72,39 @@ def test_implicit_gemm_with_relu_and_bias_matches_float64(check_launches, case: 
     assert [launched for _, launched in runs] == [["conv_0_kernel", "conv_0_kernel"]]
 
 
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_channels_last_implicit_gemm_matches_float64(check_launches, case: str) -> None:
+    """``CHANNELS_LAST`` 1: the input copied NHWC, the weight permuted to [C_out, KH, KW, C_in],
+    a step of K one tap's block of channels: channel counts below, at and past a 16-channel
+    block (7, 8, 65: partial and several blocks a tap), every geometry of the cases, the
+    input variants of other sizes; the copy, then one kernel."""
+    runs = check_launches(
+        conv_task(case),
+        skills=("conv-implicit-gemm",),
+        params={**SMALL, "CHANNELS_LAST": 1},
+        reference="float64",
+        policy="fp32",
+    )
+    copies = ["_nhwc_copy_kernel", "conv_0_kernel"]
+    assert [launched for _, launched in runs] == [copies * 2]
+
+
+def test_channels_last_implicit_gemm_source_and_bf16(check) -> None:
+    """The channels-last kernel's loads: rows of one tap's channels (no channel stride), the
+    weight at the tap's offset; bf16 operands too."""
+    (src,) = check(
+        conv_task("3x3-stride2-pad1"),
+        skills=("conv-implicit-gemm",),
+        params={**SMALL, "CHANNELS_LAST": 1},
+        dtype="bfloat16",
+        tol=3e-2,
+    )
+    assert "x_in = _nhwc_copy(x_in)" in src
+    assert "w_in = w_in.permute(0, 2, 3, 1).contiguous()" in src
+    assert "patch[:, None] + c[None, :]" in src and "sx_c" not in src.split("@triton.jit")[-1]
+    assert "m_major=False" in src
+
+
 @pytest.mark.parametrize("policy", ["fp32", "tf32"])
 def test_the_math_follows_the_policy(check, policy: str) -> None:
     """3xTF32 under fp32 and TF32 under tf32, chosen per call from PyTorch's conv flag; the
