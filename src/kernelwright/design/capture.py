@@ -284,6 +284,7 @@ def convert(ep: Any, inputs: list[Any], size: str, *, init: str = "") -> OpGraph
 
     specs = {s.arg.name: s for s in ep.graph_signature.input_specs if hasattr(s.arg, "name")}
     graph_inputs: list[GraphInput] = []
+    scalars: list[Node] = []  # one-value tensors the forward made (torch.tensor(0.0)), inlined
     symbols: dict[str, Symbol] = {}
     subs: dict[Any, int] = {}
     position = 0
@@ -310,12 +311,16 @@ def convert(ep: Any, inputs: list[Any], size: str, *, init: str = "") -> OpGraph
             position += 1
         else:
             target = spec.target if spec is not None and spec.target else ""
+            scalar = _scalar_constant(n.name, getattr(ep, "constants", {}).get(target))
+            if kind == "constant" and scalar is not None:
+                scalars.append(scalar)
+                continue
             graph_inputs.append(GraphInput(n.name, kind, None, str(target)))
     metas = {gi.name: _tensor_meta(_val(nodes, gi.name), subs) for gi in graph_inputs}
     graph_inputs = [
         GraphInput(g.name, g.kind, metas[g.name], g.target, g.position) for g in graph_inputs
     ]
-    out_nodes: list[Node] = []
+    out_nodes: list[Node] = list(scalars)
     outputs: tuple[Arg, ...] = ()
     users = {n.name: len(n.users) for n in nodes}
     for n in nodes:
@@ -331,6 +336,22 @@ def convert(ep: Any, inputs: list[Any], size: str, *, init: str = "") -> OpGraph
     return OpGraph(
         tuple(graph_inputs), tuple(out_nodes), outputs, tuple(symbols.values()), size, init
     )
+
+
+def _scalar_constant(name: str, value: Any) -> Node | None:
+    """A tensor of one value that the forward made (``torch.tensor(0.0, device=x.device)``,
+    which export lifts to a constant input) as the ``scalar_tensor`` node that computes it: a
+    literal in the kernels that read it, made afresh where PyTorch does; None for anything
+    else."""
+    import torch
+
+    if not isinstance(value, torch.Tensor) or value.dim() != 0 or value.is_complex():
+        return None
+    dtype = str(value.dtype).replace("torch.", "")
+    meta = TensorMeta((), (), (), dtype)
+    return Node(name, "call", "aten.scalar_tensor.default", (value.item(),),
+                (("dtype", DType(dtype)),), (meta,),
+                origin="a one-value tensor the forward makes (torch.tensor)")
 
 
 def _val(nodes: list[Any], name: str) -> Any:

@@ -143,3 +143,23 @@ def get_init_inputs():
     return []
 """
     check(body, skills=("elementwise-flat",))
+
+
+def test_a_one_value_tensor_the_forward_makes_is_a_literal(check) -> None:
+    """``torch.tensor(v)`` in the forward (export lifts it to a constant input, which the file
+    had no value for): the kernels read it as a literal; one read by PyTorch is made afresh."""
+    body = """
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+    def forward(self, x):
+        y = torch.min(x * 2.0, torch.tensor(0.25, device=x.device))
+        return y + torch.tensor(3, device=x.device), torch.tensor(1.5) + 0.0
+def get_inputs():
+    return [torch.randn(7, 48)]
+def get_init_inputs():
+    return []
+"""
+    (src,) = check(body)
+    assert "lifted_tensor_0_ptr" not in src and "tl.minimum(mul, 0.25" in src
+    assert "scalar_tensor.default(1.5, dtype=torch.float32)" in src
