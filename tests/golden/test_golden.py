@@ -64,6 +64,11 @@ CASES = {
     "gemm_split_k": ("gemm", ("gemm-split-k", "gemm-tma-loads"), {"SPLIT_PROGRAMS": 264}),
     "conv_relu_bias": ("conv", ("conv-implicit-gemm",), {"STAGES": 3, "WARPS": 8}),
     "conv_depthwise": ("conv", ("conv-direct",), {"BLOCK_M": 128, "BLOCK_N": 16, "WARPS": 4}),
+    "conv_transpose_upsample": (
+        "conv",
+        ("conv-transposed-implicit-gemm",),
+        {"STAGES": 3, "WARPS": 8},
+    ),
     "causal_attention": ("attention", ("attention-flash",), {"BLOCK_M": 128, "BLOCK_N": 64}),
     "written_attention": ("attention", ("attention-flash",), {"BLOCK_M": 64, "BLOCK_N": 32}),
     "attention_decode": (

@@ -202,3 +202,51 @@ def test_the_vendor_epilogue_on_channels_last_output_compiles_for_hopper() -> No
         # NCHW stores in vectors: an output row of 126 positions breaks no run, since rows and
         # columns are indexed as one run of positions
         assert stores and all(".v" in form for form in stores), (policy, stores)
+
+
+@pytest.mark.sm90
+def test_the_transposed_phase_kernel_compiles_for_hopper_without_spills() -> None:
+    """The suite's upsampling task (4 x 4, stride 2, 128 -> 64 channels) and KernelBench level-2
+    task 93 (4 x 4, stride 2, no padding, 64 -> 128) at full size under fp32 and tf32: the
+    phase kernel compiles without spills within shared memory, on tf32 wgmma (three products
+    a step under fp32), every copy into shared memory 16 bytes."""
+    pytest.importorskip("triton")
+    paths = [str(ROOT / "benchmarks" / "level2" / "09_conv_transpose2d_leaky_scale.py"),
+             str(ROOT / "kernelbench" / "level2" / "93_ConvTranspose2d_Add_Min_GELU_Multiply.py")]
+    script = f"""
+        import json, re
+        from kernelwright.design.plan import plan_task
+        from kernelwright.design.compile_check import compile_check
+        from kernelwright.evaluate.precision import apply_policy
+        from kernelwright.records import Precision
+        from kernelwright.task import load_task
+        rows = []
+        for path in {paths!r}:
+            plan = plan_task(load_task(path, "full"), "cuda", "full", isolate=False)
+            design = plan.designs[0]
+            for policy in ("fp32", "tf32"):
+                apply_policy(Precision(policy))
+                for r in compile_check(plan.render(design), path, "full", keep_ptx=True):
+                    copies = sorted(set(re.findall(
+                        r"cp\\.async\\.c[ag]\\.shared\\.global \\[[^]]*\\], \\[[^]]*\\], (\\w+)",
+                        r.ptx)))
+                    rows.append([path, policy, design.skills, r.kernel, r.ok, r.spill_bytes,
+                                 r.shared_bytes, sorted(set(re.findall({WGMMA!r}, r.ptx))),
+                                 len(re.findall(r"wgmma\\.mma_async", r.ptx)), copies,
+                                 r.error[:300]])
+        print(json.dumps(rows))
+        """
+    rows = run_compile_script(script, timeout=900)
+    convs = [r for r in rows if r[3] == "conv_0_kernel"]
+    assert {(Path(r[0]).stem, r[1]) for r in convs} == {
+        (Path(p).stem, policy) for p in paths for policy in ("fp32", "tf32")
+    }
+    count = {}
+    for path, policy, skills, _, ok, spill, shared, mma, n_mma, copies, error in convs:
+        assert skills == ["conv-transposed-implicit-gemm"], (path, skills)
+        assert ok, (path, policy, error)
+        assert spill in (0, None) and shared <= SMEM, (path, policy, spill, shared)
+        assert mma == ["tf32"] and copies == ["0x10"], (path, policy, mma, copies)
+        count[(path, policy)] = n_mma
+    for path in paths:
+        assert count[(path, "fp32")] == 3 * count[(path, "tf32")] > 0, count

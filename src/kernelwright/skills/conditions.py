@@ -36,6 +36,8 @@ class GemmShape:
         epilogue: the element-wise operations applied to the product before it is stored.
         groups: a convolution's groups: each of the n output channels reads its group's
             share of the input channels, so k counts one group's taps (1 for a product).
+        transposed: a transposed convolution (k counts the taps of one output phase).
+        dilated: a convolution whose taps are spaced (a dilation above 1).
     """
 
     m: int
@@ -47,6 +49,8 @@ class GemmShape:
     tma_aligned: bool = False
     epilogue: tuple[str, ...] = ()
     groups: int = 1
+    transposed: bool = False
+    dilated: bool = False
 
     @property
     def flops(self) -> int:

@@ -58,3 +58,29 @@ def conv_has_epilogue(f: GroupFacts) -> Outcome:
     if g.epilogue:
         return Ok(f"an epilogue ({', '.join(dict.fromkeys(g.epilogue))}) for one fused kernel")
     return Fail("no epilogue: PyTorch's convolution alone is the whole group")
+
+
+@condition("conv_not_transposed")
+def conv_not_transposed(f: GroupFacts) -> Outcome:
+    """A forward convolution: each output position reads the same taps of a patch."""
+    g = f.gemm
+    assert g is not None
+    if not g.transposed:
+        return Ok("a forward convolution: the same taps for every output position")
+    return Fail("a transposed convolution: its output positions read different taps by phase")
+
+
+@condition("conv_transposed_phases")
+def conv_transposed_phases(f: GroupFacts) -> Outcome:
+    """A transposed convolution of one group without dilation: the output positions of one
+    phase (oh % stride_h, ow % stride_w) read the same taps, every stride-th one, so each phase
+    is an implicit GEMM of its own."""
+    g = f.gemm
+    assert g is not None
+    if not g.transposed:
+        return Fail("not a transposed convolution")
+    if g.groups != 1 or g.dilated:
+        return Fail(f"a transposed convolution of {g.groups} group(s)"
+                    + (", dilated" if g.dilated else "")
+                    + ": the phase kernel takes one group and undilated taps")
+    return Ok("a transposed convolution of one group: one implicit GEMM per output phase")

@@ -47,6 +47,14 @@ def conv_implicit_gemm(f: GroupFacts) -> dict[str, int]:
     }
 
 
+@heuristic("conv_transposed_implicit_gemm")
+def conv_transposed_implicit_gemm(f: GroupFacts) -> dict[str, int]:
+    """The implicit GEMM's tiles (each phase is one, on channels-last copies); not yet timed."""
+    params = conv_implicit_gemm(f)
+    del params["CHANNELS_LAST"]
+    return params
+
+
 @heuristic("conv_vendor")
 def conv_vendor(f: GroupFacts) -> dict[str, int]:
     """The epilogue kernel's tile: 32 positions x 128 channels, 4 warps. Where cuDNN multiplies

@@ -16,6 +16,13 @@ epilogue applied to the fp32 accumulator before the single NCHW store.
               its addresses are one ``[BLOCK_M]`` vector a step, not a ``[BLOCK_M, BLOCK_K]``
               grid of divisions; channel counts that are no multiple of ``BLOCK_K`` pad the
               last block of each tap with zeros
+    transposed
+              a transposed convolution, one implicit GEMM per output phase: positions with
+              the same (oh % stride_h, ow % stride_w) read the same taps (kh = kh0 + t
+              stride_h, reading input row ih0 - t), so a phase is a forward convolution over
+              the input with ceil(KH / stride_h) x ceil(KW / stride_w) taps; its K loop is the
+              channels-last one, and each row's output position is mapped back into NCHW for
+              the epilogue's store
     direct    a grouped (depthwise) convolution on CUDA cores: each output value sums its
               group's C_in / G x KH x KW taps, a ``[BLOCK_M]`` column of input values (one per
               position, gathered at that tap) times a ``[BLOCK_N]`` row of weights (one per
@@ -112,6 +119,83 @@ def implicit_gemm_nhwc_kernel(epi: ConvEpilogue, name: str) -> tuple[str, Kernel
     )
     epi.write(args, body)
     consts = [*CONSTS, *GEOMETRY, "DOT_PRECISION"]
+    return "\n".join(signature(name, args, consts) + body.lines), args
+
+
+def transposed_kernel(epi: ConvEpilogue, name: str) -> tuple[str, KernelArgs]:
+    """The transposed convolution's kernel, one implicit GEMM per output phase (grid axis 1) on
+    a channels-last input and a ``[C_out, KH, KW, C_in]`` weight; its source and its
+    arguments, in order."""
+    args = KernelArgs()
+    x = args.pointer("x_in")
+    w = args.pointer("w_in")
+    xm = epi.graph.meta(epi.spec.x)
+    _, c_in, h, w_ = xm.hint
+    for s in ("M", "N", "K", "MP", "C_in", "H", "W", "OH", "OW", "QH", "QW"):
+        args.scalar(s, s, c_in if s == "C_in" else None)
+    for s, seen in {"sx_n": c_in * h * w_, "sx_h": w_ * c_in, "sx_w": c_in}.items():
+        args.scalar(s, s, seen)
+    body = Code()
+    body.indent()
+    body.add(
+        "# ---- this program's phase (output positions with the same oh % STRIDE_H and",
+        "# ow % STRIDE_W, which read the same taps) and its tile of that phase's MP positions",
+        "phase = tl.program_id(1)",
+        "ph = phase // STRIDE_W",
+        "pw = phase % STRIDE_W",
+    )
+    _tile_head(body, rows="MP")
+    body.add(
+        "# rows past MP read row 0 (their results are not stored), so the gathers below need",
+        "# no row mask",
+        "safe_m = tl.where(offs_m < MP, offs_m, 0)",
+        "img = safe_m // (QH * QW)",
+        "q = safe_m % (QH * QW)",
+        "oh = ph + q // QW * STRIDE_H  # [BLOCK_M] the rows' output positions",
+        "ow = pw + q % QW * STRIDE_W",
+        "# output row oh reads input row (oh + PAD_H - kh) / STRIDE_H of tap kh where that",
+        "# divides: the phase's taps are kh0, kh0 + STRIDE_H, ..., and tap t reads row ih0 - t",
+        "kh0 = (ph + PAD_H) % STRIDE_H",
+        "kw0 = (pw + PAD_W) % STRIDE_W",
+        "ih0 = q // QW + (ph + PAD_H - kh0) // STRIDE_H",
+        "iw0 = q % QW + (pw + PAD_W - kw0) // STRIDE_W",
+        f"x_base = {x} + img * sx_n  # [BLOCK_M] each row's image",
+        "safe_n = tl.where(offs_n < N, offs_n, 0)",
+        f"w_base = {w} + safe_n[:, None] * K  # [BLOCK_N, 1]: the weight is [C_out, KH, KW, C_in]",
+        "offs_k = tl.arange(0, BLOCK_K)",
+        "acc = tl.zeros([BLOCK_M, BLOCK_N], dtype=tl.float32)",
+        "# one loop over (tap of the phase, block of channels), pipelined as one; a tap's",
+        "# channels are contiguous in both operands",
+        "c_blocks = tl.cdiv(C_in, BLOCK_K)",
+        "for step in range(0, TAPS_H * TAPS_W * c_blocks):",
+        "    tap = step // c_blocks",
+        "    c = (step - tap * c_blocks) * BLOCK_K + offs_k  # [BLOCK_K] input channels",
+        "    c_ok = c < C_in  # the last block of channels is partial: its tail reads zeros",
+        "    t = tap // TAPS_W",
+        "    u = tap % TAPS_W",
+        "    kh = kh0 + t * STRIDE_H",
+        "    kw = kw0 + u * STRIDE_W",
+        "    # a phase has fewer taps where the kernel is no multiple of the stride",
+        "    tap_ok = (kh < KH) & (kw < KW)",
+        "    ih = ih0 - t",
+        "    iw = iw0 - u",
+        "    inside = (ih >= 0) & (ih < H) & (iw >= 0) & (iw < W) & tap_ok  # [BLOCK_M]",
+        "    patch = x_base + ih * sx_h + iw * sx_w",
+        "    patch = tl.load(patch[:, None] + c[None, :], mask=inside[:, None] & c_ok[None, :],",
+        "                    other=0.0)",
+        "    filt = tl.load(w_base + (kh * KW + kw) * C_in + c[None, :],",
+        "                   mask=c_ok[None, :] & tap_ok, other=0.0)",
+        "    acc = tl.dot(patch, filt.T, acc, input_precision=DOT_PRECISION)",
+        "# the rows' flat output positions (image, oh, ow); rows past the phase's positions or",
+        "# the output (a phase's last row or column where OH or OW is no multiple of the",
+        "# stride) are M, which the epilogue's row mask drops",
+        "inside_out = (offs_m < MP) & (oh < OH) & (ow < OW)",
+        "rows = tl.where(inside_out, img * (OH * OW) + oh * OW + ow, M)[:, None]",
+        "cols = offs_n[None, :]",
+    )
+    epi.write(args, body, declare=False)
+    consts = [*CONSTS, "KH", "KW", "STRIDE_H", "STRIDE_W", "PAD_H", "PAD_W", "TAPS_H",
+              "TAPS_W", "DOT_PRECISION"]
     return "\n".join(signature(name, args, consts) + body.lines), args
 
 
@@ -212,10 +296,11 @@ def _patch_kernel(epi: ConvEpilogue, sizes: tuple[str, ...], masked: str, *,
     return args, x, w, body
 
 
-def _tile_head(code: Code) -> None:
+def _tile_head(code: Code, rows: str = "M") -> None:
+    """The program's output tile in grouped order over ``rows`` tile rows x N columns."""
     code.add(
         "pid = tl.program_id(0)",
-        "n_m = tl.cdiv(M, BLOCK_M)",
+        f"n_m = tl.cdiv({rows}, BLOCK_M)",
         "n_n = tl.cdiv(N, BLOCK_N)",
         "# grouped order: GROUP_M row blocks take turns on each column block, which stays in L2",
         "in_group = GROUP_M * n_n",

@@ -3,6 +3,8 @@ allows, the tiles, the launch.
 
     implicit  one implicit-GEMM kernel (the convolution and its epilogue, one store), on the
               operands as given or (``CHANNELS_LAST`` 1) on channels-last copies of them
+    transposed
+              a transposed convolution: one implicit GEMM per output phase, channels-last
     direct    one kernel for a grouped (depthwise) convolution and its epilogue, on CUDA cores
     vendor    PyTorch's convolution (cuDNN), then one kernel for the epilogue
 
@@ -24,6 +26,7 @@ from kernelwright.design.families.conv.kernels import (
     direct_kernel,
     implicit_gemm_kernel,
     implicit_gemm_nhwc_kernel,
+    transposed_kernel,
     vendor_epilogue_kernel,
 )
 from kernelwright.design.families.conv.spec import SMEM_BYTES, ConvSpec, conv_spec
@@ -41,7 +44,7 @@ from kernelwright.design.kernel.common import (
 )
 from kernelwright.design.kernel.emitter import safe_name
 
-VARIANTS = ("implicit", "direct", "vendor")
+VARIANTS = ("implicit", "transposed", "direct", "vendor")
 DEFAULTS = {
     "BLOCK_M": 128,
     "BLOCK_N": 128,
@@ -78,10 +81,14 @@ def render_conv(
     vendor = variant == "vendor"
     if vendor and not spec.epilogue:
         raise DesignError("a vendor convolution without an epilogue: nothing for a kernel to do")
-    if variant == "implicit" and spec.groups != 1:
+    if variant in ("implicit", "transposed") and spec.groups != 1:
         raise DesignError(f"an implicit GEMM takes a convolution of one group, not {spec.groups}")
     if variant == "direct" and spec.groups == 1:
         raise DesignError("the direct kernel takes grouped convolutions (one group: a GEMM)")
+    if spec.transposed and variant in ("implicit", "direct"):
+        raise DesignError(f"the {variant} kernel takes forward convolutions, not transposed ones")
+    if variant == "transposed" and (not spec.transposed or spec.dilation != (1, 1)):
+        raise DesignError("the phase kernel takes transposed convolutions without dilation")
     epi = ConvEpilogue(graph, group, spec)
     code = Code()
     wparams = wrapper_params(graph, group)
@@ -89,6 +96,7 @@ def render_conv(
     code.indent()
     note = {
         "implicit": math_note(fp32_math),
+        "transposed": math_note(fp32_math),
         "direct": "math: IEEE fp32 sums on CUDA cores, whatever the operands' dtype",
         "vendor": "math: PyTorch's convolution (cuDNN)",
     }[variant]
@@ -99,15 +107,19 @@ def render_conv(
         raise DesignError(
             f"CHANNELS_LAST {p['CHANNELS_LAST']}: 0 (as given), 1 (on tensor cores) or 2 (all)"
         )
+    if variant == "transposed":
+        p["CHANNELS_LAST"] = 1  # its only layout
     if not vendor and p["CHANNELS_LAST"] not in (0, 1):
         raise DesignError(f"CHANNELS_LAST {p['CHANNELS_LAST']}: 0 (as given) or 1 (NHWC)")
     if variant == "direct" and p["CHANNELS_LAST"]:
         raise DesignError("the direct kernel reads its input as given (CHANNELS_LAST 0)")
     _sizes(graph, group, spec, fp32_math, variant, code, channels_last=p["CHANNELS_LAST"])
+    product = variant in ("implicit", "transposed")
+    rows = "MP" if variant == "transposed" else "M"  # a phase's positions, or all
     code.add(
         "# tiles: BLOCK_M output positions x BLOCK_N channels"
-        + ("" if variant != "implicit" else ", BLOCK_K filter taps a step"),
-        f"BLOCK_M = max(16, min({p['BLOCK_M']}, _pow2(M)))",
+        + (", BLOCK_K filter taps a step" if product else ""),
+        f"BLOCK_M = max(16, min({p['BLOCK_M']}, _pow2({rows})))",
         f"BLOCK_N = max(16, min({p['BLOCK_N']}, _pow2(N)))",
     )
     outs = [safe_name(o) for o in group.outputs]
@@ -139,20 +151,23 @@ def render_conv(
         text, args = direct_kernel(epi, f"{name}_kernel")
         launch(f"{name}_kernel", grid, args,
                {**consts, **geometry, "num_warps": p["WARPS"]}, code)
-    else:
-        out_bytes = f"{outs[0]}.element_size()"
-        if len(outs) > 1:
-            out_bytes = f"max({', '.join(f'{o}.element_size()' for o in outs)})"
-        nhwc = bool(p["CHANNELS_LAST"])
-        code.add(
-            # a block of K is a block of one tap's channels in NHWC: at most C_in of them
-            f"BLOCK_K = max(16, min({p['BLOCK_K']}, _pow2({'C_in' if nhwc else 'K'})))",
-            f"# pipeline stages: up to {p['STAGES']}, as many as fit in shared memory (an H200"
-            " block's 227 KB,",
-            "# less 1 KB for barriers) with these tiles and the operands' and output's dtypes",
-            f"STAGES = _conv_stages({p['STAGES']}, BLOCK_M, BLOCK_N, BLOCK_K, x_in, "
-            f"{out_bytes}, {SMEM_BYTES}" + (", m_major=False)" if nhwc else ")"),
+    elif variant == "transposed":
+        _stages(p, outs, True, code)
+        text, args = transposed_kernel(epi, f"{name}_kernel")
+        taps = {"TAPS_H": "TAPS_H", "TAPS_W": "TAPS_W"}
+        geometry = {k: v for k, v in geometry.items() if not k.startswith("DIL")}
+        run = {"num_warps": p["WARPS"], "num_stages": "STAGES"}
+        launch(
+            f"{name}_kernel",
+            f"(_cdiv(MP, BLOCK_M) * _cdiv(N, BLOCK_N), {spec.stride[0] * spec.stride[1]})",
+            args,
+            {**consts, "BLOCK_K": "BLOCK_K", **geometry, **taps,
+             "DOT_PRECISION": "DOT_PRECISION", **run},
+            code,
         )
+    else:
+        nhwc = bool(p["CHANNELS_LAST"])
+        _stages(p, outs, nhwc, code)
         kernel = implicit_gemm_nhwc_kernel if nhwc else implicit_gemm_kernel
         text, args = kernel(epi, f"{name}_kernel")
         run = {"num_warps": p["WARPS"], "num_stages": "STAGES"}
@@ -175,13 +190,34 @@ def render_conv(
     )
 
 
+def _stages(p: Mapping[str, int], outs: list[str], nhwc: bool, code: Code) -> None:
+    """``BLOCK_K`` and ``STAGES`` of an implicit GEMM: K blocks of at most the taps (NCHW) or
+    one tap's input channels (``nhwc``), as many pipeline stages as fit."""
+    out_bytes = f"{outs[0]}.element_size()"
+    if len(outs) > 1:
+        out_bytes = f"max({', '.join(f'{o}.element_size()' for o in outs)})"
+    code.add(
+        # a block of K is a block of one tap's channels in NHWC: at most C_in of them
+        f"BLOCK_K = max(16, min({p['BLOCK_K']}, _pow2({'C_in' if nhwc else 'K'})))",
+        f"# pipeline stages: up to {p['STAGES']}, as many as fit in shared memory (an H200"
+        " block's 227 KB,",
+        "# less 1 KB for barriers) with these tiles and the operands' and output's dtypes",
+        f"STAGES = _conv_stages({p['STAGES']}, BLOCK_M, BLOCK_N, BLOCK_K, x_in, "
+        f"{out_bytes}, {SMEM_BYTES}" + (", m_major=False)" if nhwc else ")"),
+    )
+
+
 def _describe(graph: OpGraph, spec: ConvSpec, variant: str) -> str:
     ops = ", ".join(dict.fromkeys(graph.node(n).op for n in spec.epilogue))
     s, pd, d = spec.stride, spec.padding, spec.dilation
+    kind = "transposed 2-D convolution" if spec.transposed else "2-D convolution"
     what = (
-        f"2-D convolution of {safe_name(spec.x)} by {safe_name(spec.w)} (stride {s[0]}x{s[1]}, "
-        f"padding {pd[0]}x{pd[1]}, dilation {d[0]}x{d[1]})"
+        f"{kind} of {safe_name(spec.x)} by {safe_name(spec.w)} (stride {s[0]}x{s[1]}, "
+        f"padding {pd[0]}x{pd[1]}, dilation {d[0]}x{d[1]}"
     )
+    if spec.output_padding and spec.output_padding != (0, 0):
+        what += f", output padding {spec.output_padding[0]}x{spec.output_padding[1]}"
+    what += ")"
     if spec.groups != 1:
         what += f" in {spec.groups} groups"
     if ops:
@@ -194,6 +230,9 @@ def _describe(graph: OpGraph, spec: ConvSpec, variant: str) -> str:
         "implicit-nhwc": "an implicit GEMM on tensor cores over channels-last copies of the "
         "input and weight (a step loads one tap's block of channels, contiguous), tiles in "
         "grouped order, one NCHW store",
+        "transposed": "one implicit GEMM on tensor cores per output phase (positions with the "
+        "same row and column modulo the stride, which read the same taps) over channels-last "
+        "copies of the input and weight, tiles in grouped order, one NCHW store",
         "vendor": "PyTorch's convolution, then one kernel for the epilogue",
     }
     return f"{what}: {how[variant]}."
@@ -217,13 +256,30 @@ def _sizes(
     assert group.layout is not None
     s, pd, d = spec.stride, spec.padding, spec.dilation
     x, w = safe_name(spec.x), safe_name(spec.w)
+    per_group = "" if spec.groups == 1 else "/G"
+    if spec.output_padding is not None:
+        op = spec.output_padding
+        code.add(
+            f"# N x C_in x H x W (any strides); the weight C_in x C_out{per_group} x KH x KW, as a"
+            " transposed",
+            "# convolution's is",
+            f"x_in, w_in = {x}, {w}",
+            "n_img, C_in, H, W = x_in.shape",
+            "_, C_out, KH, KW = w_in.shape",
+            *([f"C_out *= {spec.groups}"] if spec.groups != 1 else []),
+            f"OH = (H - 1) * {s[0]} - {2 * pd[0]} + {d[0]} * (KH - 1) + {op[0] + 1}",
+            f"OW = (W - 1) * {s[1]} - {2 * pd[1]} + {d[1]} * (KW - 1) + {op[1] + 1}",
+        )
+    else:
+        code.add(
+            f"x_in, w_in = {x}, {w}  # N x C_in x H x W (any strides), C_out x C_in{per_group}"
+            " x KH x KW",
+            "n_img, C_in, H, W = x_in.shape",
+            "C_out, _, KH, KW = w_in.shape",
+            f"OH = (H + {2 * pd[0]} - {d[0]} * (KH - 1) - 1) // {s[0]} + 1",
+            f"OW = (W + {2 * pd[1]} - {d[1]} * (KW - 1) - 1) // {s[1]} + 1",
+        )
     code.add(
-        f"x_in, w_in = {x}, {w}  # N x C_in x H x W (any strides), C_out x C_in"
-        + ("" if spec.groups == 1 else "/G") + " x KH x KW",
-        "n_img, C_in, H, W = x_in.shape",
-        "C_out, _, KH, KW = w_in.shape",
-        f"OH = (H + {2 * pd[0]} - {d[0]} * (KH - 1) - 1) // {s[0]} + 1",
-        f"OW = (W + {2 * pd[1]} - {d[1]} * (KW - 1) - 1) // {s[1]} + 1",
         "# the implicit GEMM: M output positions x N channels over K filter taps",
         "M, N, K = n_img * OH * OW, C_out, C_in * KH * KW",
     )
@@ -257,7 +313,7 @@ def _sizes(
         code.add(
             "conv_out = torch.ops.aten.convolution.default(",
             f"    x_in, w_in, None, [{s[0]}, {s[1]}], [{pd[0]}, {pd[1]}], [{d[0]}, {d[1]}],"
-            f" False, [0, 0], {spec.groups}",
+            f" {spec.transposed}, {list(spec.output_padding or (0, 0))}, {spec.groups}",
             ")",
             "# the epilogue reads the output in the layout the convolution wrote (NCHW or NHWC)",
             "conv_out, (sy_n, sy_c, sy_p) = _position_strides(conv_out)",
@@ -266,6 +322,22 @@ def _sizes(
         code.add(
             "w_in = w_in.contiguous()  # OIHW, as stored: no copy then",
             "sx_n, sx_c, sx_h, sx_w = x_in.stride()",
+        )
+    elif variant == "transposed":
+        code.add(
+            "x_in, w_in = _dot_operands(x_in, w_in)",
+            "# channels-last operands: the input copied NHWC once (none where it already is),",
+            "# the weight permuted to [C_out, KH, KW, C_in]: [C_out, K], K-major",
+            "x_in = _nhwc_copy(x_in)",
+            "w_in = w_in.permute(1, 2, 3, 0).contiguous()",
+            "sx_n, _, sx_h, sx_w = x_in.stride()",
+            "# tl.dot's input precision, from the operands' dtype and the caller's conv policy",
+            f'DOT_PRECISION = _conv_dot_precision(x_in, "{fp32_math}")',
+            "# the output's phases: positions with the same (oh % stride, ow % stride) read the",
+            "# same taps, TAPS_H x TAPS_W of them at most; QH x QW positions a phase an image",
+            f"QH, QW = _cdiv(OH, {s[0]}), _cdiv(OW, {s[1]})",
+            "MP = n_img * QH * QW",
+            f"TAPS_H, TAPS_W = _cdiv(KH, {s[0]}), _cdiv(KW, {s[1]})",
         )
     elif channels_last:
         code.add(

@@ -14,13 +14,18 @@ and the element-wise epilogue applied to it, seen as a matrix product (an implic
                a size-1 dimension, not in the domain)
     epilogue   the group's other nodes (the conv's bias, lowered to an add, then scales,
                activations...), computed on the fp32 accumulator before the single store
+    transposed a transposed convolution (weight C_in x C_out / G x KH x KW; output
+               OH = (H - 1) stride_h - 2 pad_h + dil_h (KH - 1) + out_pad_h + 1): each output
+               position sums the taps whose input position (oh + pad_h - kh dil_h) / stride_h
+               is whole; output positions of one phase (oh % stride_h, ow % stride_w) share
+               their taps, about KH / stride_h x KW / stride_w of them, so K counts those
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from kernelwright.design.aten import classify, conv2d_args, conv_groups
+from kernelwright.design.aten import classify, conv2d_args, conv_groups, conv_output_padding
 from kernelwright.design.fusion import Group
 from kernelwright.design.graph import Node, OpGraph, Ref
 from kernelwright.design.kernel.common import DesignError
@@ -42,6 +47,8 @@ class ConvSpec:
         groups: the convolution's groups (1: every channel reads every input channel).
         axes: the domain dimension of the output's (image, channel, row, column) dimensions.
         epilogue: the group's other nodes, in order.
+        output_padding: a transposed convolution's (along H, along W); None when the
+            convolution is not transposed.
     """
 
     node: Node
@@ -53,6 +60,12 @@ class ConvSpec:
     axes: tuple[int | None, int | None, int | None, int | None]
     epilogue: tuple[str, ...]
     groups: int = 1
+    output_padding: tuple[int, int] | None = None
+
+    @property
+    def transposed(self) -> bool:
+        """A transposed convolution (see the module docstring)."""
+        return self.output_padding is not None
 
     @property
     def row_axes(self) -> tuple[int, ...]:
@@ -86,27 +99,38 @@ def conv_spec(graph: OpGraph, group: Group) -> ConvSpec:
     epilogue = tuple(n for n in group.nodes if n != node.name)
     return ConvSpec(
         node, x.name, w.name, stride, padding, dilation, (ax[0], ax[1], ax[2], ax[3]), epilogue,
-        conv_groups(node),
+        conv_groups(node), conv_output_padding(node),
     )
 
 
 def conv_shape(graph: OpGraph, spec: ConvSpec) -> GemmShape:
     """The implicit GEMM's sizes at capture (the skills' conditions read them as a product's):
     M = N * OH * OW, N = C_out, K = C_in / G * KH * KW (one group's taps: the weight's second
-    dimension holds C_in / G); the weight is K-major as stored."""
+    dimension holds C_in / G); the weight is K-major as stored. A transposed convolution's K
+    counts the taps of one output phase, C_in / G * ceil(KH / stride_h) * ceil(KW / stride_w)
+    (its weight, C_in x C_out / G x KH x KW, is not K-major as stored)."""
     xm, wm, om = graph.meta(spec.x), graph.meta(spec.w), spec.node.out
     bias = own_bias(graph, spec)
     ops = tuple(
         graph.node(x).op for x in spec.epilogue if graph.node(x).kind == "call" and x != bias
     )
+    epilogue = tuple(o for o in ops if o not in ("view", "unsqueeze", "permute", "expand"))
+    m = om.hint[0] * om.hint[2] * om.hint[3]
+    if spec.transposed:
+        taps = -(-wm.hint[2] // spec.stride[0]) * -(-wm.hint[3] // spec.stride[1])
+        return GemmShape(m, om.hint[1], wm.hint[0] // spec.groups * taps,
+                         lhs_k_contiguous=xm.strides[-1] == 1, rhs_k_contiguous=False,
+                         epilogue=epilogue, groups=spec.groups, transposed=True,
+                         dilated=spec.dilation != (1, 1))
     return GemmShape(
-        om.hint[0] * om.hint[2] * om.hint[3],
+        m,
         wm.hint[0],
         wm.hint[1] * wm.hint[2] * wm.hint[3],
         lhs_k_contiguous=xm.strides[-1] == 1,
         rhs_k_contiguous=wm.strides[-1] == 1 and wm.strides[1] == wm.hint[2] * wm.hint[3],
-        epilogue=tuple(o for o in ops if o not in ("view", "unsqueeze", "permute", "expand")),
+        epilogue=epilogue,
         groups=spec.groups,
+        dilated=spec.dilation != (1, 1),
     )
 
 

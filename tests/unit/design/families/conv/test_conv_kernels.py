@@ -277,3 +277,69 @@ def test_a_grouped_convolution_keeps_its_groups_on_the_vendor_path(check) -> Non
     (src,) = check(body, skills=("conv-vendor",), params={"BLOCK_M": 32, "BLOCK_N": 16},
                    reference="float64")
     assert "False, [0, 0], 3" in src and "tl.dot" not in src
+
+
+TRANSPOSED = """
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.up = nn.ConvTranspose2d({cin}, {cout}, {k}, stride={stride}, padding={padding},
+                                     output_padding={out_pad}, bias={bias})
+        self.gamma = nn.Parameter(torch.rand({cout}, 1, 1) + 0.5)
+    def forward(self, x):
+        return F.leaky_relu(self.up(x), 0.2) * self.gamma
+def get_inputs():
+    return [torch.randn(2, {cin}, {h}, {w})]
+def get_input_variants():
+    return [[torch.randn(1, {cin}, {h2}, {w2})]]
+def get_init_inputs():
+    return []
+"""
+
+TRANSPOSED_CASES = {
+    # name: (C_in, C_out, kernel, stride, padding, output padding, bias, H, W, variant H, W);
+    # K (a phase's taps x C_in) >= 64 and C_out >= 32, as the skill requires
+    "k4-stride2-pad1": (17, 33, 4, 2, 1, 0, True, 5, 6, 4, 3),  # 4 taps a phase, 2 blocks
+    "k3-stride1": (8, 33, 3, 1, 0, 0, False, 6, 5, 3, 4),  # one phase: a flipped convolution
+    "k3-stride2-outpad1": (17, 34, 3, 2, 1, 1, True, 4, 5, 3, 3),  # phases of 4, 2 and 1 taps
+    "k5-stride3-pad2-outpad2": (17, 32, 5, 3, 2, 2, True, 3, 4, 2, 5),  # 2 or 1 taps a side
+    "k1-stride2": (65, 34, 1, 2, 0, 1, True, 3, 4, 2, 2),  # phases with no tap: the bias alone
+    "mixed": (17, 40, (3, 4), (2, 1), (1, 0), (1, 0), True, 4, 5, 3, 4),
+}
+
+
+def transposed_task(case: str) -> str:
+    cin, cout, k, stride, padding, out_pad, bias, h, w, h2, w2 = TRANSPOSED_CASES[case]
+    return TRANSPOSED.format(cin=cin, cout=cout, k=k, stride=stride, padding=padding,
+                             out_pad=out_pad, bias=bias, h=h, w=w, h2=h2, w2=w2)
+
+
+@pytest.mark.parametrize("case", sorted(TRANSPOSED_CASES))
+def test_transposed_convolution_by_phases_matches_float64(check_launches, case: str) -> None:
+    """A transposed convolution, its bias, LeakyReLU and a per-channel scale: the NHWC copy,
+    then one kernel over every output phase; strides 1-3, kernels smaller and larger than the
+    stride, output padding, partial channel blocks, input variants of other sizes."""
+    runs = check_launches(
+        transposed_task(case),
+        skills=("conv-transposed-implicit-gemm",),
+        params=SMALL,
+        reference="float64",
+        policy="fp32",
+    )
+    assert [launched for _, launched in runs] == [["_nhwc_copy_kernel", "conv_0_kernel"] * 2]
+
+
+def test_transposed_convolution_bf16_operands(check) -> None:
+    (src,) = check(transposed_task("k4-stride2-pad1"), skills=("conv-transposed-implicit-gemm",),
+                   params=SMALL, dtype="bfloat16", tol=3e-2)
+    assert "w_in = w_in.permute(1, 2, 3, 0).contiguous()" in src
+    assert "torch.ops.aten.convolution" not in src
+
+
+@pytest.mark.parametrize("layout", [0, 2])
+def test_a_transposed_convolution_on_the_vendor_path(check, layout: int) -> None:
+    """cuDNN's transposed convolution (its flag and output padding passed on), then the
+    epilogue kernel, NCHW or channels-last."""
+    (src,) = check(transposed_task("k3-stride2-outpad1"), skills=("conv-vendor",),
+                   params={"BLOCK_M": 32, "BLOCK_N": 16, "CHANNELS_LAST": layout})
+    assert "True, [1, 1], 1" in src and "tl.dot" not in src

@@ -124,3 +124,38 @@ def test_a_grouped_convolution_and_its_epilogue_are_one_group(
     assert skills == ({"conv-direct", "conv-vendor"} if direct else {"conv-vendor"})
     (why,) = [r for s, r in options.skipped if s == "conv-implicit-gemm"]
     assert any("groups" in line for line in why)
+
+
+def test_a_transposed_convolution_and_its_epilogue_are_one_group_by_phases(
+    tmp_path: Path,
+) -> None:
+    """An upsampling layer (kernel 4, stride 2): a ``conv`` group whose epilogue joins it; K
+    counts one output phase's taps (2 x 2 of the 4 x 4, times C_in); the phase kernel ranks
+    first under fp32, cuDNN's transposed convolution with our epilogue second; the forward
+    kernels do not take it."""
+    conv = "ConvTranspose2d(32, 48, 4, stride=2, padding=1)"
+    part, designs, (options,) = plan(tmp_path, conv, 48, "8, 32, 24, 24")
+    assert [g.kind for g in part.groups] == ["conv"]
+    g = options.facts.gemm
+    assert g is not None and g.transposed and (g.m, g.n, g.k) == (8 * 48 * 48, 48, 32 * 4)
+    skills = [o.choice.skill for o in options.options]
+    assert skills == ["conv-transposed-implicit-gemm", "conv-vendor"]
+    assert list(designs[0].skills) == ["conv-transposed-implicit-gemm"]
+    for skill in ("conv-implicit-gemm", "conv-direct"):
+        (why,) = [r for s, r in options.skipped if s == skill]
+        assert any("transposed" in line for line in why), (skill, why)
+
+
+@pytest.mark.parametrize(
+    ("conv", "why"),
+    [("ConvTranspose2d(32, 48, 4, stride=2, groups=2)", "2 group(s)"),
+     ("ConvTranspose2d(32, 48, 3, stride=2, dilation=2)", "dilated")],
+    ids=["grouped", "dilated"],
+)
+def test_a_transposed_convolution_the_phase_kernel_refuses_keeps_cudnn(
+    tmp_path: Path, conv: str, why: str
+) -> None:
+    _, designs, (options,) = plan(tmp_path, conv, 48, "2, 32, 12, 12")
+    assert [o.choice.skill for o in options.options] == ["conv-vendor"]
+    (reasons,) = [r for s, r in options.skipped if s == "conv-transposed-implicit-gemm"]
+    assert any(why in line for line in reasons), reasons
