@@ -40,10 +40,14 @@ def test_implicit_gemm_compiles_for_hopper_without_spills() -> None:
                     mma = sorted(set(re.findall({WGMMA!r}, r.ptx)))
                     rows.append([path, policy, design.skills, r.kernel, r.ok, r.registers,
                                  r.spill_bytes, r.shared_bytes, mma, len(re.findall(
-                                 r"wgmma\\.mma_async", r.ptx)), r.error[:300]])
+                                 r"wgmma\\.mma_async", r.ptx)), r.error[:300],
+                                 "max.NaN.f32" in r.ptx])
         print(json.dumps(rows))
         """
     rows = run_compile_script(script, timeout=900)
+    # task 1's ReLU keeps NaN as PyTorch's does (the plain max.f32 would drop it)
+    assert all(r[-1] for r in rows if "1_Conv2D_ReLU" in r[0]), rows
+    rows = [r[:-1] for r in rows]
     assert {(Path(p).stem, policy) for p, policy, *_ in rows} == {
         (Path(t).name, policy) for t in TASKS for policy in ("fp32", "tf32")
     }

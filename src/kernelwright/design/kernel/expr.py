@@ -102,14 +102,25 @@ def _pow(a: Sequence[str], n: Node) -> str:
     return f"_pow({a[0]}, {a[1]})"
 
 
+def _max(x: str, y: str) -> str:
+    """PyTorch's maximum, clamp and relu return NaN where an operand is NaN (the hardware's max
+    returns the other operand): NaN-propagating, at the same cost on sm_80 and later."""
+    return f"tl.maximum({x}, {y}, propagate_nan=tl.PropagateNan.ALL)"
+
+
+def _min(x: str, y: str) -> str:
+    """NaN-propagating minimum (see :func:`_max`)."""
+    return f"tl.minimum({x}, {y}, propagate_nan=tl.PropagateNan.ALL)"
+
+
 def _clamp(a: Sequence[str], n: Node) -> str:
     lo = n.args[1] if len(n.args) > 1 else n.kwarg("min")
     hi = n.args[2] if len(n.args) > 2 else n.kwarg("max")
     expr = a[0]
     if lo is not None:
-        expr = f"tl.maximum({expr}, {literal(lo)})"
+        expr = _max(expr, literal(lo))
     if hi is not None:
-        expr = f"tl.minimum({expr}, {literal(hi)})"
+        expr = _min(expr, literal(hi))
     return expr
 
 
@@ -118,9 +129,9 @@ def _clamp_tensor(a: Sequence[str], n: Node) -> str:
     ``scalar_tensor``): either bound may be None."""
     expr = a[0]
     if len(n.args) > 1 and n.args[1] is not None:
-        expr = f"tl.maximum({expr}, {a[1]})"
+        expr = _max(expr, a[1])
     if len(n.args) > 2 and n.args[2] is not None:
-        expr = f"tl.minimum({expr}, {a[2]})"
+        expr = _min(expr, a[2])
     return expr
 
 
@@ -141,7 +152,7 @@ def _leaky(a: Sequence[str], n: Node) -> str:
 def _hardtanh(a: Sequence[str], n: Node) -> str:
     lo = n.args[1] if len(n.args) > 1 else -1.0
     hi = n.args[2] if len(n.args) > 2 else 1.0
-    return f"tl.minimum(tl.maximum({a[0]}, {literal(lo)}), {literal(hi)})"
+    return _min(_max(a[0], literal(lo)), literal(hi))
 
 
 def _elu(a: Sequence[str], n: Node) -> str:
@@ -188,19 +199,19 @@ POINTWISE: dict[str, Fmt] = {
     "aten.cos.default": _call("tl.cos"),
     "aten.floor.default": _call("tl.floor"),
     "aten.ceil.default": _call("tl.ceil"),
-    "aten.relu.default": lambda a, n: f"tl.maximum({a[0]}, 0.0)",
+    "aten.relu.default": lambda a, n: _max(a[0], "0.0"),
     "aten.gelu.default": _gelu,
     "aten.sign.default": lambda a, n: f"tl.where({a[0]} > 0, 1.0, tl.where({a[0]} < 0, -1.0, 0.0))",
     "aten.pow.Tensor_Scalar": _pow,
     "aten.pow.Tensor_Tensor": _pow,
     "aten.clamp.default": _clamp,
-    "aten.clamp_min.default": lambda a, n: f"tl.maximum({a[0]}, {a[1]})",
-    "aten.clamp_max.default": lambda a, n: f"tl.minimum({a[0]}, {a[1]})",
+    "aten.clamp_min.default": lambda a, n: _max(a[0], a[1]),
+    "aten.clamp_max.default": lambda a, n: _min(a[0], a[1]),
     "aten.clamp.Tensor": _clamp_tensor,
-    "aten.clamp_min.Tensor": lambda a, n: f"tl.maximum({a[0]}, {a[1]})",
-    "aten.clamp_max.Tensor": lambda a, n: f"tl.minimum({a[0]}, {a[1]})",
-    "aten.maximum.default": lambda a, n: f"tl.maximum({a[0]}, {a[1]})",
-    "aten.minimum.default": lambda a, n: f"tl.minimum({a[0]}, {a[1]})",
+    "aten.clamp_min.Tensor": lambda a, n: _max(a[0], a[1]),
+    "aten.clamp_max.Tensor": lambda a, n: _min(a[0], a[1]),
+    "aten.maximum.default": lambda a, n: _max(a[0], a[1]),
+    "aten.minimum.default": lambda a, n: _min(a[0], a[1]),
     "aten.where.self": lambda a, n: f"tl.where({a[0]}, {a[1]}, {a[2]})",
     "aten.masked_fill.Scalar": lambda a, n: f"tl.where({a[1]}, {a[2]}, {a[0]})",
     "aten.eq.Tensor": _bin("=="),
@@ -232,11 +243,9 @@ POINTWISE: dict[str, Fmt] = {
     "aten.hardtanh.default": _hardtanh,
     "aten.elu.default": _elu,
     "aten.softplus.default": _softplus,
-    "aten.hardsigmoid.default": lambda a, n: (
-        f"tl.minimum(tl.maximum({a[0]} / 6.0 + 0.5, 0.0), 1.0)"
-    ),
+    "aten.hardsigmoid.default": lambda a, n: _min(_max(f"{a[0]} / 6.0 + 0.5", "0.0"), "1.0"),
     "aten.hardswish.default": lambda a, n: (
-        f"{a[0]} * tl.minimum(tl.maximum({a[0]} + 3.0, 0.0), 6.0) / 6.0"
+        f"{a[0]} * {_min(_max(f'{a[0]} + 3.0', '0.0'), '6.0')} / 6.0"
     ),
     "aten.silu.default": lambda a, n: f"{a[0]} * tl.sigmoid({a[0]})",
 }

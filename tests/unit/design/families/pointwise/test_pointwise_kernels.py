@@ -163,3 +163,26 @@ def get_init_inputs():
     (src,) = check(body)
     assert "lifted_tensor_0_ptr" not in src and "tl.minimum(mul, 0.25" in src
     assert "scalar_tensor.default(1.5, dtype=torch.float32)" in src
+
+
+@pytest.mark.parametrize(
+    "expr",
+    [
+        "torch.relu(x)",
+        "torch.clamp(x, -0.5, 0.5) + torch.clamp_min(x, 0.1) + torch.clamp_max(x, 0.2)",
+        "F.hardtanh(x) + F.relu6(x)",
+        "F.hardswish(x) + F.hardsigmoid(x)",
+        "torch.maximum(x, x * 0.5) + torch.minimum(x, torch.tensor(0.0, device=x.device))",
+    ],
+)
+def test_maxima_and_clamps_keep_nan_as_pytorch_does(check, expr: str) -> None:
+    """relu, clamps, hardtanh and friends of NaN are NaN in PyTorch, where the GPU's max and
+    min return the other operand: the kernels ask for NaN-propagating maxima and match PyTorch
+    on NaN, infinities and signed zeros (the interpreter's maxima propagate NaN either way, so
+    the source is checked too; the sm90 conv test checks the compiled max.NaN)."""
+    extremes = (
+        "[[torch.tensor([float('nan'), -float('nan'), 0.0, -0.0, 1.0, -1.0, 7.0, -7.0, "
+        "float('inf'), float('-inf')] * 5).reshape(2, 5, 5)]]"
+    )
+    (src,) = check(unary_task(expr), skills=("elementwise-flat",), inputs=extremes)
+    assert "propagate_nan=tl.PropagateNan.ALL" in src
