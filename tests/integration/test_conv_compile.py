@@ -254,3 +254,45 @@ def test_the_transposed_phase_kernel_compiles_for_hopper_without_spills() -> Non
         count[(path, policy)] = n_mma
     for path in paths:
         assert count[(path, "fp32")] == 3 * count[(path, "tf32")] > 0, count
+
+
+@pytest.mark.sm90
+def test_the_3d_channels_last_kernels_compile_for_hopper_without_spills() -> None:
+    """KernelBench level-2 tasks 47 (a 3 x 3 x 3 convolution, 32 -> 64 channels) and 26 (a
+    transposed one of stride 2) at full size, fp32: the channels-last implicit GEMM and the
+    phase kernel compile without spills within shared memory, on 3xTF32 wgmma, every copy into
+    shared memory 16 bytes."""
+    pytest.importorskip("triton")
+    paths = [str(ROOT / "kernelbench" / "level2" / "47_Conv3d_Mish_Tanh.py"),
+             str(ROOT / "kernelbench" / "level2" / "26_ConvTranspose3d_Add_HardSwish.py")]
+    script = f"""
+        import json, re
+        from kernelwright.design.plan import plan_task
+        from kernelwright.design.compile_check import compile_check
+        from kernelwright.evaluate.precision import apply_policy
+        from kernelwright.records import Precision
+        from kernelwright.task import load_task
+        apply_policy(Precision("fp32"))
+        rows = []
+        for path in {paths!r}:
+            plan = plan_task(load_task(path, "full"), "cuda", "full", isolate=False)
+            design = plan.designs[0]
+            for r in compile_check(plan.render(design), path, "full", keep_ptx=True):
+                copies = sorted(set(re.findall(
+                    r"cp\\.async\\.c[ag]\\.shared\\.global \\[[^]]*\\], \\[[^]]*\\], (\\w+)",
+                    r.ptx)))
+                rows.append([path, design.skills, r.kernel, r.ok, r.spill_bytes,
+                             r.shared_bytes, sorted(set(re.findall({WGMMA!r}, r.ptx))),
+                             copies, r.error[:300]])
+        print(json.dumps(rows))
+        """
+    rows = run_compile_script(script, timeout=900)
+    convs = [r for r in rows if r[2] == "conv_0_kernel"]
+    assert [(Path(r[0]).stem, r[1]) for r in convs] == [
+        ("47_Conv3d_Mish_Tanh", ["conv-implicit-gemm"]),
+        ("26_ConvTranspose3d_Add_HardSwish", ["conv-transposed-implicit-gemm"]),
+    ]
+    for path, _, _, ok, spill, shared, mma, copies, error in convs:
+        assert ok, (path, error)
+        assert spill in (0, None) and shared <= SMEM, (path, spill, shared)
+        assert mma == ["tf32"] and copies == ["0x10"], (path, mma, copies)

@@ -16,8 +16,8 @@
     select       topk (sorted, along one dimension)              the selection template
     matmul       mm, bmm (addmm is lowered to mm + add)          the GEMM templates, with the
                                                                  element-wise ops after it
-    conv         convolution: 2-D, transposed or not (any        the convolution templates, with
-                 groups; its bias is lowered to an add)          the element-wise ops after it
+    conv         convolution: 2-D or 3-D, transposed or not      the convolution templates, with
+                 (any groups; its bias is lowered to an add)     the element-wise ops after it
     attention    scaled_dot_product_attention (kept whole by     the flash-attention template
                  capture)
     const        scalar_tensor, full of one element              inlined as a literal
@@ -68,7 +68,7 @@ CONSTS = frozenset({"aten.scalar_tensor.default", "aten.full.default"})
 SELECTS = frozenset({"aten.topk.default"})
 # Matrix products: (M, K) @ (K, N) and batched (B, M, K) @ (B, K, N), operands of any strides
 MATMULS = frozenset({"aten.mm.default", "aten.bmm.default"})
-# Convolutions; only 2-D ones (transposed or not) are the ``conv`` kind (conv2d_args)
+# Convolutions; 2-D and 3-D ones (transposed or not) are the ``conv`` kind (conv_args)
 CONVS = frozenset({"aten.convolution.default"})
 # softmax(Q K^T * scale [+ mask]) V over [batch, heads, seq, dim] operands; capture keeps it one
 # node (``capture.KEPT_WHOLE``), and recognise_attention builds it from its written-out form
@@ -251,7 +251,7 @@ def classify(node: Node) -> str:
         return "select"
     if t in MATMULS:
         return "matmul"
-    if t in CONVS and conv2d_args(node) is not None:
+    if t in CONVS and conv_args(node) is not None:
         return "conv"
     if t in ATTENTIONS:
         return "attention"
@@ -266,27 +266,28 @@ def classify(node: Node) -> str:
     return "framework"
 
 
-def conv2d_args(
+def conv_args(
     node: Node,
-) -> tuple[tuple[int, int], tuple[int, int], tuple[int, int]] | None:
-    """(stride, padding, dilation) of ``convolution(x, w, bias, stride, padding, dilation,
-    transposed, output_padding, groups)`` when it is a 2-D convolution, transposed or not
-    (:func:`conv_output_padding`), with literal integer parameters (groups included:
-    :func:`conv_groups`); else None."""
+) -> tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...]] | None:
+    """(stride, padding, dilation), one entry a spatial dimension, of ``convolution(x, w, bias,
+    stride, padding, dilation, transposed, output_padding, groups)`` when it is a 2-D or 3-D
+    convolution, transposed or not (:func:`conv_output_padding`), with literal integer
+    parameters (groups included: :func:`conv_groups`); else None."""
     if node.target not in CONVS or len(node.args) < 9:
         return None
     stride, padding, dilation, transposed, output_padding, groups = node.args[3:9]
     pairs = (stride, padding, dilation, output_padding)
     if type(transposed) is not bool or type(groups) is not int or groups < 1:
         return None
-    if not all(
-        isinstance(p, tuple) and len(p) == 2 and all(type(v) is int for v in p) for p in pairs
+    nsp = len(stride) if isinstance(stride, tuple) else 0
+    if nsp not in (2, 3) or not all(
+        isinstance(p, tuple) and len(p) == nsp and all(type(v) is int for v in p) for p in pairs
     ):
         return None
     return stride, padding, dilation  # type: ignore[return-value]
 
 
-def conv_output_padding(node: Node) -> tuple[int, int] | None:
+def conv_output_padding(node: Node) -> tuple[int, ...] | None:
     """A transposed ``conv`` node's output padding (rows and columns added at the bottom and
     right of its output); None for a convolution that is not transposed."""
     if node.args[6] is not True:
@@ -295,7 +296,7 @@ def conv_output_padding(node: Node) -> tuple[int, int] | None:
 
 
 def conv_groups(node: Node) -> int:
-    """The groups of a ``conv`` node (:func:`conv2d_args` holds): each output channel reads
+    """The groups of a ``conv`` node (:func:`conv_args` holds): each output channel reads
     C_in / groups input channels (C_in of them for 1, one for a depthwise convolution)."""
     return int(node.args[8])  # type: ignore[arg-type]
 

@@ -21,8 +21,8 @@
                                copy nor the concatenation is written
     addmm(bias, x, w)          mm(x, w) (* alpha) + bias (* beta): the bias is an element-wise
                                epilogue the GEMM kernel fuses with what follows
-    convolution(x, w, bias)    convolution(x, w, None) + bias viewed (C, 1, 1), for 2-D convolutions
-                               of one group (the ``conv`` kind): the bias joins the epilogue
+    convolution(x, w, bias)    convolution(x, w, None) + bias viewed (C, 1, ..., 1), for 2-D and
+                               3-D convolutions (the ``conv`` kind): the bias joins the epilogue
     mm/bmm with N or M = 1     a matrix-vector product: sum(A * x^T, K) (a row or column
                                reduction: memory-bound, so it streams the matrix once through
                                the reduction templates instead of wasting tensor-core tiles)
@@ -53,7 +53,7 @@ import dataclasses
 import math
 from collections.abc import Callable, Sequence
 
-from kernelwright.design.aten import classify, conv2d_args, lookup_fusible
+from kernelwright.design.aten import classify, conv_args, lookup_fusible
 from kernelwright.design.builder import (
     Builder,
     broadcast_meta,
@@ -379,14 +379,15 @@ def _addmm(b: Builder, n: Node, _: dict[str, list[Node]]) -> dict[int, Arg] | No
 
 
 def _conv_bias(b: Builder, n: Node, _: dict[str, list[Node]]) -> dict[int, Arg] | None:
-    """A 2-D convolution's bias as an element-wise add after it: the implicit-GEMM template
-    applies it with the rest of the epilogue on the accumulator."""
+    """A 2-D or 3-D convolution's bias as an element-wise add after it: the implicit-GEMM
+    templates apply it with the rest of the epilogue on the accumulator."""
     bias = n.args[2]
-    if conv2d_args(n) is None or not isinstance(bias, Ref):
+    if conv_args(n) is None or not isinstance(bias, Ref):
         return None
     args = (*n.args[:2], None, *n.args[3:])
     conv = b.emit(f"{n.name}_nobias", n.target, args, meta_like(n.out), n.kwargs)
-    return {0: b.binary(n.name, "add", conv, _channel_view(b, f"{n.name}_bias", bias, 4))}
+    view = _channel_view(b, f"{n.name}_bias", bias, n.out.rank)
+    return {0: b.binary(n.name, "add", conv, view)}
 
 
 def _product(b: Builder, mm: Node) -> Ref:

@@ -38,6 +38,7 @@ class GemmShape:
             share of the input channels, so k counts one group's taps (1 for a product).
         transposed: a transposed convolution (k counts the taps of one output phase).
         dilated: a convolution whose taps are spaced (a dilation above 1).
+        spatial: a convolution's spatial dimensions (2 or 3).
     """
 
     m: int
@@ -51,6 +52,7 @@ class GemmShape:
     groups: int = 1
     transposed: bool = False
     dilated: bool = False
+    spatial: int = 2
 
     @property
     def flops(self) -> int:

@@ -1,21 +1,25 @@
-"""2-D convolutions with their element-wise epilogue (group kind ``conv``), as implicit GEMMs
-or, grouped, as direct sums.
+"""2-D and 3-D convolutions, transposed or not, with their element-wise epilogue (group kind
+``conv``), as implicit GEMMs or, grouped, as direct sums.
 
-    spec.py       the convolution (NCHW input, OIHW weight, any groups, stride, padding and
-                  dilation), where its output's dimensions lie in the domain, the epilogue;
-                  its implicit GEMM's sizes (M = N*OH*OW, N = C_out, K = C_in/G*KH*KW)
-    kernels.py    the implicit-GEMM kernel (grouped order, patch gathers, tl.dot), the direct
-                  kernel of grouped convolutions and the vendor path's epilogue kernel
-    epilogue.py   the epilogue on the accumulator: the GEMM family's, over (image, oh, ow) rows
-                  and channel columns
+    spec.py       the convolution (NC(D)HW input, OI(D)HW weight, any groups, stride, padding
+                  and dilation; transposed with its output padding), where its output's
+                  dimensions lie in the domain, the epilogue; its implicit GEMM's sizes
+                  (M = N*OH*OW, N = C_out, K = C_in/G*KH*KW in 2-D)
+    kernels.py    the implicit-GEMM kernels (grouped order, patch gathers from NCHW or
+                  channels-last copies, tl.dot; a transposed convolution's per output phase),
+                  the direct kernel of grouped convolutions and the vendor path's epilogue
+    epilogue.py   the epilogue on the accumulator: the GEMM family's, over (image, spatial)
+                  rows and channel columns
     launch.py     the wrapper: sizes, the math the policy allows, tiles, stages, the launch
-    helpers.py    the Python helpers wrappers call (the math under the conv policy, stages)
+    helpers.py    the Python helpers wrappers call (the math under the conv policy, stages,
+                  the channels-last copy)
 
-Convolutions that are not 2-D or are transposed are no ``conv`` group: PyTorch runs them
-(``aten.classify``). A ``conv`` group whose implicit GEMM is too narrow for tensor-core tiles
-(``conv_gemm_at_least``) keeps PyTorch's convolution with our epilogue kernel (``conv-vendor``),
-or PyTorch alone when there is no epilogue. A grouped convolution with few taps an output value
-(``conv_grouped``: a depthwise one) has the direct kernel (``conv-direct``) besides the vendor's.
+1-D convolutions are no ``conv`` group: PyTorch runs them (``aten.classify``). A ``conv`` group
+whose implicit GEMM is too narrow for tensor-core tiles (``conv_gemm_at_least``) keeps
+PyTorch's convolution with our epilogue kernel (``conv-vendor``), or PyTorch alone when there
+is no epilogue. A grouped 2-D convolution with few taps an output value (``conv_grouped``: a
+depthwise one) has the direct kernel (``conv-direct``) besides the vendor's. 3-D convolutions
+take the channels-last kernels only.
 """
 
 from __future__ import annotations

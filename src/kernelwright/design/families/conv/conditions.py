@@ -84,3 +84,13 @@ def conv_transposed_phases(f: GroupFacts) -> Outcome:
                     + (", dilated" if g.dilated else "")
                     + ": the phase kernel takes one group and undilated taps")
     return Ok("a transposed convolution of one group: one implicit GEMM per output phase")
+
+
+@condition("conv_2d")
+def conv_2d(f: GroupFacts) -> Outcome:
+    """A 2-D convolution (the kernel indexes an NCHW input)."""
+    g = f.gemm
+    assert g is not None
+    if g.spatial == 2:
+        return Ok("a 2-D convolution")
+    return Fail(f"a {g.spatial}-D convolution: the kernel takes 2-D ones")

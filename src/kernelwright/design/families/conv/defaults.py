@@ -30,7 +30,8 @@ def conv_implicit_gemm(f: GroupFacts) -> dict[str, int]:
     (NCHW) under fp32, the layout these defaults were measured in; channels-last where cuDNN
     multiplies on tensor cores itself (16-bit operands, or tf32): there the NCHW gathers lost
     to cuDNN (``TENSOR_CORE_IMPLICIT``), and the vendor path, which ranks first, copies the
-    input channels-last as well."""
+    input channels-last as well; and for 3-D convolutions, which only the channels-last kernel
+    takes."""
     g = f.gemm
     assert g is not None
     block_m = max(16, min(128, next_pow2(g.m)))
@@ -43,7 +44,7 @@ def conv_implicit_gemm(f: GroupFacts) -> dict[str, int]:
         "STAGES": STAGES,
         "WARPS": 8 if block_m * block_n >= 128 * 64 else 4,
         "FP32_MATH": 0,
-        "CHANNELS_LAST": int(vendor_tensor_cores(f)),
+        "CHANNELS_LAST": int(vendor_tensor_cores(f) or g.spatial == 3),
     }
 
 

@@ -42,28 +42,34 @@ def _nhwc_copy_kernel(x_ptr, y_ptr, C, P, BLOCK_C: tl.constexpr, BLOCK_P: tl.con
 
 
 def _nhwc_copy(x):
-    """x (N x C x H x W) stored channels-last, as x.contiguous(memory_format=torch.channels_last)
-    does, by a tiled kernel: PyTorch's copy of this permutation writes with a stride and ran at
-    half the speed of torch.compile's tiled copy (H200, bf16, 128 x 64 x 128 x 128). x itself
-    where it already is channels-last; PyTorch's copy where x is not contiguous NCHW, where an
-    image's offsets pass 32 bits or where the images pass the grid's 65535."""
-    if x.is_contiguous(memory_format=torch.channels_last):
+    """x (N x C x H x W, or N x C x D x H x W) stored channels-last, as x.contiguous(
+    memory_format=torch.channels_last) (channels_last_3d) does, by a tiled kernel: PyTorch's
+    copy of this permutation writes with a stride and ran at half the speed of torch.compile's
+    tiled copy (H200, bf16, 128 x 64 x 128 x 128). x itself where it already is channels-last;
+    PyTorch's copy where x is not contiguous, where an image's offsets pass 32 bits or where
+    the images pass the grid's 65535."""
+    fmt = torch.channels_last if x.dim() == 4 else torch.channels_last_3d
+    if x.is_contiguous(memory_format=fmt):
         return x
-    n, c, h, w = x.shape
-    if not x.is_contiguous() or c * h * w >= 2**31 or n > 65535:
-        return x.contiguous(memory_format=torch.channels_last)
-    y = torch.empty_like(x, memory_format=torch.channels_last)
-    grid = ((h * w + 63) // 64, (c + 63) // 64, n)
-    _nhwc_copy_kernel[grid](x, y, c, h * w, BLOCK_C=64, BLOCK_P=64, num_warps=4)
+    n, c = x.shape[0], x.shape[1]
+    p = x.numel() // max(1, n * c)  # positions an image
+    if not x.is_contiguous() or c * p >= 2**31 or n > 65535:
+        return x.contiguous(memory_format=fmt)
+    y = torch.empty_like(x, memory_format=fmt)
+    grid = ((p + 63) // 64, (c + 63) // 64, n)
+    _nhwc_copy_kernel[grid](x, y, c, p, BLOCK_C=64, BLOCK_P=64, num_warps=4)
     return y''',
     "_position_strides": '''def _position_strides(y):
-    """(y, (stride of an image, of a channel, of an output position)) for an N x C x OH x OW
-    tensor whose positions (oh, ow) are evenly strided, as in NCHW and NHWC storage alike;
+    """(y, (stride of an image, of a channel, of an output position)) for an N x C x spatial
+    tensor whose positions are evenly strided, as in NC(D)HW and N(D)HWC storage alike;
     otherwise a contiguous copy of y with its strides."""
-    _, _, oh, ow = y.shape
-    s_n, s_c, s_h, s_w = y.stride()
-    if oh == 1 or ow == 1 or s_h == ow * s_w:
-        return y, (s_n, s_c, s_w if ow > 1 else s_h)
-    y = y.contiguous()
-    return y, (y.stride(0), y.stride(1), 1)''',
+    dims = [(n, s) for n, s in zip(y.shape[2:], y.stride()[2:]) if n > 1]
+    step = dims[-1][1] if dims else 1
+    span = step
+    for n, s in reversed(dims):
+        if s != span:
+            y = y.contiguous()
+            return y, (y.stride(0), y.stride(1), 1)
+        span *= n
+    return y, (y.stride(0), y.stride(1), step)''',
 }

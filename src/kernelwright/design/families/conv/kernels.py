@@ -48,12 +48,41 @@ or outputs of 2^31 elements or more, where the row offsets are computed in 64 bi
 
 from __future__ import annotations
 
+import math
+
 from kernelwright.design.families.conv.epilogue import ConvEpilogue
 from kernelwright.design.kernel.common import Code, signature
 from kernelwright.design.kernel.emitter import KernelArgs
 
-GEOMETRY = ["KH", "KW", "STRIDE_H", "STRIDE_W", "PAD_H", "PAD_W", "DIL_H", "DIL_W"]
 CONSTS = ["BLOCK_M", "BLOCK_N", "BLOCK_K", "GROUP_M", "INDEX_64"]
+
+
+def spatial(nsp: int) -> list[str]:
+    """The spatial dimensions' letters, outermost first: H, W (2-D) or D, H, W (3-D)."""
+    return ["D", "H", "W"][3 - nsp :]
+
+
+def geometry(nsp: int, dilation: bool = True) -> list[str]:
+    """The kernels' constexpr geometry: sizes, strides, padding (and dilation) per dimension."""
+    dims = spatial(nsp)
+    kinds = ["K", "STRIDE_", "PAD_"] + (["DIL_"] if dilation else [])
+    return [f"{k}{d}" for k in kinds for d in dims]
+
+
+def _unflatten(flat: str, sizes: list[str]) -> list[str]:
+    """Expressions of the indices of a flat index over ``sizes`` (outermost first): the first
+    without a modulus, the last without a division."""
+    out = []
+    for i, size in enumerate(sizes):
+        inner = sizes[i + 1 :]
+        expr = flat
+        if inner:
+            divisor = inner[0] if len(inner) == 1 else f"({' * '.join(inner)})"
+            expr = f"{flat} // {divisor}"
+        if i > 0:
+            expr = f"{expr} % {size}"
+        out.append(expr)
+    return out
 
 
 def implicit_gemm_kernel(epi: ConvEpilogue, name: str) -> tuple[str, KernelArgs]:
@@ -83,119 +112,159 @@ def implicit_gemm_kernel(epi: ConvEpilogue, name: str) -> tuple[str, KernelArgs]
         "    acc = tl.dot(patch, filt.T, acc, input_precision=DOT_PRECISION)",
     )
     epi.write(args, body)
-    consts = [*CONSTS, *GEOMETRY, "DOT_PRECISION"]
+    consts = [*CONSTS, *geometry(2), "DOT_PRECISION"]
     return "\n".join(signature(name, args, consts) + body.lines), args
 
 
 def implicit_gemm_nhwc_kernel(epi: ConvEpilogue, name: str) -> tuple[str, KernelArgs]:
-    """The implicit-GEMM kernel on a channels-last (NHWC) input and a ``[C_out, KH, KW, C_in]``
-    weight, K in the order (kh, kw, c); its source and its arguments, in order."""
-    args, x, w, body = _patch_kernel(epi, ("M", "N", "K", "C_in", "H", "W", "OH", "OW"),
-                                     "the gathers below need no row mask", channels_last=True)
+    """The implicit-GEMM kernel on a channels-last (NHWC or NDHWC) input and a ``[C_out, KH,
+    KW, C_in]`` (``[C_out, KD, KH, KW, C_in]``) weight, K in the order (taps, c); its source
+    and its arguments, in order."""
+    nsp = epi.spec.nsp
+    dims = spatial(nsp)
+    sizes = ("M", "N", "K", "C_in", *dims, *(f"O{d}" for d in dims))
+    args, x, w, body = _patch_kernel(epi, sizes, "the gathers below need no row mask",
+                                     channels_last=True)
+    taps = " * ".join(f"K{d}" for d in dims)
     body.add(
         f"x_base = {x} + img * sx_n  # [BLOCK_M] each row's image",
         "safe_n = tl.where(offs_n < N, offs_n, 0)",
-        f"w_base = {w} + safe_n[:, None] * K  # [BLOCK_N, 1]: the weight is [C_out, KH, KW, C_in]",
+        f"w_base = {w} + safe_n[:, None] * K  # [BLOCK_N, 1]: the weight is "
+        f"[C_out, {', '.join(f'K{d}' for d in dims)}, C_in]",
         "offs_k = tl.arange(0, BLOCK_K)",
         "acc = tl.zeros([BLOCK_M, BLOCK_N], dtype=tl.float32)",
         "# one loop over (tap, block of channels), which Triton pipelines as one: a tap's",
         "# channels are contiguous, so a step loads whole rows of the patch block (one mask a",
         "# row, the padding's) and whole rows of the filter block, both K-major",
         "c_blocks = tl.cdiv(C_in, BLOCK_K)",
-        "for step in range(0, KH * KW * c_blocks):",
+        f"for step in range(0, {taps} * c_blocks):",
         "    tap = step // c_blocks",
         "    c = (step - tap * c_blocks) * BLOCK_K + offs_k  # [BLOCK_K] input channels",
         "    c_ok = c < C_in  # the last block of channels is partial: its tail reads zeros",
-        "    ih = ih0 + tap // KW * DIL_H  # [BLOCK_M] (KW constexpr: a division by a constant)",
-        "    iw = iw0 + tap % KW * DIL_W",
+    )
+    tap_index = _unflatten("tap", [f"K{d}" for d in dims])
+    for i, d in enumerate(dims):
+        why = f"  # [BLOCK_M] (K{dims[-1]} constexpr: a division by a constant)" if i == 0 else ""
+        body.add(f"    i{d.lower()} = i{d.lower()}0 + {tap_index[i]} * DIL_{d}{why}")
+    bounds = " & ".join(f"(i{d.lower()} >= 0) & (i{d.lower()} < {d})" for d in dims)
+    offset = " + ".join(f"i{d.lower()} * sx_{d.lower()}" for d in dims)
+    body.add(
         "    # taps in the padding (outside the input) read zeros",
-        "    inside = (ih >= 0) & (ih < H) & (iw >= 0) & (iw < W)",
-        "    # channels have a unit stride in NHWC storage (the wrapper's copy guarantees it)",
-        "    patch = x_base + ih * sx_h + iw * sx_w",
+        f"    inside = {bounds}",
+        "    # channels have a unit stride in channels-last storage (the wrapper's copy)",
+        f"    patch = x_base + {offset}",
         "    patch = tl.load(patch[:, None] + c[None, :], mask=inside[:, None] & c_ok[None, :],",
         "                    other=0.0)",
         "    filt = tl.load(w_base + tap * C_in + c[None, :], mask=c_ok[None, :], other=0.0)",
         "    acc = tl.dot(patch, filt.T, acc, input_precision=DOT_PRECISION)",
     )
     epi.write(args, body)
-    consts = [*CONSTS, *GEOMETRY, "DOT_PRECISION"]
+    consts = [*CONSTS, *geometry(nsp), "DOT_PRECISION"]
     return "\n".join(signature(name, args, consts) + body.lines), args
 
 
 def transposed_kernel(epi: ConvEpilogue, name: str) -> tuple[str, KernelArgs]:
     """The transposed convolution's kernel, one implicit GEMM per output phase (grid axis 1) on
-    a channels-last input and a ``[C_out, KH, KW, C_in]`` weight; its source and its
+    a channels-last input and a ``[C_out, (KD,) KH, KW, C_in]`` weight; its source and its
     arguments, in order."""
+    nsp = epi.spec.nsp
+    dims = spatial(nsp)
+    low = [d.lower() for d in dims]
     args = KernelArgs()
     x = args.pointer("x_in")
     w = args.pointer("w_in")
     xm = epi.graph.meta(epi.spec.x)
-    _, c_in, h, w_ = xm.hint
-    for s in ("M", "N", "K", "MP", "C_in", "H", "W", "OH", "OW", "QH", "QW"):
+    c_in = xm.hint[1]
+    sizes = ["M", "N", "K", "MP", "C_in", *dims, *(f"O{d}" for d in dims), *(f"Q{d}" for d in dims)]
+    for s in sizes:
         args.scalar(s, s, c_in if s == "C_in" else None)
-    for s, seen in {"sx_n": c_in * h * w_, "sx_h": w_ * c_in, "sx_w": c_in}.items():
+    for s, seen in _nhwc_strides(xm.hint).items():
         args.scalar(s, s, seen)
     body = Code()
     body.indent()
+    phase = _unflatten("phase", [f"STRIDE_{d}" for d in dims])
     body.add(
-        "# ---- this program's phase (output positions with the same oh % STRIDE_H and",
-        "# ow % STRIDE_W, which read the same taps) and its tile of that phase's MP positions",
+        "# ---- this program's phase (output positions with the same index modulo the stride",
+        "# along each dimension, which read the same taps) and its tile of the phase's MP",
+        "# positions",
         "phase = tl.program_id(1)",
-        "ph = phase // STRIDE_W",
-        "pw = phase % STRIDE_W",
+        *(f"p{d} = {e}" for d, e in zip(low, phase, strict=True)),
     )
     _tile_head(body, rows="MP")
+    q = _unflatten("q", [f"Q{d}" for d in dims])
+    span = " * ".join(f"Q{d}" for d in dims)
     body.add(
         "# rows past MP read row 0 (their results are not stored), so the gathers below need",
         "# no row mask",
         "safe_m = tl.where(offs_m < MP, offs_m, 0)",
-        "img = safe_m // (QH * QW)",
-        "q = safe_m % (QH * QW)",
-        "oh = ph + q // QW * STRIDE_H  # [BLOCK_M] the rows' output positions",
-        "ow = pw + q % QW * STRIDE_W",
-        "# output row oh reads input row (oh + PAD_H - kh) / STRIDE_H of tap kh where that",
-        "# divides: the phase's taps are kh0, kh0 + STRIDE_H, ..., and tap t reads row ih0 - t",
-        "kh0 = (ph + PAD_H) % STRIDE_H",
-        "kw0 = (pw + PAD_W) % STRIDE_W",
-        "ih0 = q // QW + (ph + PAD_H - kh0) // STRIDE_H",
-        "iw0 = q % QW + (pw + PAD_W - kw0) // STRIDE_W",
+        f"img = safe_m // ({span})",
+        f"q = safe_m % ({span})",
+    )
+    for i, (d, dl) in enumerate(zip(dims, low, strict=True)):
+        body.add(f"o{dl} = p{dl} + {q[i]} * STRIDE_{d}"
+                 + ("  # [BLOCK_M] the rows' output positions" if i == 0 else ""))
+    body.add(
+        f"# output index o{low[0]} reads input index (o{low[0]} + PAD_{dims[0]} - k) / "
+        f"STRIDE_{dims[0]} of tap k where that",
+        f"# divides: the phase's taps are k0, k0 + STRIDE_{dims[0]}, ..., and its t-th reads "
+        f"i{low[0]}0 - t",
+    )
+    for d, dl in zip(dims, low, strict=True):
+        body.add(f"k{dl}0 = (p{dl} + PAD_{d}) % STRIDE_{d}")
+    for i, (d, dl) in enumerate(zip(dims, low, strict=True)):
+        body.add(f"i{dl}0 = {q[i]} + (p{dl} + PAD_{d} - k{dl}0) // STRIDE_{d}")
+    ntaps = " * ".join(f"TAPS_{d}" for d in dims)
+    body.add(
         f"x_base = {x} + img * sx_n  # [BLOCK_M] each row's image",
         "safe_n = tl.where(offs_n < N, offs_n, 0)",
-        f"w_base = {w} + safe_n[:, None] * K  # [BLOCK_N, 1]: the weight is [C_out, KH, KW, C_in]",
+        f"w_base = {w} + safe_n[:, None] * K  # [BLOCK_N, 1]: the weight is "
+        f"[C_out, {', '.join(f'K{d}' for d in dims)}, C_in]",
         "offs_k = tl.arange(0, BLOCK_K)",
         "acc = tl.zeros([BLOCK_M, BLOCK_N], dtype=tl.float32)",
         "# one loop over (tap of the phase, block of channels), pipelined as one; a tap's",
         "# channels are contiguous in both operands",
         "c_blocks = tl.cdiv(C_in, BLOCK_K)",
-        "for step in range(0, TAPS_H * TAPS_W * c_blocks):",
+        f"for step in range(0, {ntaps} * c_blocks):",
         "    tap = step // c_blocks",
         "    c = (step - tap * c_blocks) * BLOCK_K + offs_k  # [BLOCK_K] input channels",
         "    c_ok = c < C_in  # the last block of channels is partial: its tail reads zeros",
-        "    t = tap // TAPS_W",
-        "    u = tap % TAPS_W",
-        "    kh = kh0 + t * STRIDE_H",
-        "    kw = kw0 + u * STRIDE_W",
+    )
+    t = _unflatten("tap", [f"TAPS_{d}" for d in dims])
+    for i, (d, dl) in enumerate(zip(dims, low, strict=True)):
+        body.add(f"    t_{dl} = {t[i]}", f"    k{dl} = k{dl}0 + t_{dl} * STRIDE_{d}")
+    tap_ok = " & ".join(f"(k{dl} < K{d})" for d, dl in zip(dims, low, strict=True))
+    bounds = " & ".join(f"(i{dl} >= 0) & (i{dl} < {d})" for d, dl in zip(dims, low, strict=True))
+    offset = " + ".join(f"i{dl} * sx_{dl}" for dl in low)
+    filt = f"k{low[0]}"  # the tap's flat index in the weight, (kd * KH + kh) * KW + kw
+    for d, dl in zip(dims[1:], low[1:], strict=True):
+        filt = f"({filt} * K{d} + k{dl})"
+    body.add(
         "    # a phase has fewer taps where the kernel is no multiple of the stride",
-        "    tap_ok = (kh < KH) & (kw < KW)",
-        "    ih = ih0 - t",
-        "    iw = iw0 - u",
-        "    inside = (ih >= 0) & (ih < H) & (iw >= 0) & (iw < W) & tap_ok  # [BLOCK_M]",
-        "    patch = x_base + ih * sx_h + iw * sx_w",
+        f"    tap_ok = {tap_ok}",
+        *(f"    i{dl} = i{dl}0 - t_{dl}" for dl in low),
+        f"    inside = {bounds} & tap_ok  # [BLOCK_M]",
+        f"    patch = x_base + {offset}",
         "    patch = tl.load(patch[:, None] + c[None, :], mask=inside[:, None] & c_ok[None, :],",
         "                    other=0.0)",
-        "    filt = tl.load(w_base + (kh * KW + kw) * C_in + c[None, :],",
+        f"    filt = tl.load(w_base + {filt} * C_in + c[None, :],",
         "                   mask=c_ok[None, :] & tap_ok, other=0.0)",
         "    acc = tl.dot(patch, filt.T, acc, input_precision=DOT_PRECISION)",
-        "# the rows' flat output positions (image, oh, ow); rows past the phase's positions or",
-        "# the output (a phase's last row or column where OH or OW is no multiple of the",
+    )
+    inside = " & ".join(f"(o{dl} < O{d})" for d, dl in zip(dims, low, strict=True))
+    flat = "img"
+    for d, dl in zip(dims, low, strict=True):
+        flat = f"({flat}) * O{d} + o{dl}" if flat != "img" else f"img * O{d} + o{dl}"
+    body.add(
+        "# the rows' flat output positions (image, spatial); rows past the phase's positions or",
+        "# the output (a phase's last index where the output size is no multiple of the",
         "# stride) are M, which the epilogue's row mask drops",
-        "inside_out = (offs_m < MP) & (oh < OH) & (ow < OW)",
-        "rows = tl.where(inside_out, img * (OH * OW) + oh * OW + ow, M)[:, None]",
+        f"inside_out = (offs_m < MP) & {inside}",
+        f"rows = tl.where(inside_out, {flat}, M)[:, None]",
         "cols = offs_n[None, :]",
     )
     epi.write(args, body, declare=False)
-    consts = [*CONSTS, "KH", "KW", "STRIDE_H", "STRIDE_W", "PAD_H", "PAD_W", "TAPS_H",
-              "TAPS_W", "DOT_PRECISION"]
+    consts = [*CONSTS, *geometry(nsp, dilation=False), *(f"TAPS_{d}" for d in dims),
+              "DOT_PRECISION"]
     return "\n".join(signature(name, args, consts) + body.lines), args
 
 
@@ -222,7 +291,7 @@ def direct_kernel(epi: ConvEpilogue, name: str) -> tuple[str, KernelArgs]:
         "            acc += tap * filt[None, :]",
     )
     epi.write(args, body)
-    consts = ["BLOCK_M", "BLOCK_N", "GROUP_M", "INDEX_64", *GEOMETRY]
+    consts = ["BLOCK_M", "BLOCK_N", "GROUP_M", "INDEX_64", *geometry(2)]
     return "\n".join(signature(name, args, consts) + body.lines), args
 
 
@@ -234,12 +303,12 @@ def vendor_epilogue_kernel(epi: ConvEpilogue, name: str) -> tuple[str, KernelArg
     # positions an image (OH * OW), hinted with their value at capture: a modulus Triton knows
     # to be a multiple of 4 keeps runs of 4 positions contiguous, so NCHW reads vectorise (an
     # unknown one, 126 x 126 say, left every load scalar); NCHW's channel stride is the same
-    _, _, oh, ow = epi.graph.meta(epi.spec.node.name).hint
+    positions = math.prod(epi.graph.meta(epi.spec.node.name).hint[2:])
     for s in ("M", "N"):
         args.scalar(s, s)
-    args.scalar("P", "OH * OW", oh * ow)
+    args.scalar("P", " * ".join(f"O{d}" for d in spatial(epi.spec.nsp)), positions)
     args.scalar("sy_n", "sy_n")
-    args.scalar("sy_c", "sy_c", oh * ow)
+    args.scalar("sy_c", "sy_c", positions)
     args.scalar("sy_p", "sy_p")
     body = Code()
     body.indent()
@@ -275,25 +344,40 @@ def _patch_kernel(epi: ConvEpilogue, sizes: tuple[str, ...], masked: str, *,
     xm = epi.graph.meta(epi.spec.x)
     for s in sizes:
         args.scalar(s, s, xm.hint[1] if s == "C_in" and channels_last else None)
-    strides = dict(zip(("sx_n", "sx_c", "sx_h", "sx_w"), xm.strides, strict=True))
-    if channels_last:  # the strides of the wrapper's NHWC copy at the capture's sizes
-        _, c_in, h, w_ = xm.hint
-        strides = {"sx_n": c_in * h * w_, "sx_h": w_ * c_in, "sx_w": c_in}
+    names = ("sx_n", "sx_c", *(f"sx_{d.lower()}" for d in spatial(epi.spec.nsp)))
+    strides = dict(zip(names, xm.strides, strict=True))
+    if channels_last:
+        strides = _nhwc_strides(xm.hint)
     for s, seen in strides.items():
         args.scalar(s, s, seen)
     body = Code()
     body.indent()
     _tile_head(body)
+    dims = spatial(epi.spec.nsp)
+    out = [f"O{d}" for d in dims]
+    span = " * ".join(out)
     body.add(
-        "# ---- the rows' output positions (image, oh, ow); rows past M read row 0 (their",
+        f"# ---- the rows' output positions (image, {', '.join(f'o{d.lower()}' for d in dims)});"
+        " rows past M read row 0 (their",
         f"# results are not stored), so {masked}",
         "safe_m = tl.where(offs_m < M, offs_m, 0)",
-        "img = safe_m // (OH * OW)",
-        "pix = safe_m % (OH * OW)",
-        "ih0 = pix // OW * STRIDE_H - PAD_H  # the patch's top-left corner in the input",
-        "iw0 = pix % OW * STRIDE_W - PAD_W",
+        f"img = safe_m // ({span})",
+        f"pix = safe_m % ({span})",
     )
+    for i, (d, index) in enumerate(zip(dims, _unflatten("pix", out), strict=True)):
+        corner = "  # the patch's top-left corner in the input" if i == 0 else ""
+        body.add(f"i{d.lower()}0 = {index} * STRIDE_{d} - PAD_{d}{corner}")
     return args, x, w, body
+
+
+def _nhwc_strides(hint: tuple[int, ...]) -> dict[str, int]:
+    """The strides of the wrapper's channels-last copy of an input of ``hint`` (N, C, spatial)
+    at the capture's sizes (alignment hints): per image, then per spatial index (channels: 1)."""
+    c_in, sizes = hint[1], hint[2:]
+    strides = {"sx_n": c_in * math.prod(sizes)}
+    for i, d in enumerate(spatial(len(sizes))):
+        strides[f"sx_{d.lower()}"] = c_in * math.prod(sizes[i + 1 :])
+    return strides
 
 
 def _tile_head(code: Code, rows: str = "M") -> None:

@@ -18,6 +18,7 @@ nothing from tensor cores).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from typing import Any
 
@@ -26,6 +27,7 @@ from kernelwright.design.families.conv.kernels import (
     direct_kernel,
     implicit_gemm_kernel,
     implicit_gemm_nhwc_kernel,
+    spatial,
     transposed_kernel,
     vendor_epilogue_kernel,
 )
@@ -56,6 +58,7 @@ DEFAULTS = {
     "CHANNELS_LAST": 0,
 }
 INDEX_32 = 2**31  # elements from which offsets need 64 bits
+CHANNELS_LAST = {2: "channels_last", 3: "channels_last_3d"}  # PyTorch's memory formats
 
 
 def math_note(fp32_math: str) -> str:
@@ -87,8 +90,10 @@ def render_conv(
         raise DesignError("the direct kernel takes grouped convolutions (one group: a GEMM)")
     if spec.transposed and variant in ("implicit", "direct"):
         raise DesignError(f"the {variant} kernel takes forward convolutions, not transposed ones")
-    if variant == "transposed" and (not spec.transposed or spec.dilation != (1, 1)):
+    if variant == "transposed" and (not spec.transposed or any(d != 1 for d in spec.dilation)):
         raise DesignError("the phase kernel takes transposed convolutions without dilation")
+    if spec.nsp != 2 and variant == "direct":
+        raise DesignError("the direct kernel takes 2-D convolutions")
     epi = ConvEpilogue(graph, group, spec)
     code = Code()
     wparams = wrapper_params(graph, group)
@@ -113,6 +118,8 @@ def render_conv(
         raise DesignError(f"CHANNELS_LAST {p['CHANNELS_LAST']}: 0 (as given) or 1 (NHWC)")
     if variant == "direct" and p["CHANNELS_LAST"]:
         raise DesignError("the direct kernel reads its input as given (CHANNELS_LAST 0)")
+    if variant == "implicit" and spec.nsp != 2 and not p["CHANNELS_LAST"]:
+        raise DesignError("the implicit GEMM gathers NCHW patches in 2-D only: CHANNELS_LAST 1")
     _sizes(graph, group, spec, fp32_math, variant, code, channels_last=p["CHANNELS_LAST"])
     product = variant in ("implicit", "transposed")
     rows = "MP" if variant == "transposed" else "M"  # a phase's positions, or all
@@ -134,16 +141,11 @@ def render_conv(
         "INDEX_64": "INDEX_64",
     }
     grid = "(_cdiv(M, BLOCK_M) * _cdiv(N, BLOCK_N),)"
-    geometry = {
-        "KH": "KH",
-        "KW": "KW",
-        "STRIDE_H": spec.stride[0],
-        "STRIDE_W": spec.stride[1],
-        "PAD_H": spec.padding[0],
-        "PAD_W": spec.padding[1],
-        "DIL_H": spec.dilation[0],
-        "DIL_W": spec.dilation[1],
-    }
+    dims = spatial(spec.nsp)
+    geometry: dict[str, Any] = {f"K{d}": f"K{d}" for d in dims}
+    for key, values in (("STRIDE_", spec.stride), ("PAD_", spec.padding),
+                        ("DIL_", spec.dilation)):
+        geometry.update({f"{key}{d}": v for d, v in zip(dims, values, strict=True)})
     if vendor:
         text, args = vendor_epilogue_kernel(epi, f"{name}_kernel")
         launch(f"{name}_kernel", grid, args, {**consts, "num_warps": p["WARPS"]}, code)
@@ -154,12 +156,12 @@ def render_conv(
     elif variant == "transposed":
         _stages(p, outs, True, code)
         text, args = transposed_kernel(epi, f"{name}_kernel")
-        taps = {"TAPS_H": "TAPS_H", "TAPS_W": "TAPS_W"}
+        taps = {f"TAPS_{d}": f"TAPS_{d}" for d in dims}
         geometry = {k: v for k, v in geometry.items() if not k.startswith("DIL")}
         run = {"num_warps": p["WARPS"], "num_stages": "STAGES"}
         launch(
             f"{name}_kernel",
-            f"(_cdiv(MP, BLOCK_M) * _cdiv(N, BLOCK_N), {spec.stride[0] * spec.stride[1]})",
+            f"(_cdiv(MP, BLOCK_M) * _cdiv(N, BLOCK_N), {math.prod(spec.stride)})",
             args,
             {**consts, "BLOCK_K": "BLOCK_K", **geometry, **taps,
              "DOT_PRECISION": "DOT_PRECISION", **run},
@@ -209,14 +211,18 @@ def _stages(p: Mapping[str, int], outs: list[str], nhwc: bool, code: Code) -> No
 
 def _describe(graph: OpGraph, spec: ConvSpec, variant: str) -> str:
     ops = ", ".join(dict.fromkeys(graph.node(n).op for n in spec.epilogue))
-    s, pd, d = spec.stride, spec.padding, spec.dilation
-    kind = "transposed 2-D convolution" if spec.transposed else "2-D convolution"
+    def x(values: tuple[int, ...]) -> str:
+        return "x".join(str(v) for v in values)
+
+    kind = f"{spec.nsp}-D convolution"
+    if spec.transposed:
+        kind = f"transposed {kind}"
     what = (
-        f"{kind} of {safe_name(spec.x)} by {safe_name(spec.w)} (stride {s[0]}x{s[1]}, "
-        f"padding {pd[0]}x{pd[1]}, dilation {d[0]}x{d[1]}"
+        f"{kind} of {safe_name(spec.x)} by {safe_name(spec.w)} (stride {x(spec.stride)}, "
+        f"padding {x(spec.padding)}, dilation {x(spec.dilation)}"
     )
-    if spec.output_padding and spec.output_padding != (0, 0):
-        what += f", output padding {spec.output_padding[0]}x{spec.output_padding[1]}"
+    if spec.output_padding and any(spec.output_padding):
+        what += f", output padding {x(spec.output_padding)}"
     what += ")"
     if spec.groups != 1:
         what += f" in {spec.groups} groups"
@@ -257,31 +263,38 @@ def _sizes(
     s, pd, d = spec.stride, spec.padding, spec.dilation
     x, w = safe_name(spec.x), safe_name(spec.w)
     per_group = "" if spec.groups == 1 else "/G"
+    dims = spatial(spec.nsp)
+    shape = " x ".join(dims)
+    kernel = " x ".join(f"K{a}" for a in dims)
+    names = ", ".join(dims)
+    knames = ", ".join(f"K{a}" for a in dims)
     if spec.output_padding is not None:
         op = spec.output_padding
         code.add(
-            f"# N x C_in x H x W (any strides); the weight C_in x C_out{per_group} x KH x KW, as a"
-            " transposed",
+            f"# N x C_in x {shape} (any strides); the weight C_in x C_out{per_group} x {kernel},"
+            " as a transposed",
             "# convolution's is",
             f"x_in, w_in = {x}, {w}",
-            "n_img, C_in, H, W = x_in.shape",
-            "_, C_out, KH, KW = w_in.shape",
+            f"n_img, C_in, {names} = x_in.shape",
+            f"_, C_out, {knames} = w_in.shape",
             *([f"C_out *= {spec.groups}"] if spec.groups != 1 else []),
-            f"OH = (H - 1) * {s[0]} - {2 * pd[0]} + {d[0]} * (KH - 1) + {op[0] + 1}",
-            f"OW = (W - 1) * {s[1]} - {2 * pd[1]} + {d[1]} * (KW - 1) + {op[1] + 1}",
+            *(f"O{a} = ({a} - 1) * {s[i]} - {2 * pd[i]} + {d[i]} * (K{a} - 1) + {op[i] + 1}"
+              for i, a in enumerate(dims)),
         )
     else:
         code.add(
-            f"x_in, w_in = {x}, {w}  # N x C_in x H x W (any strides), C_out x C_in{per_group}"
-            " x KH x KW",
-            "n_img, C_in, H, W = x_in.shape",
-            "C_out, _, KH, KW = w_in.shape",
-            f"OH = (H + {2 * pd[0]} - {d[0]} * (KH - 1) - 1) // {s[0]} + 1",
-            f"OW = (W + {2 * pd[1]} - {d[1]} * (KW - 1) - 1) // {s[1]} + 1",
+            f"x_in, w_in = {x}, {w}  # N x C_in x {shape} (any strides), C_out x C_in{per_group}"
+            f" x {kernel}",
+            f"n_img, C_in, {names} = x_in.shape",
+            f"C_out, _, {knames} = w_in.shape",
+            *(f"O{a} = ({a} + {2 * pd[i]} - {d[i]} * (K{a} - 1) - 1) // {s[i]} + 1"
+              for i, a in enumerate(dims)),
         )
+    positions = " * ".join(f"O{a}" for a in dims)
+    taps = " * ".join(f"K{a}" for a in dims)
     code.add(
         "# the implicit GEMM: M output positions x N channels over K filter taps",
-        "M, N, K = n_img * OH * OW, C_out, C_in * KH * KW",
+        f"M, N, K = n_img * {positions}, C_out, C_in * {taps}",
     )
     if spec.groups != 1:
         code.add(
@@ -306,14 +319,14 @@ def _sizes(
                 code.indent()
             code.add(
                 "x_in = _nhwc_copy(x_in)",
-                "w_in = w_in.contiguous(memory_format=torch.channels_last)",
+                f"w_in = w_in.contiguous(memory_format=torch.{CHANNELS_LAST[spec.nsp]})",
             )
             if channels_last == 1:
                 code.dedent()
         code.add(
             "conv_out = torch.ops.aten.convolution.default(",
-            f"    x_in, w_in, None, [{s[0]}, {s[1]}], [{pd[0]}, {pd[1]}], [{d[0]}, {d[1]}],"
-            f" {spec.transposed}, {list(spec.output_padding or (0, 0))}, {spec.groups}",
+            f"    x_in, w_in, None, {list(s)}, {list(pd)}, {list(d)},"
+            f" {spec.transposed}, {list(spec.output_padding or (0,) * spec.nsp)}, {spec.groups}",
             ")",
             "# the epilogue reads the output in the layout the convolution wrote (NCHW or NHWC)",
             "conv_out, (sy_n, sy_c, sy_p) = _position_strides(conv_out)",
@@ -324,30 +337,38 @@ def _sizes(
             "sx_n, sx_c, sx_h, sx_w = x_in.stride()",
         )
     elif variant == "transposed":
+        qs = ", ".join(f"Q{a}" for a in dims)
+        ts = ", ".join(f"TAPS_{a}" for a in dims)
         code.add(
             "x_in, w_in = _dot_operands(x_in, w_in)",
-            "# channels-last operands: the input copied NHWC once (none where it already is),",
-            "# the weight permuted to [C_out, KH, KW, C_in]: [C_out, K], K-major",
+            "# channels-last operands: the input copied once (none where it already is), the",
+            f"# weight permuted to [C_out, {knames}, C_in]: [C_out, K], K-major",
             "x_in = _nhwc_copy(x_in)",
-            "w_in = w_in.permute(1, 2, 3, 0).contiguous()",
-            "sx_n, _, sx_h, sx_w = x_in.stride()",
+            f"w_in = w_in.permute(1, {', '.join(str(i + 2) for i in range(spec.nsp))}, 0)"
+            ".contiguous()",
+            f"sx_n, _, {', '.join(f'sx_{a.lower()}' for a in dims)} = x_in.stride()",
             "# tl.dot's input precision, from the operands' dtype and the caller's conv policy",
             f'DOT_PRECISION = _conv_dot_precision(x_in, "{fp32_math}")',
-            "# the output's phases: positions with the same (oh % stride, ow % stride) read the",
-            "# same taps, TAPS_H x TAPS_W of them at most; QH x QW positions a phase an image",
-            f"QH, QW = _cdiv(OH, {s[0]}), _cdiv(OW, {s[1]})",
-            "MP = n_img * QH * QW",
-            f"TAPS_H, TAPS_W = _cdiv(KH, {s[0]}), _cdiv(KW, {s[1]})",
+            "# the output's phases: positions with the same index modulo the stride along each",
+            f"# dimension read the same taps, {' x '.join(f'TAPS_{a}' for a in dims)} of them at"
+            f" most; {' x '.join(f'Q{a}' for a in dims)} positions",
+            "# a phase an image",
+            f"{qs} = {', '.join(f'_cdiv(O{a}, {s[i]})' for i, a in enumerate(dims))}",
+            f"MP = n_img * {' * '.join(f'Q{a}' for a in dims)}",
+            f"{ts} = {', '.join(f'_cdiv(K{a}, {s[i]})' for i, a in enumerate(dims))}",
         )
     elif channels_last:
+        order = ", ".join(f"k{a.lower()}" for a in dims)
         code.add(
             "x_in, w_in = _dot_operands(x_in, w_in)",
-            "# channels-last operands, K in the order (kh, kw, c): each input value copied once",
+            f"# channels-last operands, K in the order ({order}, c): each input value copied "
+            "once",
             "# (none where the input already is channels-last), the weight permuted to",
-            "# [C_out, KH, KW, C_in]: [C_out, K], K-major",
+            f"# [C_out, {knames}, C_in]: [C_out, K], K-major",
             "x_in = _nhwc_copy(x_in)",
-            "w_in = w_in.permute(0, 2, 3, 1).contiguous()",
-            "sx_n, _, sx_h, sx_w = x_in.stride()",
+            f"w_in = w_in.permute(0, {', '.join(str(i + 2) for i in range(spec.nsp))}, 1)"
+            ".contiguous()",
+            f"sx_n, _, {', '.join(f'sx_{a.lower()}' for a in dims)} = x_in.stride()",
             "# tl.dot's input precision, from the operands' dtype and the caller's conv policy",
             f'DOT_PRECISION = _conv_dot_precision(x_in, "{fp32_math}")',
         )
@@ -360,7 +381,8 @@ def _sizes(
             "# tl.dot's input precision, from the operands' dtype and the caller's conv policy",
             f'DOT_PRECISION = _conv_dot_precision(x_in, "{fp32_math}")',
         )
-    sizes = {spec.axes[0]: "n_img", spec.axes[1]: "C_out", spec.axes[2]: "OH", spec.axes[3]: "OW"}
+    sizes = {spec.axes[0]: "n_img", spec.axes[1]: "C_out"}
+    sizes.update({axis: f"O{a}" for axis, a in zip(spec.axes[2:], dims, strict=True)})
     for dim in range(len(group.layout.hint)):
         if dim not in sizes:
             raise DesignError(f"domain dimension {dim} is none of the convolution's output's")

@@ -1,5 +1,6 @@
-"""What a convolution group computes: one 2-D convolution (NCHW input, OIHW weight, G groups)
-and the element-wise epilogue applied to it, seen as a matrix product (an implicit GEMM).
+"""What a convolution group computes: one 2-D or 3-D convolution (NCHW or NCDHW input, OIHW or
+OIDHW weight, G groups) and the element-wise epilogue applied to it, seen as a matrix product
+(an implicit GEMM). Below in 2-D; a 3-D one adds a depth (D, KD, OD) before H.
 
     notation   N images of C_in x H x W in G groups of C_in / G channels; C_out filters of
                C_in / G x KH x KW, C_out / G a group; output N x C_out x OH x OW,
@@ -23,9 +24,10 @@ and the element-wise epilogue applied to it, seen as a matrix product (an implic
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
-from kernelwright.design.aten import classify, conv2d_args, conv_groups, conv_output_padding
+from kernelwright.design.aten import classify, conv_args, conv_groups, conv_output_padding
 from kernelwright.design.fusion import Group
 from kernelwright.design.graph import Node, OpGraph, Ref
 from kernelwright.design.kernel.common import DesignError
@@ -43,9 +45,9 @@ class ConvSpec:
     Attributes:
         node: the ``convolution`` node (its bias is None: lowering moved it to the epilogue).
         x, w: its input's and weight's value names.
-        stride, padding, dilation: (along H, along W).
+        stride, padding, dilation: one a spatial dimension ((along H, along W) in 2-D).
         groups: the convolution's groups (1: every channel reads every input channel).
-        axes: the domain dimension of the output's (image, channel, row, column) dimensions.
+        axes: the domain dimension of the output's (image, channel, *spatial) dimensions.
         epilogue: the group's other nodes, in order.
         output_padding: a transposed convolution's (along H, along W); None when the
             convolution is not transposed.
@@ -54,13 +56,18 @@ class ConvSpec:
     node: Node
     x: str
     w: str
-    stride: tuple[int, int]
-    padding: tuple[int, int]
-    dilation: tuple[int, int]
-    axes: tuple[int | None, int | None, int | None, int | None]
+    stride: tuple[int, ...]
+    padding: tuple[int, ...]
+    dilation: tuple[int, ...]
+    axes: tuple[int | None, ...]
     epilogue: tuple[str, ...]
     groups: int = 1
-    output_padding: tuple[int, int] | None = None
+    output_padding: tuple[int, ...] | None = None
+
+    @property
+    def nsp(self) -> int:
+        """Spatial dimensions: 2 or 3."""
+        return len(self.stride)
 
     @property
     def transposed(self) -> bool:
@@ -69,36 +76,37 @@ class ConvSpec:
 
     @property
     def row_axes(self) -> tuple[int, ...]:
-        """The domain dimensions of the GEMM's rows (image, oh, ow), outermost first."""
-        return tuple(a for a in (self.axes[0], self.axes[2], self.axes[3]) if a is not None)
+        """The domain dimensions of the GEMM's rows (image, [od,] oh, ow), outermost first."""
+        return tuple(a for a in (self.axes[0], *self.axes[2:]) if a is not None)
 
 
 def conv_spec(graph: OpGraph, group: Group) -> ConvSpec:
     """The convolution of ``group`` and where its dimensions lie in the group's domain.
 
     Raises:
-        DesignError: the group holds no single bias-free 2-D convolution.
+        DesignError: the group holds no single bias-free 2-D or 3-D convolution.
     """
     assert group.layout is not None
     convs = [graph.node(n) for n in group.nodes if classify(graph.node(n)) == "conv"]
     if len(convs) != 1:
-        raise DesignError(f"a convolution group holds one 2-D convolution, not {len(convs)}")
+        raise DesignError(f"a convolution group holds one convolution, not {len(convs)}")
     node = convs[0]
-    found = conv2d_args(node)
+    found = conv_args(node)
     x, w, bias = node.args[0], node.args[1], node.args[2]
     if found is None or not isinstance(x, Ref) or not isinstance(w, Ref):
         raise DesignError("a convolution of non-tensor operands")
     if bias is not None:
         raise DesignError("a convolution with its bias (lowering adds it in the epilogue)")
-    if graph.meta(x.name).rank != 4 or graph.meta(w.name).rank != 4:
-        raise DesignError("the implicit-GEMM template takes NCHW inputs and OIHW weights")
-    ax = group.layout.axes[node.name]
-    if ax[1] is None or all(a is None for a in (ax[0], ax[2], ax[3])):
-        raise DesignError("one output channel or one output position: no product to tile")
     stride, padding, dilation = found
+    rank = len(stride) + 2
+    if graph.meta(x.name).rank != rank or graph.meta(w.name).rank != rank:
+        raise DesignError("the convolution templates take N x C x spatial inputs and weights")
+    ax = group.layout.axes[node.name]
+    if ax[1] is None or all(a is None for i, a in enumerate(ax) if i != 1):
+        raise DesignError("one output channel or one output position: no product to tile")
     epilogue = tuple(n for n in group.nodes if n != node.name)
     return ConvSpec(
-        node, x.name, w.name, stride, padding, dilation, (ax[0], ax[1], ax[2], ax[3]), epilogue,
+        node, x.name, w.name, stride, padding, dilation, tuple(ax), epilogue,
         conv_groups(node), conv_output_padding(node),
     )
 
@@ -115,22 +123,24 @@ def conv_shape(graph: OpGraph, spec: ConvSpec) -> GemmShape:
         graph.node(x).op for x in spec.epilogue if graph.node(x).kind == "call" and x != bias
     )
     epilogue = tuple(o for o in ops if o not in ("view", "unsqueeze", "permute", "expand"))
-    m = om.hint[0] * om.hint[2] * om.hint[3]
+    m = om.hint[0] * math.prod(om.hint[2:])
+    dilated = any(d != 1 for d in spec.dilation)
     if spec.transposed:
-        taps = -(-wm.hint[2] // spec.stride[0]) * -(-wm.hint[3] // spec.stride[1])
+        taps = math.prod(-(-k // s) for k, s in zip(wm.hint[2:], spec.stride, strict=True))
         return GemmShape(m, om.hint[1], wm.hint[0] // spec.groups * taps,
                          lhs_k_contiguous=xm.strides[-1] == 1, rhs_k_contiguous=False,
                          epilogue=epilogue, groups=spec.groups, transposed=True,
-                         dilated=spec.dilation != (1, 1))
+                         dilated=dilated, spatial=spec.nsp)
     return GemmShape(
         m,
         wm.hint[0],
-        wm.hint[1] * wm.hint[2] * wm.hint[3],
+        math.prod(wm.hint[1:]),
         lhs_k_contiguous=xm.strides[-1] == 1,
-        rhs_k_contiguous=wm.strides[-1] == 1 and wm.strides[1] == wm.hint[2] * wm.hint[3],
+        rhs_k_contiguous=wm.strides[-1] == 1 and wm.strides[1] == math.prod(wm.hint[2:]),
         epilogue=epilogue,
         groups=spec.groups,
-        dilated=spec.dilation != (1, 1),
+        dilated=dilated,
+        spatial=spec.nsp,
     )
 
 
@@ -151,7 +161,7 @@ def own_bias(graph: OpGraph, spec: ConvSpec) -> str | None:
             view.target == "aten.view.default"
             and isinstance(src, Ref)
             and graph.meta(src.name).rank == 1
-            and view.out.hint[1:] == (1, 1)
+            and view.out.hint[1:] == (1,) * spec.nsp
         ):
             return name
     return None

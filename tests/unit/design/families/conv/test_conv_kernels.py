@@ -343,3 +343,59 @@ def test_a_transposed_convolution_on_the_vendor_path(check, layout: int) -> None
     (src,) = check(transposed_task("k3-stride2-outpad1"), skills=("conv-vendor",),
                    params={"BLOCK_M": 32, "BLOCK_N": 16, "CHANNELS_LAST": layout})
     assert "True, [1, 1], 1" in src and "tl.dot" not in src
+
+
+CONV3D = """
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.{kind}({cin}, {cout}, {k}, stride={stride}, padding={padding}{extra})
+        self.gamma = nn.Parameter(torch.rand({cout}, 1, 1, 1) + 0.5)
+    def forward(self, x):
+        return torch.tanh(self.conv(x)) * self.gamma
+def get_inputs():
+    return [torch.randn(2, {cin}, {d}, {h}, {w})]
+def get_input_variants():
+    return [[torch.randn(1, {cin}, {d2}, {h2}, {w2})]]
+def get_init_inputs():
+    return []
+"""
+
+CONV3D_CASES = {
+    # name: (kind, C_in, C_out, kernel, stride, padding, extra, D, H, W, variant D, H, W);
+    # K >= 64 taps and C_out >= 32 as the skills require
+    "conv-3x3x3": ("Conv3d", 3, 33, 3, 1, 1, "", 4, 5, 6, 3, 4, 3),
+    "conv-mixed-stride2": ("Conv3d", 5, 32, (3, 2, 3), (2, 1, 2), (1, 0, 1), ", dilation=(1, 2, 1)",
+                           5, 6, 7, 4, 5, 5),
+    "transposed-k3-stride2": ("ConvTranspose3d", 17, 33, 3, 2, 1, ", output_padding=1",
+                              3, 4, 3, 2, 3, 2),
+    "transposed-k4-mixed": ("ConvTranspose3d", 11, 32, (4, 3, 2), (2, 1, 2), (1, 1, 0), "",
+                            2, 3, 4, 3, 2, 2),
+}
+
+
+def conv3d_task(case: str) -> str:
+    kind, cin, cout, k, stride, padding, extra, d, h, w, d2, h2, w2 = CONV3D_CASES[case]
+    return CONV3D.format(kind=kind, cin=cin, cout=cout, k=k, stride=stride, padding=padding,
+                         extra=extra, d=d, h=h, w=w, d2=d2, h2=h2, w2=w2)
+
+
+@pytest.mark.parametrize("case", sorted(CONV3D_CASES))
+def test_3d_convolutions_channels_last_match_float64(check_launches, case: str) -> None:
+    """3-D convolutions (NDHWC copies, K in the order (kd, kh, kw, c)) and transposed ones (one
+    implicit GEMM per output phase), their bias, tanh and a per-channel scale: strides, padding,
+    dilation and output padding per dimension, input variants of other sizes."""
+    skill = ("conv-transposed-implicit-gemm" if CONV3D_CASES[case][0].startswith("ConvT")
+             else "conv-implicit-gemm")
+    runs = check_launches(conv3d_task(case), skills=(skill,), params=SMALL,
+                          reference="float64", policy="fp32")
+    assert [launched for _, launched in runs] == [["_nhwc_copy_kernel", "conv_0_kernel"] * 2]
+
+
+@pytest.mark.parametrize("layout", [0, 1])
+def test_a_3d_convolution_on_the_vendor_path(check, layout: int) -> None:
+    """cuDNN's 3-D convolution then the epilogue kernel, which reads NCDHW or NDHWC output."""
+    (src,) = check(conv3d_task("transposed-k3-stride2"), skills=("conv-vendor",),
+                   params={"BLOCK_M": 32, "BLOCK_N": 16, "CHANNELS_LAST": 2 * layout})
+    assert "[2, 2, 2], [1, 1, 1], [1, 1, 1], True, [1, 1, 1], 1" in src
+    assert ("channels_last_3d" in src) == bool(layout)

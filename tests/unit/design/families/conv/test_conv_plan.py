@@ -159,3 +159,33 @@ def test_a_transposed_convolution_the_phase_kernel_refuses_keeps_cudnn(
     assert [o.choice.skill for o in options.options] == ["conv-vendor"]
     (reasons,) = [r for s, r in options.skipped if s == "conv-transposed-implicit-gemm"]
     assert any(why in line for line in reasons), reasons
+
+
+@pytest.mark.parametrize(
+    ("conv", "shape", "skill", "gemm"),
+    [
+        ("Conv3d(16, 48, 3, padding=1)", "8, 16, 16, 24, 24", "conv-implicit-gemm",
+         (8 * 16 * 24 * 24, 48, 16 * 27)),
+        ("ConvTranspose3d(16, 48, 3, stride=2, padding=1)", "8, 16, 8, 12, 12",
+         "conv-transposed-implicit-gemm", (8 * 15 * 23 * 23, 48, 16 * 8)),
+    ],
+    ids=["conv3d", "transposed3d"],
+)
+def test_a_3d_convolution_is_a_conv_group_on_channels_last_kernels(
+    tmp_path: Path, conv: str, shape: str, skill: str, gemm: tuple[int, int, int]
+) -> None:
+    """A 3-D convolution and its epilogue are one group; its implicit GEMM's sizes count the
+    depth; the implicit GEMM defaults to the channels-last kernel (the NCHW gathers are 2-D
+    only) even under fp32; a grouped one keeps cuDNN (the direct kernel is 2-D only)."""
+    scale = "self.scale.view(1, -1, 1, 1, 1)"
+    body = f"F.leaky_relu(self.conv(x) * {scale}, 0.1)"
+    part, designs, (options,) = plan(tmp_path, conv, 48, shape, body)
+    assert [g.kind for g in part.groups] == ["conv"]
+    g = options.facts.gemm
+    assert g is not None and g.spatial == 3 and (g.m, g.n, g.k) == gemm
+    assert [o.choice.skill for o in options.options] == [skill, "conv-vendor"]
+    if skill == "conv-implicit-gemm":
+        assert options.options[0].choice.params["CHANNELS_LAST"] == 1
+    grouped = conv.replace("padding=1)", "padding=1, groups=16)")
+    _, _, (options,) = plan(tmp_path, grouped, 48, shape, body)
+    assert [o.choice.skill for o in options.options] == ["conv-vendor"]
