@@ -14,6 +14,7 @@ spills, is caught here, before any GPU time is spent.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 import subprocess
@@ -139,8 +140,11 @@ def compile_check(
 
 
 def compile_source(source: str) -> types.CodeType:
-    """Compile the emitted file's text (its own filename for tracebacks)."""
-    path = Path(tempfile.gettempdir()) / "kernelwright_compile_check.py"
+    """Compile the emitted file's text (its own filename for tracebacks, and for Triton, which
+    reads a kernel's source from its file: named by the text's hash, so that checks running at
+    once in other processes never overwrite the file one of them is reading)."""
+    digest = hashlib.sha256(source.encode()).hexdigest()[:16]
+    path = Path(tempfile.gettempdir()) / f"kernelwright_compile_check_{digest}.py"
     path.write_text(source)
     return compile(source, str(path), "exec")
 
