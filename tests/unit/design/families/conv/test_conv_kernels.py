@@ -177,9 +177,9 @@ def test_the_vendor_conv_runs_channels_last_and_its_epilogue_reads_nhwc(check, d
 
 
 def test_the_channels_last_copy_matches_torchs(monkeypatch) -> None:
-    """The tiled NCHW -> NHWC copy under the interpreter: channels and positions not multiples
-    of its 64 x 64 tile, a single row; an input already channels-last is returned as it is, a
-    strided one goes to PyTorch's copy."""
+    """The tiled NCHW -> NHWC copy (and NCDHW -> NDHWC) under the interpreter: channels and
+    positions not multiples of its 64 x 64 tile, a single row; an input already channels-last
+    is returned as it is, a strided one goes to PyTorch's copy."""
     import torch
 
     monkeypatch.setenv("TRITON_INTERPRET", "1")  # read when the kernel is decorated
@@ -201,11 +201,17 @@ def test_the_channels_last_copy_matches_torchs(monkeypatch) -> None:
     strided = torch.randn(2, 3, 5, 4).transpose(2, 3)
     assert torch.equal(copy(strided), strided)
     assert copy(strided).is_contiguous(memory_format=torch.channels_last)
+    # 5-D: NCDHW to NDHWC (channels_last_3d)
+    for shape in [(2, 3, 4, 9, 10), (1, 70, 3, 5, 8)]:
+        x = torch.randn(*shape)
+        want = x.contiguous(memory_format=torch.channels_last_3d)
+        got = copy(x)
+        assert got.stride() == want.stride() and torch.equal(got, want), shape
 
 
 def test_the_position_strides_of_nchw_nhwc_and_other_layouts() -> None:
-    """The epilogue's (image, channel, position) strides: NCHW and NHWC as stored, a single
-    output row or column from the other axis, anything else a contiguous copy."""
+    """The epilogue's (image, channel, position) strides: NC(D)HW and N(D)HWC as stored, a
+    single output row or column from the other axis, anything else a contiguous copy."""
     import torch
 
     from kernelwright.design.families.conv.helpers import PY_HELPERS
@@ -223,6 +229,14 @@ def test_the_position_strides_of_nchw_nhwc_and_other_layouts() -> None:
     odd = torch.randn(2, 3, 5, 4).transpose(2, 3)  # positions not evenly strided
     copy, got = strides(odd)
     assert got == (60, 20, 1) and copy.is_contiguous() and torch.equal(copy, odd)
+    # 5-D: NCDHW, NDHWC, a single depth, and positions not evenly strided
+    y5 = torch.randn(2, 3, 4, 5, 6)
+    assert strides(y5)[1] == (360, 120, 1)
+    assert strides(y5.contiguous(memory_format=torch.channels_last_3d))[1] == (360, 1, 3)
+    assert strides(torch.randn(2, 3, 1, 5, 6))[1] == (90, 30, 1)
+    odd5 = torch.randn(2, 3, 4, 6, 5).transpose(3, 4)
+    copy, got = strides(odd5)
+    assert got == (360, 120, 1) and copy.is_contiguous() and torch.equal(copy, odd5)
 
 
 GROUPED = """
