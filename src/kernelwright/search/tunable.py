@@ -20,6 +20,7 @@ strategy's caches of model fits survive the rebuild.
 
 from __future__ import annotations
 
+import keyword
 import math
 import re
 from collections.abc import Callable, Collection, Mapping, Sequence
@@ -110,7 +111,7 @@ class DesignSpace:
             fixed = {k: str(int(v)) for k, v in (shapes or {}).get(choice.group, {}).items()}
             fixed.update({k: str(int(v)) for k, v in choice.params.items() if k not in mine})
             for c in skill.constraints:
-                used = set(_NAME.findall(c))
+                used = {n for n in _NAME.findall(c) if not keyword.iskeyword(n)}  # not `or`
                 if used & set(mine) and used <= set(mine) | set(fixed):
                     # a parameter the stage does not tune keeps its value: a constant here
                     restrictions.append(_rename(c, {**mine, **fixed}))

@@ -173,12 +173,14 @@ class GroupFacts:
         """The group quantities a skill's constraints may name beside its parameters (a
         constraint over them holds at this group's shapes only): ``NUMEL``, ``REDUCED``,
         ``POSITIONS`` (output positions), ``INNER``, ``SMS``, ``ITEM`` (bytes of the widest
-        floating value the group reads, under the run's policy) and, for attention,
-        ``HEAD_DIM`` (the wider of the two head dims as the kernels pad it: a power of two, at
-        least 16)."""
+        floating value the group reads, under the run's policy), for attention ``HEAD_DIM``
+        (the wider of the two head dims as the kernels pad it: a power of two, at least 16)
+        and for a convolution ``SPATIAL`` (its spatial dimensions, 2 or 3)."""
         names = {"NUMEL": self.numel, "REDUCED": self.reduced_length,
                  "POSITIONS": self.parallel_length, "INNER": self.inner_length,
                  "SMS": self.sm_count, "ITEM": self.float_item_bytes}
+        if self.kind == "conv" and self.gemm is not None:
+            names["SPATIAL"] = self.gemm.spatial
         if self.attention is not None:
             widest = max(16, self.attention.d, self.attention.dv)
             names["HEAD_DIM"] = 1 << (widest - 1).bit_length()

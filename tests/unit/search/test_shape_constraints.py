@@ -81,3 +81,22 @@ def test_attention_blocks_are_bounded_at_the_groups_head_dim_and_width():
     assert fits(shape, "bfloat16") and fits(shape, "float32")
     assert fits(wide, "bfloat16") and not fits(wide, "float32")
 
+
+
+def test_a_3d_convolution_is_tuned_on_channels_last_kernels_only():
+    """The implicit GEMM's NCHW gathers are 2-D only: at a 3-D group's shapes (SPATIAL) the
+    tuner never proposes CHANNELS_LAST 0, which the template would refuse; at a 2-D group's it
+    proposes both."""
+    from kernelwright.skills.conditions import GemmShape
+
+    choice = GroupChoice(group=0, kind="conv", skill="conv-implicit-gemm", variant="implicit",
+                         params={"BLOCK_M": 128, "BLOCK_N": 64, "BLOCK_K": 32, "GROUP_M": 8,
+                                 "STAGES": 3, "WARPS": 8, "FP32_MATH": 0, "CHANNELS_LAST": 1})
+    design = Design((choice,), stage="structure")
+
+    def layouts(spatial: int) -> set[int]:
+        facts = GroupFacts(kind="conv", gemm=GemmShape(524288, 64, 864, spatial=spatial))
+        space = DesignSpace.of(design, LIB, None, {0: facts.constraint_names()})
+        return {int(space.space.config(i)["g0_CHANNELS_LAST"]) for i in range(len(space.space))}
+
+    assert layouts(3) == {1} and layouts(2) == {0, 1}
