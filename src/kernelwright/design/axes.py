@@ -22,9 +22,9 @@ dimension instead of the row's length (softmax -> top-8 -> renormalise is one do
 
 A matrix product (``mm``, ``bmm``) anchors its group's domain: its output's dimensions are the
 domain, its epilogue maps onto them by broadcasting, and its operands get no axis map (the GEMM
-template loads them along K itself) unless an epilogue reads them too. A 2-D convolution
-(``conv``) anchors its group the same way: its NCHW output is the domain, its input and weight
-get no axis map (the implicit-GEMM template gathers them itself).
+template loads them along K itself) unless an epilogue reads them too. A 2-D or 3-D
+convolution (``conv``) anchors its group the same way: its NC(D)HW output is the domain, its
+input and weight get no axis map (the implicit-GEMM templates gather them themselves).
 """
 
 from __future__ import annotations

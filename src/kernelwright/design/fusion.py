@@ -12,12 +12,13 @@
     gemm        one matrix product (mm, bmm) with its element-wise epilogue (bias, scale,
                 residual, clamp, activations); its operands are loaded by the GEMM template, so
                 whatever computes them stays in its own kernel
-    conv        one 2-D convolution (any groups) with its element-wise epilogue, as the GEMM
-                group (an implicit GEMM or a direct kernel gathers the input's patches itself)
+    conv        one 2-D or 3-D convolution (any groups, transposed or not) with its
+                element-wise epilogue, as the GEMM group (an implicit GEMM or a direct kernel
+                gathers the input's patches itself)
     lookup      ``table[index]`` with an integer index: an indexed load inside the element-wise
                 kernel that reads it (lowering gave each reader its own copy); a lookup read by
                 a reduction, a scan or a selection, or by PyTorch, stays a framework call
-    framework   an op without a template (sort, 1-D/3-D convs...): PyTorch runs it, labelled
+    framework   an op without a template (sort, 1-D convs...): PyTorch runs it, labelled
 
 A concatenation of same-shaped element-wise results merges the pieces' groups and is written
 piece by piece into its slices by that one kernel.
