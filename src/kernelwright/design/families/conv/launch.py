@@ -237,8 +237,8 @@ def _describe(graph: OpGraph, spec: ConvSpec, variant: str) -> str:
         "input and weight (a step loads one tap's block of channels, contiguous), tiles in "
         "grouped order, one NCHW store",
         "transposed": "one implicit GEMM on tensor cores per output phase (positions with the "
-        "same row and column modulo the stride, which read the same taps) over channels-last "
-        "copies of the input and weight, tiles in grouped order, one NCHW store",
+        "same index modulo the stride along each dimension, which read the same taps) over "
+        "channels-last copies of the input and weight, tiles in grouped order, one NCHW store",
         "vendor": "PyTorch's convolution, then one kernel for the epilogue",
     }
     return f"{what}: {how[variant]}."
