@@ -125,39 +125,18 @@ def implicit_gemm_nhwc_kernel(epi: ConvEpilogue, name: str) -> tuple[str, Kernel
     sizes = ("M", "N", "K", "C_in", *dims, *(f"O{d}" for d in dims))
     args, x, w, body = _patch_kernel(epi, sizes, "the gathers below need no row mask",
                                      channels_last=True)
-    taps = " * ".join(f"K{d}" for d in dims)
-    body.add(
-        f"x_base = {x} + img * sx_n  # [BLOCK_M] each row's image",
-        "safe_n = tl.where(offs_n < N, offs_n, 0)",
-        f"w_base = {w} + safe_n[:, None] * K  # [BLOCK_N, 1]: the weight is "
-        f"[C_out, {', '.join(f'K{d}' for d in dims)}, C_in]",
-        "offs_k = tl.arange(0, BLOCK_K)",
-        "acc = tl.zeros([BLOCK_M, BLOCK_N], dtype=tl.float32)",
+    _channel_steps(body, x, w, dims, " * ".join(f"K{d}" for d in dims), [
         "# one loop over (tap, block of channels), which Triton pipelines as one: a tap's",
         "# channels are contiguous, so a step loads whole rows of the patch block (one mask a",
         "# row, the padding's) and whole rows of the filter block, both K-major",
-        "c_blocks = tl.cdiv(C_in, BLOCK_K)",
-        f"for step in range(0, {taps} * c_blocks):",
-        "    tap = step // c_blocks",
-        "    c = (step - tap * c_blocks) * BLOCK_K + offs_k  # [BLOCK_K] input channels",
-        "    c_ok = c < C_in  # the last block of channels is partial: its tail reads zeros",
-    )
+    ])
     tap_index = _unflatten("tap", [f"K{d}" for d in dims])
     for i, d in enumerate(dims):
         why = f"  # [BLOCK_M] (K{dims[-1]} constexpr: a division by a constant)" if i == 0 else ""
         body.add(f"    i{d.lower()} = i{d.lower()}0 + {tap_index[i]} * DIL_{d}{why}")
     bounds = " & ".join(f"(i{d.lower()} >= 0) & (i{d.lower()} < {d})" for d in dims)
-    offset = " + ".join(f"i{d.lower()} * sx_{d.lower()}" for d in dims)
-    body.add(
-        "    # taps in the padding (outside the input) read zeros",
-        f"    inside = {bounds}",
-        "    # channels have a unit stride in channels-last storage (the wrapper's copy)",
-        f"    patch = x_base + {offset}",
-        "    patch = tl.load(patch[:, None] + c[None, :], mask=inside[:, None] & c_ok[None, :],",
-        "                    other=0.0)",
-        "    filt = tl.load(w_base + tap * C_in + c[None, :], mask=c_ok[None, :], other=0.0)",
-        "    acc = tl.dot(patch, filt.T, acc, input_precision=DOT_PRECISION)",
-    )
+    body.add("    # taps in the padding (outside the input) read zeros", f"    inside = {bounds}")
+    _multiply_rows(body, dims, "tap", "c_ok[None, :]")
     epi.write(args, body)
     consts = [*CONSTS, *geometry(nsp), "DOT_PRECISION"]
     return "\n".join(signature(name, args, consts) + body.lines), args
@@ -213,28 +192,15 @@ def transposed_kernel(epi: ConvEpilogue, name: str) -> tuple[str, KernelArgs]:
         body.add(f"k{dl}0 = (p{dl} + PAD_{d}) % STRIDE_{d}")
     for i, (d, dl) in enumerate(zip(dims, low, strict=True)):
         body.add(f"i{dl}0 = {q[i]} + (p{dl} + PAD_{d} - k{dl}0) // STRIDE_{d}")
-    ntaps = " * ".join(f"TAPS_{d}" for d in dims)
-    body.add(
-        f"x_base = {x} + img * sx_n  # [BLOCK_M] each row's image",
-        "safe_n = tl.where(offs_n < N, offs_n, 0)",
-        f"w_base = {w} + safe_n[:, None] * K  # [BLOCK_N, 1]: the weight is "
-        f"[C_out, {', '.join(f'K{d}' for d in dims)}, C_in]",
-        "offs_k = tl.arange(0, BLOCK_K)",
-        "acc = tl.zeros([BLOCK_M, BLOCK_N], dtype=tl.float32)",
+    _channel_steps(body, x, w, dims, " * ".join(f"TAPS_{d}" for d in dims), [
         "# one loop over (tap of the phase, block of channels), pipelined as one; a tap's",
         "# channels are contiguous in both operands",
-        "c_blocks = tl.cdiv(C_in, BLOCK_K)",
-        f"for step in range(0, {ntaps} * c_blocks):",
-        "    tap = step // c_blocks",
-        "    c = (step - tap * c_blocks) * BLOCK_K + offs_k  # [BLOCK_K] input channels",
-        "    c_ok = c < C_in  # the last block of channels is partial: its tail reads zeros",
-    )
+    ])
     t = _unflatten("tap", [f"TAPS_{d}" for d in dims])
     for i, (d, dl) in enumerate(zip(dims, low, strict=True)):
         body.add(f"    t_{dl} = {t[i]}", f"    k{dl} = k{dl}0 + t_{dl} * STRIDE_{d}")
     tap_ok = " & ".join(f"(k{dl} < K{d})" for d, dl in zip(dims, low, strict=True))
     bounds = " & ".join(f"(i{dl} >= 0) & (i{dl} < {d})" for d, dl in zip(dims, low, strict=True))
-    offset = " + ".join(f"i{dl} * sx_{dl}" for dl in low)
     filt = f"k{low[0]}"  # the tap's flat index in the weight, (kd * KH + kh) * KW + kw
     for d, dl in zip(dims[1:], low[1:], strict=True):
         filt = f"({filt} * K{d} + k{dl})"
@@ -243,13 +209,8 @@ def transposed_kernel(epi: ConvEpilogue, name: str) -> tuple[str, KernelArgs]:
         f"    tap_ok = {tap_ok}",
         *(f"    i{dl} = i{dl}0 - t_{dl}" for dl in low),
         f"    inside = {bounds} & tap_ok  # [BLOCK_M]",
-        f"    patch = x_base + {offset}",
-        "    patch = tl.load(patch[:, None] + c[None, :], mask=inside[:, None] & c_ok[None, :],",
-        "                    other=0.0)",
-        f"    filt = tl.load(w_base + {filt} * C_in + c[None, :],",
-        "                   mask=c_ok[None, :] & tap_ok, other=0.0)",
-        "    acc = tl.dot(patch, filt.T, acc, input_precision=DOT_PRECISION)",
     )
+    _multiply_rows(body, dims, filt, "c_ok[None, :] & tap_ok")
     inside = " & ".join(f"(o{dl} < O{d})" for d, dl in zip(dims, low, strict=True))
     flat = "img"
     for d, dl in zip(dims, low, strict=True):
@@ -266,6 +227,42 @@ def transposed_kernel(epi: ConvEpilogue, name: str) -> tuple[str, KernelArgs]:
     consts = [*CONSTS, *geometry(nsp, dilation=False), *(f"TAPS_{d}" for d in dims),
               "DOT_PRECISION"]
     return "\n".join(signature(name, args, consts) + body.lines), args
+
+
+def _channel_steps(body: Code, x: str, w: str, dims: list[str], taps: str,
+                   note: list[str]) -> None:
+    """A channels-last kernel's operand bases and accumulator, then the head of its one loop
+    over (``taps`` of a tap, block of ``BLOCK_K`` channels): ``tap``, channels ``c`` and their
+    mask ``c_ok``."""
+    body.add(
+        f"x_base = {x} + img * sx_n  # [BLOCK_M] each row's image",
+        "safe_n = tl.where(offs_n < N, offs_n, 0)",
+        f"w_base = {w} + safe_n[:, None] * K  # [BLOCK_N, 1]: the weight is "
+        f"[C_out, {', '.join(f'K{d}' for d in dims)}, C_in]",
+        "offs_k = tl.arange(0, BLOCK_K)",
+        "acc = tl.zeros([BLOCK_M, BLOCK_N], dtype=tl.float32)",
+        *note,
+        "c_blocks = tl.cdiv(C_in, BLOCK_K)",
+        f"for step in range(0, {taps} * c_blocks):",
+        "    tap = step // c_blocks",
+        "    c = (step - tap * c_blocks) * BLOCK_K + offs_k  # [BLOCK_K] input channels",
+        "    c_ok = c < C_in  # the last block of channels is partial: its tail reads zeros",
+    )
+
+
+def _multiply_rows(body: Code, dims: list[str], tap: str, filt_mask: str) -> None:
+    """A channels-last step's loads and product: the patch block's rows at the input indices
+    ``i<d>`` (masked by ``inside``), the filter block's rows at the weight's tap ``tap``."""
+    offset = " + ".join(f"i{d.lower()} * sx_{d.lower()}" for d in dims)
+    body.add(
+        "    # channels have a unit stride in channels-last storage (the wrapper's copy)",
+        f"    patch = x_base + {offset}",
+        "    patch = tl.load(patch[:, None] + c[None, :], mask=inside[:, None] & c_ok[None, :],",
+        "                    other=0.0)",
+        f"    filt = tl.load(w_base + {tap} * C_in + c[None, :],",
+        f"                   mask={filt_mask}, other=0.0)",
+        "    acc = tl.dot(patch, filt.T, acc, input_precision=DOT_PRECISION)",
+    )
 
 
 def direct_kernel(epi: ConvEpilogue, name: str) -> tuple[str, KernelArgs]:
