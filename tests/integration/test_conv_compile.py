@@ -17,6 +17,49 @@ TASKS = [
 ]
 SMEM = 227 * 1024  # an H200 SM's shared memory a block may take
 WGMMA = r"wgmma\.mma_async[\w.]*?\.f32\.(\w+)\.\w+"
+COPY = r"cp\.async\.c[ag]\.shared\.global \[[^]]*\], \[[^]]*\], (\w+)"  # its bytes
+
+
+def first_designs(paths: list[str], policies: tuple[str, ...] = ("fp32",),
+                  layouts: tuple[int | None, ...] = (None,)) -> list[dict]:
+    """Each task's first design at full size compiled for sm_90 under each policy (and with
+    ``CHANNELS_LAST`` set to each layout; None: the design's own): a row a kernel."""
+    script = f"""
+        import dataclasses, json, re
+        from kernelwright.design.plan import plan_task
+        from kernelwright.design.compile_check import compile_check
+        from kernelwright.evaluate.precision import apply_policy
+        from kernelwright.records import Precision
+        from kernelwright.task import load_task
+        rows = []
+        for path in {paths!r}:
+            plan = plan_task(load_task(path, "full"), "cuda", "full", isolate=False)
+            design = plan.designs[0]
+            for layout in {list(layouts)!r}:
+                choices = design.choices if layout is None else tuple(
+                    dataclasses.replace(c, params={{**c.params, "CHANNELS_LAST": layout}})
+                    for c in design.choices)
+                source = plan.render(dataclasses.replace(design, choices=choices))
+                for policy in {list(policies)!r}:
+                    apply_policy(Precision(policy))  # the wrappers read the flags per call
+                    for r in compile_check(source, path, "full", keep_ptx=True):
+                        rows.append(dict(
+                            task=path.rsplit("/", 1)[-1][:-3], policy=policy, layout=layout,
+                            skills=list(design.skills), kernel=r.kernel, ok=r.ok,
+                            spill=r.spill_bytes, shared=r.shared_bytes,
+                            mma=sorted(set(re.findall({WGMMA!r}, r.ptx))),
+                            n_mma=len(re.findall(r"wgmma\\.mma_async", r.ptx)),
+                            copies=sorted(set(re.findall({COPY!r}, r.ptx))),
+                            error=r.error[:300]))
+        print(json.dumps(rows))
+        """
+    return run_compile_script(script, timeout=900)  # type: ignore[no-any-return]
+
+
+def assert_compiled(row: dict) -> None:
+    """Compiled, without spills, within an SM's shared memory."""
+    assert row["ok"], (row["task"], row["kernel"], row["error"])
+    assert row["spill"] in (0, None) and row["shared"] <= SMEM, row
 
 
 @pytest.mark.sm90
@@ -71,47 +114,23 @@ def test_the_channels_last_implicit_gemm_copies_whole_rows_of_channels() -> None
     copy into shared memory 16 bytes (one tap's channels are contiguous), where the NCHW
     kernel gathers its patch block 4 bytes a copy."""
     pytest.importorskip("triton")
-    paths = [str(ROOT / "kernelbench" / f"{t}.py") for t in TASKS]
-    script = f"""
-        import dataclasses, json, re
-        from kernelwright.design.plan import plan_task
-        from kernelwright.design.compile_check import compile_check
-        from kernelwright.task import load_task
-        rows = []
-        for path in {paths!r}:
-            plan = plan_task(load_task(path, "full"), "cuda", "full", isolate=False)
-            design = plan.designs[0]
-            for layout in (0, 1):
-                choices = tuple(dataclasses.replace(c, params={{**c.params,
-                                "CHANNELS_LAST": layout}}) for c in design.choices)
-                source = plan.render(dataclasses.replace(design, choices=choices))
-                for r in compile_check(source, path, "full", keep_ptx=True):
-                    copies = sorted(set(re.findall(
-                        r"cp\\.async\\.c[ag]\\.shared\\.global \\[[^]]*\\], \\[[^]]*\\], (\\w+)",
-                        r.ptx)))
-                    rows.append([path, layout, r.kernel, r.ok, r.spill_bytes, r.shared_bytes,
-                                 len(re.findall(r"wgmma\\.mma_async", r.ptx)), copies,
-                                 r.error[:300]])
-        print(json.dumps(rows))
-        """
-    rows = run_compile_script(script, timeout=900)
-    convs = [r for r in rows if r[2] == "conv_0_kernel"]
-    assert {(Path(r[0]).stem, r[1]) for r in convs} == {
+    rows = first_designs([str(ROOT / "kernelbench" / f"{t}.py") for t in TASKS], layouts=(0, 1))
+    convs = [r for r in rows if r["kernel"] == "conv_0_kernel"]
+    assert {(r["task"], r["layout"]) for r in convs} == {
         (Path(t).name, layout) for t in TASKS for layout in (0, 1)
     }
     products = {}
-    for path, layout, kernel, ok, spill, shared, n_mma, copies, error in convs:
-        assert ok, (path, layout, kernel, error)
-        assert spill in (0, None) and shared <= SMEM, (path, layout, spill, shared)
-        products[(path, layout)] = n_mma
-        if layout == 1:
-            assert copies == ["0x10"], (path, copies)
+    for r in convs:
+        assert_compiled(r)
+        products[(r["task"], r["layout"])] = r["n_mma"]
+        if r["layout"] == 1:
+            assert r["copies"] == ["0x10"], r
         else:
-            assert "0x4" in copies, (path, copies)
-    for path in {r[0] for r in convs}:
-        assert products[(path, 0)] == products[(path, 1)] > 0, products
+            assert "0x4" in r["copies"], r
+    for t in TASKS:
+        assert products[(Path(t).name, 0)] == products[(Path(t).name, 1)] > 0, products
     # the copy of the input to NHWC is the channels-last design's second kernel
-    assert {r[2] for r in rows if r[1] == 1} == {"conv_0_kernel", "_nhwc_copy_kernel"}
+    assert {r["kernel"] for r in rows if r["layout"] == 1} == {"conv_0_kernel", "_nhwc_copy_kernel"}
 
 
 @pytest.mark.sm90
@@ -217,43 +236,19 @@ def test_the_transposed_phase_kernel_compiles_for_hopper_without_spills() -> Non
     pytest.importorskip("triton")
     paths = [str(ROOT / "benchmarks" / "level2" / "09_conv_transpose2d_leaky_scale.py"),
              str(ROOT / "kernelbench" / "level2" / "93_ConvTranspose2d_Add_Min_GELU_Multiply.py")]
-    script = f"""
-        import json, re
-        from kernelwright.design.plan import plan_task
-        from kernelwright.design.compile_check import compile_check
-        from kernelwright.evaluate.precision import apply_policy
-        from kernelwright.records import Precision
-        from kernelwright.task import load_task
-        rows = []
-        for path in {paths!r}:
-            plan = plan_task(load_task(path, "full"), "cuda", "full", isolate=False)
-            design = plan.designs[0]
-            for policy in ("fp32", "tf32"):
-                apply_policy(Precision(policy))
-                for r in compile_check(plan.render(design), path, "full", keep_ptx=True):
-                    copies = sorted(set(re.findall(
-                        r"cp\\.async\\.c[ag]\\.shared\\.global \\[[^]]*\\], \\[[^]]*\\], (\\w+)",
-                        r.ptx)))
-                    rows.append([path, policy, design.skills, r.kernel, r.ok, r.spill_bytes,
-                                 r.shared_bytes, sorted(set(re.findall({WGMMA!r}, r.ptx))),
-                                 len(re.findall(r"wgmma\\.mma_async", r.ptx)), copies,
-                                 r.error[:300]])
-        print(json.dumps(rows))
-        """
-    rows = run_compile_script(script, timeout=900)
-    convs = [r for r in rows if r[3] == "conv_0_kernel"]
-    assert {(Path(r[0]).stem, r[1]) for r in convs} == {
+    rows = first_designs(paths, policies=("fp32", "tf32"))
+    convs = [r for r in rows if r["kernel"] == "conv_0_kernel"]
+    assert {(r["task"], r["policy"]) for r in convs} == {
         (Path(p).stem, policy) for p in paths for policy in ("fp32", "tf32")
     }
     count = {}
-    for path, policy, skills, _, ok, spill, shared, mma, n_mma, copies, error in convs:
-        assert skills == ["conv-transposed-implicit-gemm"], (path, skills)
-        assert ok, (path, policy, error)
-        assert spill in (0, None) and shared <= SMEM, (path, policy, spill, shared)
-        assert mma == ["tf32"] and copies == ["0x10"], (path, policy, mma, copies)
-        count[(path, policy)] = n_mma
-    for path in paths:
-        assert count[(path, "fp32")] == 3 * count[(path, "tf32")] > 0, count
+    for r in convs:
+        assert r["skills"] == ["conv-transposed-implicit-gemm"], r
+        assert_compiled(r)
+        assert r["mma"] == ["tf32"] and r["copies"] == ["0x10"], r
+        count[(r["task"], r["policy"])] = r["n_mma"]
+    for p in paths:
+        assert count[(Path(p).stem, "fp32")] == 3 * count[(Path(p).stem, "tf32")] > 0, count
 
 
 @pytest.mark.sm90
@@ -265,34 +260,11 @@ def test_the_3d_channels_last_kernels_compile_for_hopper_without_spills() -> Non
     pytest.importorskip("triton")
     paths = [str(ROOT / "kernelbench" / "level2" / "47_Conv3d_Mish_Tanh.py"),
              str(ROOT / "kernelbench" / "level2" / "26_ConvTranspose3d_Add_HardSwish.py")]
-    script = f"""
-        import json, re
-        from kernelwright.design.plan import plan_task
-        from kernelwright.design.compile_check import compile_check
-        from kernelwright.evaluate.precision import apply_policy
-        from kernelwright.records import Precision
-        from kernelwright.task import load_task
-        apply_policy(Precision("fp32"))
-        rows = []
-        for path in {paths!r}:
-            plan = plan_task(load_task(path, "full"), "cuda", "full", isolate=False)
-            design = plan.designs[0]
-            for r in compile_check(plan.render(design), path, "full", keep_ptx=True):
-                copies = sorted(set(re.findall(
-                    r"cp\\.async\\.c[ag]\\.shared\\.global \\[[^]]*\\], \\[[^]]*\\], (\\w+)",
-                    r.ptx)))
-                rows.append([path, design.skills, r.kernel, r.ok, r.spill_bytes,
-                             r.shared_bytes, sorted(set(re.findall({WGMMA!r}, r.ptx))),
-                             copies, r.error[:300]])
-        print(json.dumps(rows))
-        """
-    rows = run_compile_script(script, timeout=900)
-    convs = [r for r in rows if r[2] == "conv_0_kernel"]
-    assert [(Path(r[0]).stem, r[1]) for r in convs] == [
+    convs = [r for r in first_designs(paths) if r["kernel"] == "conv_0_kernel"]
+    assert [(r["task"], r["skills"]) for r in convs] == [
         ("47_Conv3d_Mish_Tanh", ["conv-implicit-gemm"]),
         ("26_ConvTranspose3d_Add_HardSwish", ["conv-transposed-implicit-gemm"]),
     ]
-    for path, _, _, ok, spill, shared, mma, copies, error in convs:
-        assert ok, (path, error)
-        assert spill in (0, None) and shared <= SMEM, (path, spill, shared)
-        assert mma == ["tf32"] and copies == ["0x10"], (path, mma, copies)
+    for r in convs:
+        assert_compiled(r)
+        assert r["mma"] == ["tf32"] and r["copies"] == ["0x10"], r
