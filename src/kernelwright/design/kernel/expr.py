@@ -279,6 +279,15 @@ def _topk_swap(key_a, col_a, key_b, col_b):
         tl.where(swap, key_b, key_a), tl.where(swap, col_b, col_a),
         tl.where(swap, key_a, key_b), tl.where(swap, col_a, col_b),
     )""",
+    "_max_combine": """@triton.jit
+def _max_combine(a, b):
+    # the combine function of a max reduction: NaN-propagating, as PyTorch's max and amax are
+    # (tl.max keeps the other operand)
+    return tl.maximum(a, b, propagate_nan=tl.PropagateNan.ALL)""",
+    "_min_combine": """@triton.jit
+def _min_combine(a, b):
+    # the combine function of a min reduction, NaN-propagating like _max_combine
+    return tl.minimum(a, b, propagate_nan=tl.PropagateNan.ALL)""",
     "_prod_combine": """@triton.jit
 def _prod_combine(a, b):
     # the combine function of a product reduction or scan

@@ -2,10 +2,11 @@
 finished, in one pass (the whole extent in registers) or looped (per-lane accumulators).
 
     sum / mean      acc += where(mask, v, 0)           tl.sum(acc) (/ n)
-    max / min       acc = maximum(acc, where(mask, v, -inf))
+    max / min       acc = maximum(acc, where(mask, v, -inf))   NaN-propagating, as in PyTorch
     prod            acc *= where(mask, v, 1)           tl.reduce(acc, _prod_combine)
     argmax / argmin per lane: first extreme value and its index; then the smallest index among
-                    the lanes holding the row's extreme (torch's first-index tie rule)
+                    the lanes holding the row's extreme (torch's first-index tie rule). NaN
+                    counts as the extreme, as in PyTorch: the first NaN's index wins
     online softmax  per lane: running maximum and the sum of exp(x - max) rescaled when it grows;
                     lanes merged once after the sweep
     Welford         per lane: running mean and M2 of x minus the lane's first element (every
@@ -32,6 +33,27 @@ from kernelwright.design.kernel.emitter import BodyEmitter, Context, IndexGroup,
 NEG_INF = '-float("inf")'
 POS_INF = 'float("inf")'
 BIG_INDEX = "2147483647"
+
+
+def extreme(op: str, x: str, axis: int | None, helpers: set[str], keep_dims: bool = True) -> str:
+    """``x``'s maximum (``op`` "max") or minimum along ``axis`` (None: over all of it). NaN wins,
+    as in PyTorch (``tl.max`` would return the other operand); the combine function it calls
+    joins ``helpers``. The same instruction on sm_80 and later (``max.NaN.f32``)."""
+    combine = "_max_combine" if op == "max" else "_min_combine"
+    helpers.add(combine)
+    return f"tl.reduce({x}, {axis}, {combine}" + (", keep_dims=True)" if keep_dims else ")")
+
+
+def holds_extreme(v: str, best: str) -> str:
+    """Where ``v`` holds the extreme ``best`` that :func:`extreme` found: equal, or both NaN."""
+    return f"(({v} == {best}) | (({v} != {v}) & ({best} != {best})))"
+
+
+def beats(v: str, acc: str, op: str) -> str:
+    """Whether ``v`` replaces a lane's extreme ``acc``: strictly beyond it, or the first NaN (no
+    value replaces a NaN, so each lane keeps its first extreme)."""
+    cmp = ">" if op == "argmax" else "<"
+    return f"(({v} {cmp} {acc}) | (({v} != {v}) & ({acc} == {acc})))"
 
 
 class FrameLike(Protocol):
@@ -112,13 +134,12 @@ class Accumulators:
             code.add(f"{out} = {expr}" + (f" / {f.n_red}" if op == "mean" else ""))
         elif op in ("argmax", "argmin"):
             best, fill = ("max", NEG_INF) if op == "argmax" else ("min", POS_INF)
-            code.add(
-                f"{out}_best = tl.{best}(tl.where({mask}, {v}, {fill}), axis={ax}, keep_dims=True)"
-            )
+            found = extreme(best, f"tl.where({mask}, {v}, {fill})", ax, self.helpers)
+            code.add(f"{out}_best = {found}")
             code.add(
                 "# first index holding the extreme value (torch's tie rule)",
-                f"{out} = tl.min(tl.where(({v} == {out}_best) & {mask}, {f.red_index}, "
-                f"{BIG_INDEX}), axis={ax}, keep_dims=True).to(tl.int64)",
+                f"{out} = tl.min(tl.where({holds_extreme(v, f'{out}_best')} & {mask}, "
+                f"{f.red_index}, {BIG_INDEX}), axis={ax}, keep_dims=True).to(tl.int64)",
             )
         else:
             raise DesignError(f"no one-pass form for {op}")
@@ -132,7 +153,7 @@ class Accumulators:
             return f"tl.sum(tl.where({mask}, {v}{cast}, {zero}), axis={ax}, keep_dims=True)"
         if op in ("max", "min"):
             fill = NEG_INF if op == "max" else POS_INF
-            return f"tl.{op}(tl.where({mask}, {v}, {fill}), axis={ax}, keep_dims=True)"
+            return extreme(op, f"tl.where({mask}, {v}, {fill})", ax, self.helpers)
         if op == "prod":
             self.helpers.add("_prod_combine")
             return f"tl.reduce(tl.where({mask}, {v}, 1.0), {ax}, _prod_combine, keep_dims=True)"
@@ -205,13 +226,15 @@ class Accumulators:
         elif op in ("max", "min"):
             fill = NEG_INF if op == "max" else POS_INF
             fn = "tl.maximum" if op == "max" else "tl.minimum"
-            code.add(f"{acc} = {fn}({acc}, tl.where({mask}, {v}, {fill}))")
+            code.add(
+                f"{acc} = {fn}({acc}, tl.where({mask}, {v}, {fill}), "
+                "propagate_nan=tl.PropagateNan.ALL)"
+            )
         elif op == "prod":
             code.add(f"{acc} = {acc} * tl.where({mask}, {v}, 1.0)")
         elif op in ("argmax", "argmin"):
-            cmp = ">" if op == "argmax" else "<"
             code.add(
-                f"better = {mask} & ({v} {cmp} {acc})  # strict: each lane keeps its first extreme",
+                f"better = {mask} & {beats(v, acc, op)}  # each lane keeps its first extreme",
                 f"{acc}_idx = tl.where(better, {f.red_index}, {acc}_idx)",
                 f"{acc} = tl.where(better, {v}, {acc})",
             )
@@ -230,8 +253,9 @@ class Accumulators:
         code.add(
             "# online softmax per lane: the maximum so far, and the sum rescaled when it grows",
             f"o_x = tl.where({mask}, {e}, {NEG_INF})",
-            f"o_max = tl.maximum({ml}, o_x)",
-            f"o_exp = tl.exp(tl.minimum({ml}, o_x) - o_max)",
+            "# NaN-propagating: a NaN makes the lane's sum NaN, as PyTorch's softmax is",
+            f"o_max = tl.maximum({ml}, o_x, propagate_nan=tl.PropagateNan.ALL)",
+            f"o_exp = tl.exp(tl.minimum({ml}, o_x, propagate_nan=tl.PropagateNan.ALL) - o_max)",
             f"o_exp = tl.where(o_max == {NEG_INF}, 0.0, o_exp)  # lanes that saw only -inf add 0",
             f"{sl} = tl.where(o_x > {ml}, {sl} * o_exp + 1.0, {sl} + o_exp)",
             f"{ml} = o_max",
@@ -266,7 +290,7 @@ class Accumulators:
         ax = f.red_axis
         out = em.var(r, ctx)
         if r in self.plan.online.values():  # the maximum: finished first (group order)
-            code.add(f"{out} = tl.max({safe_name(r)}_lane, axis={ax}, keep_dims=True)")
+            code.add(f"{out} = {extreme('max', f'{safe_name(r)}_lane', ax, self.helpers)}")
             return out
         m = self.plan.online[r]
         m_row = em.var(m, ctx)
@@ -323,17 +347,18 @@ class Accumulators:
             if op == "mean" and not split:
                 expr = f"{expr} / {f.n_red}"
         elif op in ("max", "min"):
-            expr = f"tl.{op}({acc}, axis={ax}, keep_dims=True)"
+            expr = extreme(op, acc, ax, self.helpers)
         elif op == "prod":
             self.helpers.add("_prod_combine")
             expr = f"tl.reduce({acc}, {ax}, _prod_combine, keep_dims=True)"
         else:
             best = "max" if op == "argmax" else "min"
-            code.add(f"{out}_best = tl.{best}({acc}, axis={ax}, keep_dims=True)")
+            code.add(f"{out}_best = {extreme(best, acc, ax, self.helpers)}")
             if split:
                 code.add(f"{out}_val = {out}_best")
             expr = (
-                f"tl.min(tl.where({acc} == {out}_best, {acc}_idx, {BIG_INDEX}), axis={ax}, "
+                f"tl.min(tl.where({holds_extreme(acc, f'{out}_best')}, {acc}_idx, {BIG_INDEX}), "
+                f"axis={ax}, "
                 "keep_dims=True)" + ("" if split else ".to(tl.int64)")
             )
         code.add(f"{out} = {expr}")

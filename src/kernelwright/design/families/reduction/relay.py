@@ -36,7 +36,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from kernelwright.design.families.reduction.accumulate import NEG_INF, POS_INF
+from kernelwright.design.families.reduction.accumulate import NEG_INF, POS_INF, extreme
 from kernelwright.design.families.reduction.schedule import Frame, Nest
 from kernelwright.design.families.reduction.sweeps import Kernel, SweepWriter
 from kernelwright.design.kernel.common import Code, DesignError, assemble
@@ -260,7 +260,7 @@ def combine_partials(
         elif r in sch.plan.online.values():
             code.add(
                 f"{s}_parts = {load(f'ws_{s}', NEG_INF)}",
-                f"{out} = tl.max({s}_parts)",
+                f"{out} = {_extreme_of_all('max', f'{s}_parts', acc.helpers)}",
             )
         elif r in sch.plan.online:
             m, m_row = safe_name(sch.plan.online[r]), em.var(sch.plan.online[r], ctx)
@@ -276,7 +276,7 @@ def combine_partials(
                 expr += " / n_cols" if op == "mean" else ""
             elif op in ("max", "min"):
                 fill = NEG_INF if op == "max" else POS_INF
-                expr = f"tl.{op}({load(f'ws_{s}', fill)})"
+                expr = _extreme_of_all(op, load(f"ws_{s}", fill), acc.helpers)
             elif op == "prod":
                 acc.helpers.add("_prod_combine")
                 inner = f"tl.reduce({load(f'ws_{s}', '1.0')}, 1, _prod_combine)"
@@ -285,6 +285,13 @@ def combine_partials(
                 raise DesignError(f"the relay has no combine for {op}")
             code.add(f"{out} = {expr}")
         em.done[em.key(r, ctx)] = out
+
+
+def _extreme_of_all(op: str, parts: str, helpers: set[str]) -> str:
+    """The NaN-propagating maximum or minimum of a 2-D tile, one axis at a time (as the
+    products above: the interpreter's reductions over all axes are not relied on)."""
+    inner = extreme(op, parts, 1, helpers, keep_dims=False)
+    return extreme(op, inner, 0, helpers, keep_dims=False)
 
 
 def _assigned(lines: list[str]) -> set[str]:

@@ -11,7 +11,14 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from kernelwright.design.aten import classify
-from kernelwright.design.families.reduction.accumulate import BIG_INDEX, NEG_INF, POS_INF, FrameLike
+from kernelwright.design.families.reduction.accumulate import (
+    BIG_INDEX,
+    NEG_INF,
+    POS_INF,
+    FrameLike,
+    extreme,
+    holds_extreme,
+)
 from kernelwright.design.kernel.common import Code, assemble
 from kernelwright.design.kernel.emitter import (
     BodyEmitter,
@@ -87,10 +94,8 @@ def combine_kernel(w: SweepWriter, args: KernelArgs, kname: str) -> str:
                 args.scalar("n_red", "n_red_total")
         elif op in ("max", "min"):
             fill = NEG_INF if op == "max" else POS_INF
-            code.add(
-                f"{out} = tl.{op}(tl.load({ws} + {loc}, mask=mask, other={fill}), axis=0, "
-                "keep_dims=True)"
-            )
+            parts = f"tl.load({ws} + {loc}, mask=mask, other={fill})"
+            code.add(f"{out} = {extreme(op, parts, 0, acc.helpers)}")
         elif op == "prod":
             acc.helpers.add("_prod_combine")
             code.add(
@@ -102,10 +107,9 @@ def combine_kernel(w: SweepWriter, args: KernelArgs, kname: str) -> str:
             code.add(
                 f"{out}_vals = tl.load(ws_{safe_name(r)}_val_ptr + {loc}, mask=mask, other={fill})",
                 f"{out}_idxs = tl.load({ws} + {loc}, mask=mask, other={BIG_INDEX})",
-                f"{out}_best = tl.{best}({out}_vals, axis=0, keep_dims=True)",
-                f"{out} = tl.min(tl.where({out}_vals == {out}_best, {out}_idxs, "
-                f"{BIG_INDEX}), axis=0, "
-                "keep_dims=True).to(tl.int64)",
+                f"{out}_best = {extreme(best, f'{out}_vals', 0, acc.helpers)}",
+                f"{out} = tl.min(tl.where({holds_extreme(f'{out}_vals', f'{out}_best')}, "
+                f"{out}_idxs, {BIG_INDEX}), axis=0, keep_dims=True).to(tl.int64)",
             )
         em.done[em.key(r, ctx)] = out
     for name in sch.group.nodes:

@@ -27,7 +27,7 @@ completes before any thread loads the partials (as in ``relay``).
 
 from __future__ import annotations
 
-from kernelwright.design.families.reduction.accumulate import NEG_INF
+from kernelwright.design.families.reduction.accumulate import NEG_INF, extreme
 from kernelwright.design.families.reduction.relay import combine_partials, partials, wait_for_count
 from kernelwright.design.families.reduction.sweeps import Kernel, SweepWriter
 from kernelwright.design.kernel.common import Code, DesignError, assemble
@@ -129,7 +129,7 @@ def slice_partial(w: SweepWriter, em: BodyEmitter, ctx: Context, r: str, code: C
         e_name = sch.src(r)
         e = acc.value(em, e_name, ctx, code)
         mask = em.mask_for(e_name, ctx) or "True"
-        code.add(f"{s} = tl.max(tl.where({mask}, {e}, {NEG_INF}), axis=1, keep_dims=True)")
+        code.add(f"{s} = {extreme('max', f'tl.where({mask}, {e}, {NEG_INF})', 1, acc.helpers)}")
         return
     if r in sch.plan.online:
         m = sch.plan.online[r]
