@@ -376,8 +376,9 @@ class Referee:
     def _compare(self, exp: Expected, outputs: list[Any], precision: bool = True,
                  seed: int | None = None, inputs: list[Any] | None = None) -> dict[str, Any]:
         """Compare with the reference; with ``seed`` and ``inputs`` (a checked run's), elements
-        outside the tolerance are arbitrated by the float64 answer (``correctness``), run here
-        when the policy's checks did not already (only on such a failure)."""
+        outside the tolerance, or a normalised error past its bound, are arbitrated by the
+        float64 answer (``correctness``), run here when the policy's checks did not already
+        (only on such a failure)."""
         tol = self.ref.req.tolerance
         # a user's --atol applies exactly: no arbitration then (widen_atol is off)
         arbitrate = seed is not None and inputs is not None and self.ref.req.widen_atol

@@ -177,11 +177,16 @@ def _arbitrated_label(runs: list[dict[str, Any]]) -> tuple[str, ...]:
     """Says how many elements outside the tolerance the float64 answer excused
     (``correctness``); empty when none."""
     count = sum(int(r.get("arbitrated") or 0) for r in runs)
-    if not count:
-        return ()
-    return (f"{count} element(s) outside the tolerance of the reference passed by the float64 "
-            "answer: no farther from it than the reference, or misses no more numerous or larger "
-            "than the reference's own (an ill-conditioned reference)",)
+    norms = sum(int(r.get("norm_arbitrated") or 0) for r in runs)
+    labels: tuple[str, ...] = ()
+    if count:
+        labels += (f"{count} element(s) outside the tolerance of the reference passed by the "
+                   "float64 answer: no farther from it than the reference, or misses no more "
+                   "numerous or larger than the reference's own (an ill-conditioned reference)",)
+    if norms:
+        labels += (f"{norms} output(s) with a normalised error past the bound passed by the "
+                   "float64 answer: no farther from it than the reference (one that cancels)",)
+    return labels
 
 
 def stats_of(raw: dict[str, Any] | None) -> TimingStats | None:

@@ -151,6 +151,20 @@ class RoundedShift(torch.nn.Module):
         return (x + 1000.0) - 1000.0
 
 
+def test_a_normalised_error_past_its_bound_is_arbitrated_too() -> None:
+    """Every element within atol, the normalised error past its bound (values near zero): the
+    comparison asks for the float64 answer, and a candidate as close to it as the reference is
+    passes; zeros, farther from it than the reference, do not."""
+    exact = torch.linspace(-0.005, 0.005, 101, dtype=torch.float64)
+    ref = (exact + 0.0004 * torch.cos(torch.arange(101.0, dtype=torch.float64))).float()
+    plain = compare_outputs([ref], [exact.float()], TOL)
+    assert not plain["ok"] and plain["differ"] and "normalised error" in plain["message"]
+    judged = compare_outputs([ref], [exact.float()], TOL, exact=[exact])
+    assert judged["ok"] and judged["norm_arbitrated"] == 1 and judged["arbitrated"] == 0
+    zeros = compare_outputs([ref], [torch.zeros(101)], TOL, exact=[exact])
+    assert not zeros["ok"] and "normalised error" in zeros["message"]
+
+
 def test_the_exact_answer_is_the_policys_model_run_in_float64() -> None:
     ref = Reference(_request(Precision.BF16), RoundedShift, list, [])
     x = (torch.randn(8, 16) * 100).bfloat16()
@@ -172,19 +186,23 @@ def test_a_model_without_a_float64_form_arbitrates_nothing() -> None:
 
 
 @pytest.mark.interpreter
-@pytest.mark.parametrize(("solution", "atol", "correct"), [
-    ("exact_copy", None, True),
-    ("shifted_copy", None, False),
-    ("exact_copy", 1e-2, False),  # a user's --atol applies exactly: no arbitration
+@pytest.mark.parametrize(("task", "solution", "atol", "correct"), [
+    ("rounded_shift", "exact_copy", None, True),
+    ("rounded_shift", "shifted_copy", None, False),
+    ("rounded_shift", "exact_copy", 1e-2, False),  # a user's --atol applies exactly
+    ("small_after_cancellation", "exact_copy", None, True),  # the normalised error's turn
 ])
-def test_the_judge_arbitrates_under_bf16(solution: str, atol: float | None, correct: bool) -> None:
+def test_the_judge_arbitrates_under_bf16(task: str, solution: str, atol: float | None,
+                                         correct: bool) -> None:
     """End to end: the bf16 reference misses x by up to 4; a kernel returning x exactly is
-    correct (its timed calls' outputs too, every one read back on the CPU), one 6 off is not."""
+    correct (its timed calls' outputs too, every one read back on the CPU), one 6 off is not.
+    The same kernel is correct where the reference's cancellation leaves every element within
+    atol but its normalised error past the bound."""
     pytest.importorskip("triton")
     from kernelwright.evaluate import evaluate
     from kernelwright.evaluate.options import EvalOptions
 
-    verdict = evaluate(FIXTURES / "rounded_shift.py", FIXTURES / f"{solution}.py",
+    verdict = evaluate(FIXTURES / f"{task}.py", FIXTURES / f"{solution}.py",
                        EvalOptions(device="cpu", precision=Precision.BF16, trials=2, atol=atol,
                                    timing=True, baselines=False, timeout_s=120))
     assert verdict.correct is correct, verdict.message
