@@ -1,12 +1,11 @@
 """Default parameters of the convolution skills, for Hopper (H100/H200).
 
-The implicit GEMM takes the GEMM family's tile (128 x 128 output tiles in 8 warps, K blocks of
-32 taps, grouped order over 8 row blocks) with 3 pipeline stages: the patch gathers are pointer
-loads, whose addresses take registers per stage, and an fp32 patch block gathered M-major takes
-one more block of shared memory for its transpose (``_conv_stages``); channels-last copies
-(``CHANNELS_LAST`` 1) load K-major rows instead. Tiles shrink to the product's size. The
-direct kernel (grouped convolutions) takes 128 positions x 16 channels. Not yet measured on a
-GPU: the tuner's space is the skill file's."""
+The implicit GEMM takes the GEMM family's tile (128 x 128 output tiles in 8 warps, grouped
+order over 8 row blocks) with 3 pipeline stages, on channels-last copies of its operands
+(``CHANNELS_LAST`` 1: each step loads one tap's channels as contiguous K-major rows), K blocks
+of 32 fp32 or 64 16-bit values (128 bytes a row either way). Tiles shrink to the product's
+size. The direct kernel (grouped convolutions) takes 128 positions x 16 channels. The sweeps
+behind them: ``conv/sweeps/implicit_layout.csv``."""
 
 from __future__ import annotations
 
@@ -16,22 +15,29 @@ from kernelwright.skills.heuristics import heuristic, next_pow2
 STAGES = 3
 
 
+def sixteen_bit(f: GroupFacts) -> bool:
+    """The group's float operands are 16-bit (bf16 or fp16)."""
+    floats = [d for d in f.dtypes if d.startswith(("float", "bfloat"))]
+    return bool(floats) and all(d in ("float16", "bfloat16") for d in floats)
+
+
 def vendor_tensor_cores(f: GroupFacts) -> bool:
     """cuDNN multiplies this group's convolution on tensor cores itself: 16-bit operands, or
     the tf32 policy (fp32 operands with TF32 allowed)."""
-    floats = [d for d in f.dtypes if d.startswith(("float", "bfloat"))]
-    half = bool(floats) and all(d in ("float16", "bfloat16") for d in floats)
-    return half or f.precision == "tf32"
+    return sixteen_bit(f) or f.precision == "tf32"
 
 
 @heuristic("conv_implicit_gemm")
 def conv_implicit_gemm(f: GroupFacts) -> dict[str, int]:
-    """128 x 128 x 32 tiles, 3 stages, 8 warps, 3xTF32 for fp32 operands. The input as given
-    (NCHW) under fp32, the layout these defaults were measured in; channels-last where cuDNN
-    multiplies on tensor cores itself (16-bit operands, or tf32): there the NCHW gathers lost
-    to cuDNN (``TENSOR_CORE_IMPLICIT``), and the vendor path, which ranks first, copies the
-    input channels-last as well; and for 3-D convolutions, which only the channels-last kernel
-    takes."""
+    """128 x 128 tiles, 3 stages, 8 warps, 3xTF32 for fp32 operands, on channels-last copies;
+    K blocks of 32 fp32 or 64 16-bit values.
+
+    Why channels-last: on an H200 (``sweeps/implicit_layout.csv``: KernelBench level-2 tasks 1
+    and 54, 3 x 3 filters, 64 -> 128 and 64 -> 64 channels) the NHWC kernel ran 4.81 and
+    7.01 ms under fp32 where the NCHW gathers ran 6.87 and 9.97, the copy of the input
+    included; 3-D convolutions have only this layout. Why 64 16-bit values: under bf16 the
+    same tasks ran 1.00 and 1.76 ms against 1.12 and 2.01 with blocks of 32 (4 stages of 64
+    lost: 1.34 and 1.91)."""
     g = f.gemm
     assert g is not None
     block_m = max(16, min(128, next_pow2(g.m)))
@@ -39,18 +45,21 @@ def conv_implicit_gemm(f: GroupFacts) -> dict[str, int]:
     return {
         "BLOCK_M": block_m,
         "BLOCK_N": block_n,
-        "BLOCK_K": max(16, min(32, next_pow2(g.k))),
+        "BLOCK_K": max(16, min(64 if sixteen_bit(f) else 32, next_pow2(g.k))),
         "GROUP_M": 8,
         "STAGES": STAGES,
         "WARPS": 8 if block_m * block_n >= 128 * 64 else 4,
         "FP32_MATH": 0,
-        "CHANNELS_LAST": int(vendor_tensor_cores(f) or g.spatial == 3),
+        "CHANNELS_LAST": 1,
     }
 
 
 @heuristic("conv_transposed_implicit_gemm")
 def conv_transposed_implicit_gemm(f: GroupFacts) -> dict[str, int]:
-    """The implicit GEMM's tiles (each phase is one, on channels-last copies); not yet timed."""
+    """The implicit GEMM's tiles (each phase is one, on channels-last copies, with the same
+    loads): on an H200 under fp32 it ran 1.4-3.9x torch.compile at these defaults on five
+    transposed tasks (BENCHMARKS.md); 64-row tiles ran 46-85% slower on four of them and 5%
+    faster on the fifth."""
     params = conv_implicit_gemm(f)
     del params["CHANNELS_LAST"]
     return params

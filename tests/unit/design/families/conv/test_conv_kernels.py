@@ -61,11 +61,12 @@ def conv_task(case: str, body: str = "torch.relu(self.conv(x)) + self.bias") -> 
 
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_implicit_gemm_with_relu_and_bias_matches_float64(check_launches, case: str) -> None:
-    """One kernel: the convolution, its own bias, the ReLU and the added bias, one store."""
+    """``CHANNELS_LAST`` 0, the NCHW gathers: one kernel, the convolution, its own bias, the
+    ReLU and the added bias, one store."""
     runs = check_launches(
         conv_task(case),
         skills=("conv-implicit-gemm",),
-        params=SMALL,
+        params={**SMALL, "CHANNELS_LAST": 0},
         reference="float64",
         policy="fp32",
     )
