@@ -35,10 +35,10 @@ POS_INF = 'float("inf")'
 BIG_INDEX = "2147483647"
 
 
-def extreme(op: str, x: str, axis: int | None, helpers: set[str], keep_dims: bool = True) -> str:
-    """``x``'s maximum (``op`` "max") or minimum along ``axis`` (None: over all of it). NaN wins,
-    as in PyTorch (``tl.max`` would return the other operand); the combine function it calls
-    joins ``helpers``. The same instruction on sm_80 and later (``max.NaN.f32``)."""
+def extreme(op: str, x: str, axis: int, helpers: set[str], keep_dims: bool = True) -> str:
+    """``x``'s maximum (``op`` "max") or minimum along ``axis``. NaN wins, as in PyTorch
+    (``tl.max`` would return the other operand); the combine function it calls joins
+    ``helpers``. The same instruction on sm_80 and later (``max.NaN.f32``)."""
     combine = "_max_combine" if op == "max" else "_min_combine"
     helpers.add(combine)
     return f"tl.reduce({x}, {axis}, {combine}" + (", keep_dims=True)" if keep_dims else ")")
