@@ -3,7 +3,8 @@
     {
       "format": "kernelwright-bench/1",
       "run":      {run_id, step, device, size, precision, representative, options,
-                   started_at, finished_at, resumed, not_run, counts, n_correct, versions},
+                   started_at, finished_at, resumed, not_run, counts, n_correct, versions,
+                   commit},
       "summary":  {exactly kernelwright.bench.metrics.SUMMARY_KEYS},
       "families": {family: {the same keys}},
       "tasks":    [BenchResult.to_dict(), ...]
@@ -21,6 +22,7 @@ from typing import Any
 
 from kernelwright.bench.results import BenchResult
 from kernelwright.bench.runner import BenchRun
+from kernelwright.provenance import source_commit
 
 FORMAT = "kernelwright-bench/1"
 
@@ -47,6 +49,7 @@ def bench_document(run: BenchRun) -> dict[str, Any]:
             "n_correct": sum(1 for r in results if r.correct),
             "counts": run.counts(),
             "versions": _versions(results),
+            "commit": source_commit(),
         },
         "summary": run.summary(),
         "families": run.families(),

@@ -10,6 +10,7 @@ from typing import Annotated
 import typer
 
 from kernelwright.cli.common import err, out, user_errors
+from kernelwright.provenance import source_commit
 
 
 @user_errors
@@ -110,11 +111,10 @@ def baselines_command(
         raise typer.Exit(130) from None
     out.print(table.text_table(report.rows, policies), highlight=False)
     if out_dir is not None:
-        source = Path(__file__).resolve().parents[3]
         header = suite.provenance(
             report,
             command="kernelwright " + shlex.join(sys.argv[1:]),
-            commit=commit or suite.git_commit(source),
+            commit=commit or source_commit(),
             size=size,
         )
         for path in suite.write_outputs(report, header, policies, out_dir):

@@ -100,6 +100,8 @@ def _meta(document: Mapping[str, Any]) -> list[tuple[str, str]]:
         ("precision policy", f"{run['precision']} (candidate and baselines alike)"),
         ("baselines", ", ".join(run.get("baselines", [])) or "none"),
         ("software", software),
+        # documents written before runs named their commit have none
+        ("kernelwright commit", str(run.get("commit") or "not recorded")),
         ("outcomes", counts),
         ("started / finished", f"{run['started_at']} / {run['finished_at']}"),
     ]

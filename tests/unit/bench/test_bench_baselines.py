@@ -105,9 +105,11 @@ def test_baselines_are_measured_through_the_harness_and_resume(fixtures, tmp_pat
 def test_the_commit_named_in_the_output(tmp_path):
     import re
 
-    from kernelwright.bench.baselines.suite import git_commit
+    from kernelwright.provenance import git_commit, source_commit
 
     assert git_commit(tmp_path).startswith("unknown (not a git checkout")
     root = Path(__file__).resolve().parents[3]
     if (root / ".git").exists():
-        assert re.fullmatch(r"[0-9a-f]{7,}( \(with uncommitted changes\))?", git_commit(root))
+        named = r"[0-9a-f]{7,}( \(with uncommitted changes\))?"
+        assert re.fullmatch(named, git_commit(root))
+        assert re.fullmatch(named, source_commit())  # the checkout the tests run from

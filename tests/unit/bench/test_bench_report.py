@@ -7,6 +7,7 @@ import pytest
 from kernelwright.bench import BenchRun, bench_document, read_document, write_json
 from kernelwright.bench.journal import options_fingerprint
 from kernelwright.evaluate import EvalOptions
+from kernelwright.provenance import source_commit
 from kernelwright.records import Precision
 from kernelwright.report import plots, write_report
 
@@ -39,6 +40,7 @@ def test_document_layout(document):
     assert run["baselines"] == ["eager", "compile"]
     assert run["counts"] == {"correct": 2, "incorrect": 1, "missing": 1}
     assert run["n_correct"] == 2
+    assert run["commit"] == source_commit()  # the checkout that ran, or why none is named
     assert document["summary"]["fast_1"] == 0.25
     assert document["summary"]["fast_1_vs_compile"] == 0.25
     assert list(document["families"]) == ["softmax", "gemm", "norm", "scan"]
@@ -66,6 +68,7 @@ def test_report_files_and_plots(document, tmp_path):
     assert "x eager (bf16)" in md and "fast_1 vs torch.compile (bf16)" in md
     assert "| 01_softmax | softmax | correct |" in md
     assert "not representative" not in md
+    assert f"- **kernelwright commit**: {source_commit()}" in md
 
 
 def test_html_is_self_contained(document, tmp_path):

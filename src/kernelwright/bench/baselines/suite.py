@@ -12,7 +12,6 @@
 from __future__ import annotations
 
 import json
-import subprocess
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -88,21 +87,3 @@ def write_outputs(
         )
     )
     return [md, rows]
-
-
-def git_commit(folder: Path) -> str:
-    """The commit checked out at ``folder`` (marked when the tree has changes), or a note that
-    there is none to name."""
-    try:
-        head = _git(folder, "rev-parse", "--short", "HEAD")
-        dirty = _git(folder, "status", "--porcelain", "--untracked-files=no")
-    except (OSError, subprocess.SubprocessError):
-        return "unknown (not a git checkout; pass --commit)"
-    return head + (" (with uncommitted changes)" if dirty else "")
-
-
-def _git(folder: Path, *args: str) -> str:
-    done = subprocess.run(
-        ["git", *args], cwd=folder, check=True, capture_output=True, text=True, timeout=10
-    )
-    return done.stdout.strip()
