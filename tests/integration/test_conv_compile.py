@@ -273,3 +273,45 @@ def test_the_3d_channels_last_kernels_compile_for_hopper_without_spills() -> Non
     for r in convs:
         assert_compiled(r)
         assert r["mma"] == ["tf32"] and r["copies"] == ["0x10"], r
+
+
+@pytest.mark.sm90
+def test_16_bit_implicit_gemms_take_k_blocks_of_64_and_fit_the_sm() -> None:
+    """Under bf16 the implicit GEMM (level-2 task 1) and the phase kernel (task 93), second
+    behind cuDNN there, default to K blocks of 64 values (128-byte rows, measured faster than
+    32 on the H200): at full size both compile without spills within an SM's shared memory
+    (the wrapper takes as many stages as fit), on bf16 wgmma, every copy 16 bytes."""
+    pytest.importorskip("triton")
+    paths = [str(ROOT / "kernelbench" / f"{TASKS[0]}.py"),
+             str(ROOT / "kernelbench" / "level2" / "93_ConvTranspose2d_Add_Min_GELU_Multiply.py")]
+    script = f"""
+        import json, re
+        from kernelwright.design.plan import plan_task
+        from kernelwright.design.compile_check import compile_check
+        from kernelwright.evaluate.precision import apply_policy
+        from kernelwright.records import Precision
+        from kernelwright.task import load_task
+        apply_policy(Precision("bf16"))
+        rows = []
+        for path in {paths!r}:
+            plan = plan_task(load_task(path, "full"), "cuda", "full", isolate=False,
+                             precision="bf16")
+            design = next(d for d in plan.designs if d.skills[0] != "conv-vendor")
+            for r in compile_check(plan.render(design), path, "full", keep_ptx=True,
+                                   precision="bf16"):
+                if r.kernel == "conv_0_kernel":
+                    rows.append(dict(task=path, skills=list(design.skills),
+                                     block_k=design.choices[0].params["BLOCK_K"], ok=r.ok,
+                                     spill=r.spill_bytes, shared=r.shared_bytes,
+                                     mma=sorted(set(re.findall({WGMMA!r}, r.ptx))),
+                                     copies=sorted(set(re.findall({COPY!r}, r.ptx))),
+                                     error=r.error[:300]))
+        print(json.dumps(rows))
+        """
+    rows = run_compile_script(script, timeout=900)
+    skills = [r["skills"] for r in rows]
+    assert skills == [["conv-implicit-gemm"], ["conv-transposed-implicit-gemm"]], skills
+    for r in rows:
+        assert r["block_k"] == 64, r
+        assert_compiled(r)
+        assert r["mma"] == ["bf16"] and r["copies"] == ["0x10"], r
