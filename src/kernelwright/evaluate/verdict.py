@@ -184,8 +184,9 @@ def _arbitrated_label(runs: list[dict[str, Any]]) -> tuple[str, ...]:
                    "float64 answer: no farther from it than the reference, or misses no more "
                    "numerous or larger than the reference's own (an ill-conditioned reference)",)
     if norms:
-        labels += (f"{norms} output(s) with a normalised error past the bound passed by the "
-                   "float64 answer: no farther from it than the reference (one that cancels)",)
+        labels += (f"{norms} output comparison(s) (over the trials and checked calls) with a "
+                   "normalised error past the bound passed by the float64 answer: no farther "
+                   "from it than the reference (one that cancels)",)
     return labels
 
 
