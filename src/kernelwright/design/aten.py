@@ -21,6 +21,8 @@
     attention    scaled_dot_product_attention (kept whole by     the flash-attention template
                  capture)
     const        scalar_tensor, full of one element              inlined as a literal
+    index        arange of integers (literal start and step)     computed from the index of the
+                                                                 kernel that reads it (no load)
     framework    everything else (other convs, sort...)          left to PyTorch, labelled
 
 This module only reads the graph; how a pointwise operator reads in Triton is
@@ -65,6 +67,12 @@ VIEWS = frozenset(
     }
 )
 CONSTS = frozenset({"aten.scalar_tensor.default", "aten.full.default"})
+# Integer ranges: element i of arange(start, end, step) is start + i * step, which a kernel
+# computes from its own index along the dimension the range lies on (torch.triu's and tril's
+# row and column indices, masks by position)
+INDEX_RANGES = frozenset(
+    {"aten.arange.default", "aten.arange.start", "aten.arange.start_step"}
+)
 SELECTS = frozenset({"aten.topk.default"})
 # Matrix products: (M, K) @ (K, N) and batched (B, M, K) @ (B, K, N), operands of any strides
 MATMULS = frozenset({"aten.mm.default", "aten.bmm.default"})
@@ -257,6 +265,8 @@ def classify(node: Node) -> str:
         return "attention"
     if t in CONSTS and node.meta and node.out.rank == 0:
         return "const"
+    if t in INDEX_RANGES and index_range(node) is not None:
+        return "index"
     if t == "aten.gather.default":
         return "gather"
     if t in LOOKUPS and lookup_index(node) is not None:
@@ -316,6 +326,25 @@ def lookup_index(node: Node) -> Ref | None:
 
 # Index tensors a lookup loads through (bool and uint8 index tensors are masks in PyTorch)
 LOOKUP_INDEX_DTYPES = frozenset({"int64", "int32", "int16", "int8"})
+
+
+def index_range(node: Node) -> tuple[int, int] | None:
+    """(start, step) of an ``arange`` with literal integer start and step and an integer dtype
+    (``arange(end)``, ``arange(start, end)``, ``arange(start, end, step)``); else None. The end
+    only sets the length, which is the length of the dimension the range lies on."""
+    if node.target not in INDEX_RANGES or not node.meta or node.out.rank != 1:
+        return None
+    if node.out.dtype not in ("int64", "int32"):
+        return None  # a float range rounds its elements; a narrow one wraps
+    start: object = 0
+    step: object = 1
+    if node.target != "aten.arange.default":
+        start = node.args[0] if node.args else None
+    if node.target == "aten.arange.start_step":
+        step = node.args[2] if len(node.args) > 2 else node.kwarg("step", 1)
+    if type(start) is not int or type(step) is not int or step == 0:
+        return None
+    return start, step
 
 
 def lookup_fusible(graph: OpGraph, node: Node) -> bool:

@@ -328,6 +328,8 @@ def _constrain(graph: OpGraph, n: Node, kind: str, uf: _UnionFind) -> None:
         return
     if kind in ("matmul", "conv"):
         return  # the anchor: its dimensions seed the domain, its operands have no axis map
+    if kind == "index":
+        return  # no operand: its one dimension is whichever its readers broadcast it along
     if kind == "select" or kind == "getitem" and _reads_select(graph, n):
         _select(graph, n, uf)
         return

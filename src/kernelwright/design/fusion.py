@@ -18,6 +18,9 @@
     lookup      ``table[index]`` with an integer index: an indexed load inside the element-wise
                 kernel that reads it (lowering gave each reader its own copy); a lookup read by
                 a reduction, a scan or a selection, or by PyTorch, stays a framework call
+    index       ``arange`` of integers: computed inside the kernel of the element-wise op that
+                reads it, from that kernel's index (each reader has its own copy, as a lookup);
+                one read otherwise (a product's operand, a graph output) is a framework call
     framework   an op without a template (sort, 1-D convs...): PyTorch runs it, labelled
 
 A concatenation of same-shaped element-wise results merges the pieces' groups and is written
@@ -145,6 +148,9 @@ def fuse(graph: OpGraph) -> Partition:
         if kind == "lookup" and lookup_fusible(graph, n):
             pending[n.name] = n  # loaded by the element-wise kernel that reads it
             continue
+        if kind == "index":
+            pending[n.name] = n  # computed by the element-wise kernel that reads it
+            continue
         if kind == "view":
             src = n.args[0]
             in_kernel = isinstance(src, Ref) and (
@@ -209,14 +215,21 @@ def fuse(graph: OpGraph) -> Partition:
         owner[n.name] = len(drafts)
         drafts.append(_Draft(new_kind, names, order[names[0]], layout=layout))
         _merge_producers(graph, drafts, owner, owner[n.name], producers)
-    for name in [x for x, v in pending.items() if classify(v) == "lookup"]:
-        # read by no kernel (a graph output, a view PyTorch runs): PyTorch computes it
-        owner[name] = len(drafts)
-        drafts.append(_Draft("framework", [name], order[name], note=LOOKUP_NOTE))
+    for name, v in list(pending.items()):
+        if classify(v) in PENDING_NOTES:
+            # read by no kernel (a graph output, a view PyTorch runs): PyTorch computes it
+            owner[name] = len(drafts)
+            note = PENDING_NOTES[classify(v)]
+            drafts.append(_Draft("framework", [name], order[name], note=note))
     return _finish(graph, drafts, owner, order)
 
 
 LOOKUP_NOTE = "a table lookup read outside element-wise kernels (only they load through an index)"
+# why a lookup or an index range that no element-wise op pulled into its kernel stays with PyTorch
+PENDING_NOTES = {
+    "lookup": LOOKUP_NOTE,
+    "index": "an index range read outside element-wise ops (only they compute it from an index)",
+}
 
 
 def _open_gemm(
@@ -246,13 +259,15 @@ def _materialise_lookups(
     owner: dict[str, int],
     order: dict[str, int],
 ) -> None:
-    """Pending lookups ``n`` reads (through pending views) become framework calls: ``n`` opens or
-    joins a reduction, scan or selection, whose templates do not load through an index."""
+    """Pending lookups and index ranges ``n`` reads (through pending views) become framework
+    calls: ``n`` opens or joins a reduction, scan or selection, whose templates do not load
+    through an index, or is a product, which loads its operands from memory."""
     for v in _pull_views(n, pending):
-        if classify(v) == "lookup":
+        if classify(v) in PENDING_NOTES:
             pending.pop(v.name)
             owner[v.name] = len(drafts)
-            drafts.append(_Draft("framework", [v.name], order[v.name], note=LOOKUP_NOTE))
+            drafts.append(_Draft("framework", [v.name], order[v.name],
+                                 note=PENDING_NOTES[classify(v)]))
 
 
 def _fuse_cat(graph: OpGraph, drafts: list[_Draft], owner: dict[str, int], n: Node) -> bool:

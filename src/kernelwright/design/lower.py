@@ -32,7 +32,8 @@
                                on a (batch, seq, features) input is mm on rows then a view back,
                                and its activation then joins the product's epilogue
     table[index] read twice    one copy of the lookup (and the views after it) per reader, so
-                               each reader's kernel loads the rows itself (see _clone_lookups)
+                               each reader's kernel loads the rows itself (see _clone_lookups);
+    arange read twice          likewise, one copy a reader: each kernel computes the range
     avg_pool(conv_1x1(x))      conv_1x1(avg_pool(x)): a 1 x 1 convolution (stride 1, no padding)
                                mixes channels pixel by pixel and an average pool (no padding,
                                floor mode, no divisor override) averages pixels channel by
@@ -868,11 +869,12 @@ def _clone_lookups(graph: OpGraph) -> OpGraph:
     A lookup is an indexed load inside an element-wise kernel; a reader in another kernel than
     the first would otherwise read the gathered rows written out by the first (a rotary
     embedding's query and key kernels read one cos and one sin lookup). The emitter loads
-    identical lookups once per kernel, so copies read in one kernel cost nothing."""
-    chain: set[str] = set()  # fusible lookups and views of them
+    identical lookups once per kernel, so copies read in one kernel cost nothing. An index
+    range (``arange``) is computed by the kernel that reads it: its readers get copies too."""
+    chain: set[str] = set()  # fusible lookups, index ranges and views of them
     for n in graph.nodes:
         kind = classify(n)
-        lookup = kind == "lookup" and lookup_fusible(graph, n)
+        lookup = (kind == "lookup" and lookup_fusible(graph, n)) or kind == "index"
         view_of_one = kind == "view" and isinstance(n.args[0], Ref) and n.args[0].name in chain
         if lookup or view_of_one:
             chain.add(n.name)

@@ -28,6 +28,7 @@ from kernelwright.design.aten import (
     FORWARD_VIEWS,
     VIEWS,
     classify,
+    index_range,
     lookup_index,
     tanh_of_softplus,
 )
@@ -309,7 +310,32 @@ class BodyEmitter:
             return name
         if kind == "lookup":
             return self.lookup(node, ctx, out)
+        if kind == "index":
+            return self.index_range(node, ctx, out)
         raise NotImplementedError(f"{node.name}: {node.target} is computed by the schedule")
+
+    def index_range(self, node: Node, ctx: Context, out: list[str]) -> str:
+        """``arange(start, end, step)``: element i is ``start + i * step``, i the index along the
+        domain dimension the range lies on (its length is that dimension's, as broadcasting
+        requires). Computed in 64 bits where a 64-bit range's offset or step could overflow
+        the kernel's 32-bit index."""
+        found = index_range(node)
+        assert found is not None
+        start, step = found
+        (d,) = self.layout.axes[node.name]
+        if d is None:  # one element
+            return literal(start)
+        g = next((g for g in ctx.groups if d in g.dims), None)
+        if g is None:
+            raise NotImplementedError(f"{node.name}: domain dim {d} has no index here")
+        i = self.dim_index(g, d, out)
+        if (start, step) == (0, 1):
+            return i
+        if self.graph.meta(node.name).dtype == "int64":
+            i = f"{i}.to(tl.int64)"
+        name = self.var(node.name, ctx)
+        out.append(f"{name} = {start} + {step} * {i}  # {node.target}: start + i * step")
+        return name
 
     def lookup(self, node: Node, ctx: Context, out: list[str]) -> str:
         """``table[index]``: load the index, then the table's rows at it. A negative index
