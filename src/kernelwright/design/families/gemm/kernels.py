@@ -25,11 +25,15 @@ operands, with no transpose between the load and the product.
 
 ``DOT_PRECISION`` is ``tl.dot``'s input precision, chosen by the wrapper from the operands'
 dtype and the caller's matmul policy (``launch.py``).
+
+Where the epilogue's position mask replaces every value of a tile (``torch.triu`` of a product:
+``masked_tiles.py``), the tile's K loop runs no step.
 """
 
 from __future__ import annotations
 
 from kernelwright.design.families.gemm.epilogue import Epilogue
+from kernelwright.design.families.gemm.masked_tiles import tile_live_test
 from kernelwright.design.kernel.common import Code, signature
 from kernelwright.design.kernel.emitter import KernelArgs
 
@@ -64,10 +68,11 @@ def tiled_kernel(
     body.indent()
     _tile_loop_head(body, partial)
     body.indent()
+    end = None if partial else _masked_tile_end(epi, body)
     if tma:
-        _tma_main_loop(body, partial)
+        _tma_main_loop(body, partial, end)
     else:
-        _pointer_main_loop(body, partial)
+        _pointer_main_loop(body, partial, end)
     if partial:
         body.add(
             "# ---- this slice's partial product, to the workspace (fp32)",
@@ -114,13 +119,37 @@ def _tile_loop_head(code: Code, partial: bool) -> None:
     code.dedent()
 
 
-def _k_range(partial: bool) -> tuple[str, str]:
-    """The K loop's bounds (a slice of K for split-K's partial products)."""
-    return ("k_lo", "k_hi") if partial else ("0", "K")
+def _masked_tile_end(epi: Epilogue, code: Code) -> str | None:
+    """Where the epilogue gates the product by a position mask: the statements giving the K
+    loop's end, 0 for a tile the mask replaces entirely (``masked_tiles.py``), and its name;
+    None otherwise."""
+    s = epi.spec
+    corners = {}
+    if s.batch_axis is not None:
+        corners[s.batch_axis] = ("pid_b", "pid_b")
+    if s.m_axis is not None:
+        corners[s.m_axis] = ("pid_m * BLOCK_M", "pid_m * BLOCK_M + BLOCK_M - 1")
+    if s.n_axis is not None:
+        corners[s.n_axis] = ("pid_n * BLOCK_N", "pid_n * BLOCK_N + BLOCK_N - 1")
+    live = tile_live_test(epi.graph, epi.group, s.node.name, corners)
+    if live is None:
+        return None
+    code.add(
+        "# the epilogue's position mask keeps some value of the product in this tile only if",
+        "# it holds at the tile's extreme corner: a tile it replaces entirely skips the product",
+        f"k_end = tl.where({live}, K, 0)",
+    )
+    return "k_end"
 
 
-def _pointer_main_loop(code: Code, partial: bool) -> None:
-    lo, hi = _k_range(partial)
+def _k_range(partial: bool, end: str | None = None) -> tuple[str, str]:
+    """The K loop's bounds (a slice of K for split-K's partial products; ``end``: the loop's
+    end where it may stop before K)."""
+    return ("k_lo", "k_hi") if partial else ("0", end or "K")
+
+
+def _pointer_main_loop(code: Code, partial: bool, end: str | None = None) -> None:
+    lo, hi = _k_range(partial, end)
     first = "(k_lo + offs_k)" if partial else "offs_k"
     code.add(
         "# rows and columns past the edge read row / column 0: their loads need no mask, and",
@@ -133,7 +162,8 @@ def _pointer_main_loop(code: Code, partial: bool) -> None:
         "rhs_tile = rhs_ptr + pid_b * stride_rb + safe_n[None, :] * stride_rn",
         f"rhs_tile += {first}[:, None] * stride_rk  # [BLOCK_K, BLOCK_N] addresses",
         f"for k in range({lo}, {hi}, BLOCK_K):",
-        f"    k_mask = offs_k < {hi} - k  # the last block of K is partial: its tail reads zeros",
+        f"    k_mask = offs_k < {_k_range(partial)[1]} - k  # the last block of K is partial: its"
+        " tail reads zeros",
         "    lhs = tl.load(lhs_tile, mask=k_mask[None, :], other=0.0)",
         "    rhs = tl.load(rhs_tile, mask=k_mask[:, None], other=0.0)",
         "    acc = tl.dot(lhs, rhs, acc, input_precision=DOT_PRECISION)",
@@ -142,8 +172,8 @@ def _pointer_main_loop(code: Code, partial: bool) -> None:
     )
 
 
-def _tma_main_loop(code: Code, partial: bool) -> None:
-    lo, hi = _k_range(partial)
+def _tma_main_loop(code: Code, partial: bool, end: str | None = None) -> None:
+    lo, hi = _k_range(partial, end)
     code.add(
         f"for k in range({lo}, {hi}, BLOCK_K):",
         "    # tensor-memory-accelerator loads of [1, rows, cols] boxes: out-of-range rows,",
