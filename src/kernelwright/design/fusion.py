@@ -21,7 +21,7 @@
     index       ``arange`` of integers: computed inside the kernel of the element-wise op that
                 reads it, from that kernel's index (each reader has its own copy, as a lookup);
                 one read otherwise (a product's operand, a graph output) is a framework call
-    framework   an op without a template (sort, 1-D convs...): PyTorch runs it, labelled
+    framework   an op without a template (sort, an LSTM...): PyTorch runs it, labelled
 
 A concatenation of same-shaped element-wise results merges the pieces' groups and is written
 piece by piece into its slices by that one kernel.

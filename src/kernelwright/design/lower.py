@@ -23,6 +23,10 @@
                                epilogue the GEMM kernel fuses with what follows
     convolution(x, w, bias)    convolution(x, w, None) + bias viewed (C, 1, ..., 1), for 2-D and
                                3-D convolutions (the ``conv`` kind): the bias joins the epilogue
+    conv1d(x, w, bias)         the 2-D convolution of x and w unsqueezed to a height of 1 (stride,
+                               padding and dilation 1, 0 and 1 along it), squeezed back, + bias:
+                               PyTorch runs its own 1-D convolutions so; the 2-D templates then
+                               serve them (views of the operands are free)
     mm/bmm with N or M = 1     a matrix-vector product: sum(A * x^T, K) (a row or column
                                reduction: memory-bound, so it streams the matrix once through
                                the reduction templates instead of wasting tensor-core tiles)
@@ -379,6 +383,50 @@ def _addmm(b: Builder, n: Node, _: dict[str, list[Node]]) -> dict[int, Arg] | No
     return {0: b.binary(n.name, "add", product, term)}
 
 
+def _convolution(b: Builder, n: Node, gi: dict[str, list[Node]]) -> dict[int, Arg] | None:
+    """A 1-D convolution as a 2-D one (:func:`_conv_1d`); a 2-D or 3-D one's bias after it
+    (:func:`_conv_bias`)."""
+    return _conv_1d(b, n) or _conv_bias(b, n, gi)
+
+
+def _conv_1d(b: Builder, n: Node) -> dict[int, Arg] | None:
+    """``convolution(x, w, bias)`` of N x C x L input as the 2-D convolution of x and w
+    unsqueezed to N x C x 1 x L and O x I x 1 x K (unit stride and dilation, no padding along
+    the new height: the output's height is 1 for a transposed convolution too), squeezed back to
+    N x O x L_out; the bias is added after it, as :func:`_conv_bias` does."""
+    if len(n.args) < 9:
+        return None
+    x, w, bias, stride, padding, dilation, transposed, output_padding, groups = n.args[:9]
+    one = [t[0] for t in (stride, padding, dilation, output_padding)
+           if isinstance(t, tuple) and len(t) == 1 and type(t[0]) is int]
+    if len(one) != 4:
+        return None
+    s, p, d, op = one
+    if not isinstance(x, Ref) or not isinstance(w, Ref) or type(transposed) is not bool:
+        return None
+    if b.meta(x).rank != 3 or b.meta(w).rank != 3 or type(groups) is not int:
+        return None  # an unbatched input (C x L): left as it is
+    x2 = b.emit(f"{n.name}_rows", "aten.unsqueeze.default", (x, 2), _unsqueezed(b.meta(x)))
+    w2 = b.emit(f"{n.name}_taps", "aten.unsqueeze.default", (w, 2), _unsqueezed(b.meta(w)))
+    args = (x2, w2, None, (1, s), (0, p), (1, d), transposed, (0, op), groups)
+    conv = b.emit(f"{n.name}_2d", n.target, args, _unsqueezed(n.out), n.kwargs)
+    out = b.emit(f"{n.name}_1d", "aten.squeeze.dim", (conv, 2), meta_like(n.out))
+    if not isinstance(bias, Ref):
+        return {0: out}
+    view = _channel_view(b, f"{n.name}_bias", bias, 3)
+    return {0: b.binary(n.name, "add", out, view)}
+
+
+def _unsqueezed(m: TensorMeta) -> TensorMeta:
+    """``m`` (N x C x L) with a dimension of size 1 inserted at 2, as ``unsqueeze(2)`` strides
+    it."""
+    stride = m.strides[2] * m.hint[2]
+    return TensorMeta(
+        (*m.shape[:2], "1", m.shape[2]), (*m.hint[:2], 1, m.hint[2]),
+        (*m.strides[:2], stride, m.strides[2]), m.dtype,
+    )
+
+
 def _conv_bias(b: Builder, n: Node, _: dict[str, list[Node]]) -> dict[int, Arg] | None:
     """A 2-D or 3-D convolution's bias as an element-wise add after it: the implicit-GEMM
     templates apply it with the rest of the epilogue on the accumulator."""
@@ -449,7 +497,7 @@ RULES: dict[str, Rule] = {
     "aten.mean.default": _reduce_all("mean"),
     "aten.sum.default": _reduce_all("sum"),
     "aten.addmm.default": _addmm,
-    "aten.convolution.default": _conv_bias,
+    "aten.convolution.default": _convolution,
     "aten.mm.default": _matvec,
     "aten.bmm.default": _matvec,
 }

@@ -14,7 +14,7 @@
     helpers.py    the Python helpers wrappers call (the math under the conv policy, stages,
                   the channels-last copy)
 
-1-D convolutions are no ``conv`` group: PyTorch runs them (``aten.classify``). A ``conv`` group
+1-D convolutions arrive as 2-D ones of height 1 (lowering: ``lower._conv_1d``). A ``conv`` group
 whose implicit GEMM is too narrow for tensor-core tiles (``conv_gemm_at_least``) keeps
 PyTorch's convolution with our epilogue kernel (``conv-vendor``), or PyTorch alone when there
 is no epilogue. A grouped 2-D convolution with few taps an output value (``conv_grouped``: a

@@ -97,12 +97,14 @@ def test_a_narrow_convolution_alone_is_left_to_pytorch(tmp_path: Path) -> None:
     assert options.options == [] and designs == []
 
 
-def test_a_1d_convolution_stays_a_framework_call_with_a_fused_epilogue(tmp_path: Path) -> None:
+def test_a_1d_convolution_is_a_2d_one_with_its_epilogue(tmp_path: Path) -> None:
+    """Lowered to height 1 (``test_conv_1d.py`` checks the kernels): one group, whose implicit
+    GEMM has K = 16 x 3 taps and M = 2 x 10 output positions."""
     body = "F.leaky_relu(self.conv(x) * 2.0, 0.1)"
-    part, _, _ = plan(tmp_path, "Conv1d(16, 48, 3)", 48, "2, 16, 12", body)
-    kinds = [g.kind for g in part.groups]
-    assert kinds == ["framework", "pointwise"]
-    assert "convolution" in part.graph.node(part.groups[0].nodes[0]).target
+    part, _, (options,) = plan(tmp_path, "Conv1d(16, 48, 3)", 48, "2, 16, 12", body)
+    assert [g.kind for g in part.groups] == ["conv"]
+    g = options.facts.gemm
+    assert g is not None and (g.m, g.n, g.k) == (20, 48, 48)
 
 
 @pytest.mark.parametrize(
