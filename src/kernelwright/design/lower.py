@@ -27,6 +27,11 @@
                                padding and dilation 1, 0 and 1 along it), squeezed back, + bias:
                                PyTorch runs its own 1-D convolutions so; the 2-D templates then
                                serve them (views of the operands are free)
+    sdpa(q, k, v), head dim    bmm(q, k^T) * scale (a causal one: -inf above the diagonal, by
+      past 256 (fp32)          position ranges) -> the softmax chain -> bmm(p, v), over
+                               (B * H) x M x D views: no flash template holds such an output
+                               row block, and at such widths the two products outweigh writing
+                               and reading the scores (see _wide_attention)
     mm/bmm with N or M = 1     a matrix-vector product: sum(A * x^T, K) (a row or column
                                reduction: memory-bound, so it streams the matrix once through
                                the reduction templates instead of wasting tensor-core tiles)
@@ -65,6 +70,7 @@ from kernelwright.design.builder import (
     contiguous_strides,
     meta_like,
     meta_reduced,
+    meta_shape,
     meta_swapped,
 )
 from kernelwright.design.graph import Arg, Node, OpGraph, Ref, TensorMeta
@@ -439,6 +445,94 @@ def _conv_bias(b: Builder, n: Node, _: dict[str, list[Node]]) -> dict[int, Arg] 
     return {0: b.binary(n.name, "add", conv, view)}
 
 
+# The widest head dim a flash template holds (``attention-flash-wide``): its block of output rows
+# stays in registers. Past it, attention is written out as PyTorch's math path computes it. Each
+# score then costs 2 (D + Dv) >= 1024 FLOPs of the two products against 16 bytes of traffic
+# (written and read as a score, then as a probability), so the products dominate; the scores'
+# bytes are capped so that writing them out never takes a large part of the device's memory.
+WIDEST_FLASH_HEAD_DIM = 256
+MAX_SCORE_BYTES = 1 << 32
+
+
+def _wide_attention(b: Builder, n: Node, _: dict[str, list[Node]]) -> dict[int, Arg] | None:
+    """``scaled_dot_product_attention(q, k, v)`` of fp32 (B, H, M, D) operands whose head dim
+    passes :data:`WIDEST_FLASH_HEAD_DIM`, with no mask, dropout or grouped heads (causal or not):
+    ``bmm(q, k^T) * scale``, the softmax chain over keys, ``bmm(p, v)``, on (B * H)-batched
+    views (reshapes where an operand's strides do not allow a view)."""
+    q, k, v = n.args[:3]
+    rest = dict(zip(("attn_mask", "dropout_p", "is_causal"), n.args[3:6], strict=False))
+    causal = rest.get("is_causal", n.kwarg("is_causal", False))
+    plain = (
+        rest.get("attn_mask", n.kwarg("attn_mask")) is None
+        and not rest.get("dropout_p", n.kwarg("dropout_p", 0.0))
+        and type(causal) is bool
+        and not n.kwarg("enable_gqa", False)
+    )
+    if not plain or not isinstance(q, Ref) or not isinstance(k, Ref) or not isinstance(v, Ref):
+        return None
+    qm, km, vm = b.meta(q), b.meta(k), b.meta(v)
+    if any(m.rank != 4 or m.dtype != "float32" for m in (qm, km, vm)):
+        return None
+    if not qm.hint[:2] == km.hint[:2] == vm.hint[:2] or max(qm.hint[3], vm.hint[3]) <= (
+        WIDEST_FLASH_HEAD_DIM
+    ):
+        return None
+    if math.prod(qm.hint[:3]) * km.hint[2] * 4 > MAX_SCORE_BYTES:
+        return None
+    scale = n.kwarg("scale")
+    scale = 1.0 / math.sqrt(qm.hint[3]) if scale is None else scale
+    if not isinstance(scale, int | float):
+        return None
+    batch, heads, rows, depth = (b.sym_size(q, d) for d in range(4))
+    keys, width = b.sym_size(k, 2), b.sym_size(v, 3)
+    q3 = _heads_flat(b, f"{n.name}_q", q, (rows, depth))
+    k3 = _heads_flat(b, f"{n.name}_k", k, (keys, b.sym_size(k, 3)))
+    v3 = _heads_flat(b, f"{n.name}_v", v, (keys, width))
+    kt = b.emit(f"{n.name}_kt", "aten.permute.default", (k3, (0, 2, 1)), meta_swapped(b.meta(k3)))
+    bh, m_, n_ = b.meta(q3).shape[0], qm.shape[2], km.shape[2]
+    score_meta = meta_shape((bh, m_, n_), (b.meta(q3).hint[0], qm.hint[2], km.hint[2]),
+                            "float32")
+    scores = b.emit(f"{n.name}_scores", "aten.bmm.default", (q3, kt), score_meta)
+    scaled = b.binary(f"{n.name}_scaled", "mul", scores, scale)
+    if causal:
+        scaled = _causal(b, n.name, scaled, rows, keys)
+    m = b.reduce(f"{n.name}_max", "amax", scaled, [2])
+    e = b.unary(f"{n.name}_exp", "exp", b.binary(f"{n.name}_shifted", "sub", scaled, m))
+    p = b.binary(f"{n.name}_p", "div", e, b.reduce(f"{n.name}_sum", "sum", e, [2]))
+    out_meta = meta_shape((bh, m_, vm.shape[3]), (score_meta.hint[0], qm.hint[2], vm.hint[3]),
+                          "float32")
+    out = b.emit(f"{n.name}_out", "aten.bmm.default", (p, v3), out_meta)
+    back = b.emit(n.name, "aten.view.default", (out, (batch, heads, rows, width)),
+                  meta_like(n.out))
+    return {0: back}
+
+
+def _causal(b: Builder, base: str, scores: Ref, rows: Ref, keys: Ref) -> Ref:
+    """``scores`` where key j <= query i (SDPA's ``is_causal``: the top-left triangle), -inf
+    elsewhere: two position ranges and a comparison, so the product's tiles above the diagonal
+    are skipped (``gemm/masked_tiles.py``); every row keeps its first key, so none is empty."""
+    sm = b.meta(scores)
+    q_pos = b.emit(f"{base}_query_pos", "aten.arange.start_step", (0, rows),
+                   meta_shape((sm.shape[1],), (sm.hint[1],), "int64"))
+    column = b.emit(f"{base}_query_col", "aten.unsqueeze.default", (q_pos, -1),
+                    meta_shape((sm.shape[1], "1"), (sm.hint[1], 1), "int64"))
+    k_pos = b.emit(f"{base}_key_pos", "aten.arange.start_step", (0, keys),
+                   meta_shape((sm.shape[2],), (sm.hint[2],), "int64"))
+    allowed = b.emit(f"{base}_allowed", "aten.le.Tensor", (k_pos, column),
+                     meta_shape(sm.shape[1:], sm.hint[1:], "bool"))
+    never = b.emit(f"{base}_masked_out", "aten.scalar_tensor.default", (float("-inf"),),
+                   TensorMeta((), (), (), "float32"))
+    return b.emit(f"{base}_causal", "aten.where.self", (allowed, scores, never), meta_like(sm))
+
+
+def _heads_flat(b: Builder, base: str, t: Ref, inner: tuple[Ref, Ref]) -> Ref:
+    """(B, H, X, Y) as (B * H, X, Y): a view where the strides allow one (else a copy)."""
+    m = b.meta(t)
+    shape = (f"({m.shape[0]})*({m.shape[1]})", m.shape[2], m.shape[3])
+    meta = meta_shape(shape, (m.hint[0] * m.hint[1], m.hint[2], m.hint[3]), m.dtype)
+    return b.emit(base, "aten.reshape.default", (t, (-1, *inner)), meta)
+
+
 def _product(b: Builder, mm: Node) -> Ref:
     """The matrix product ``mm`` (not yet in the graph): a reduction for a matrix-vector
     product, else the node itself under a fresh name."""
@@ -499,6 +593,7 @@ RULES: dict[str, Rule] = {
     "aten.addmm.default": _addmm,
     "aten.convolution.default": _convolution,
     "aten.mm.default": _matvec,
+    "aten.scaled_dot_product_attention.default": _wide_attention,
     "aten.bmm.default": _matvec,
 }
 

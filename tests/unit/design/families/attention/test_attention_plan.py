@@ -41,7 +41,9 @@ def test_the_head_dim_chooses_the_template(tmp_path: Path, d: int, skill: str) -
 @pytest.mark.parametrize(
     ("call", "inputs", "params", "reason"),
     [
-        ("q, k, v", QKV.format(d=320), "q, k, v", "head dim 320 > 256"),
+        # a masked one (an unmasked fp32 one is written out as two products: lowering)
+        ("q, k, v, attn_mask=m", QKV.format(d=320) + ", torch.rand(9, 9) > 0.5", "q, k, v, m",
+         "head dim 320 > 256"),
         ("q, k, v, dropout_p=0.1", QKV.format(d=16), "q, k, v", "dropout_p = 0.1"),
         (
             "q, k, v",

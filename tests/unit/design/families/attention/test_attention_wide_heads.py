@@ -1,0 +1,70 @@
+"""Attention with head dims past the widest flash template's (256): written out as two batched
+products around a row softmax (lowering's ``_wide_attention``), each a template of its own,
+checked against SDPA in float64 under the interpreter (a causal one masks its scores by
+position, so the first product skips the tiles above the diagonal); masked or 16-bit attention
+of such widths stays with PyTorch."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from design_checks import attention_task, write_task
+
+from kernelwright.design.capture import capture_path
+from kernelwright.design.fusion import fuse
+from kernelwright.design.lower import lower
+
+SMALL = {"BLOCK_M": 16, "BLOCK_N": 16, "BLOCK_K": 16, "GROUP_M": 2}
+WIDE = "torch.randn(2, 3, 21, 272), torch.randn(2, 3, 19, 272), torch.randn(2, 3, 19, 260)"
+
+
+@pytest.mark.parametrize(
+    "forward",
+    [
+        "return F.scaled_dot_product_attention(q, k, v)",
+        "return F.scaled_dot_product_attention(q, k, v, scale=0.02) * 2.0",
+        "return F.scaled_dot_product_attention(q, k, v, is_causal=True)",
+        # operands whose strides allow no (B * H) view: reshaped copies
+        "return F.scaled_dot_product_attention(q.transpose(1, 2).transpose(1, 2).contiguous()"
+        "[:, :, :, :].transpose(0, 1).transpose(0, 1), k, v)",
+    ],
+    ids=["plain", "scale-then-epilogue", "causal", "strided"],
+)
+def test_wide_heads_are_two_products_around_a_softmax(check, forward: str) -> None:
+    variants = "[[torch.randn(1, 2, 9, 272), torch.randn(1, 2, 5, 272), torch.randn(1, 2, 5, 260)]]"
+    body = attention_task(forward, WIDE, variants=variants)
+    sources = check(body, skills=("gemm-tiled",), params=SMALL, reference="float64", expect=2)
+    for src in sources:
+        assert "aten.scaled_dot_product_attention" not in src[src.index("class ModelNew") :]
+        # a causal one's scores skip the key tiles above the diagonal
+        assert ("k_end = tl.where(" in src) == ("is_causal" in forward)
+
+
+def _kinds(tmp_path: Path, forward: str, inputs: str = WIDE) -> list[str]:
+    path = write_task(tmp_path, attention_task(forward, inputs))
+    return [g.kind for g in fuse(lower(capture_path(path, "full"))).groups]
+
+
+def test_the_products_and_the_softmax_are_three_groups(tmp_path: Path) -> None:
+    kinds = _kinds(tmp_path, "return F.scaled_dot_product_attention(q, k, v)")
+    assert kinds == ["gemm", "reduction", "gemm"]
+
+
+@pytest.mark.parametrize(
+    "forward",
+    [
+        "return F.scaled_dot_product_attention(q, k, v, attn_mask=torch.ones(21, 19).bool())",
+        "return F.scaled_dot_product_attention(q.bfloat16(), k.bfloat16(), v.bfloat16()).float()",
+    ],
+    ids=["masked", "bf16"],
+)
+def test_masked_or_16_bit_wide_attention_stays_whole(tmp_path: Path, forward: str) -> None:
+    assert "attention" in _kinds(tmp_path, forward)
+
+
+def test_heads_a_flash_template_holds_stay_flash(tmp_path: Path) -> None:
+    inputs = "torch.randn(2, 3, 21, 256), torch.randn(2, 3, 19, 256), torch.randn(2, 3, 19, 256)"
+    assert _kinds(tmp_path, "return F.scaled_dot_product_attention(q, k, v)", inputs) == [
+        "attention"
+    ]
