@@ -257,6 +257,23 @@ def test_the_transposed_phase_kernel_compiles_for_hopper_without_spills() -> Non
 
 
 @pytest.mark.sm90
+def test_1d_and_dilated_transposed_convolutions_compile_for_hopper_without_spills() -> None:
+    """KernelBench level-1 tasks 67 (a 1-D convolution, lowered to height 1) and 79 (a 1-D
+    transposed one of stride 2 and dilation 2, whose phases read every tap) at full size,
+    fp32: the implicit GEMM and the phase kernel compile without spills, on 3xTF32 wgmma."""
+    pytest.importorskip("triton")
+    paths = [str(ROOT / "kernelbench" / "level1" / "67_conv_standard_1D.py"),
+             str(ROOT / "kernelbench" / "level1" / "79_conv_transposed_1D_asymmetric_input_"
+                 "square_kernel___padded____strided____dilated__.py")]
+    convs = [r for r in first_designs(paths) if r["kernel"] == "conv_0_kernel"]
+    assert [r["skills"] for r in convs] == [["conv-implicit-gemm"],
+                                             ["conv-transposed-implicit-gemm"]]
+    for r in convs:
+        assert_compiled(r)
+        assert r["mma"] == ["tf32"], r
+
+
+@pytest.mark.sm90
 def test_the_3d_channels_last_kernels_compile_for_hopper_without_spills() -> None:
     """KernelBench level-2 tasks 47 (a 3 x 3 x 3 convolution, 32 -> 64 channels) and 26 (a
     transposed one of stride 2) at full size, fp32: the channels-last implicit GEMM and the

@@ -72,17 +72,15 @@ def conv_not_transposed(f: GroupFacts) -> Outcome:
 
 @condition("conv_transposed_phases")
 def conv_transposed_phases(f: GroupFacts) -> Outcome:
-    """A transposed convolution of one group without dilation: the output positions of one
-    phase (oh % stride_h, ow % stride_w) read the same taps, every stride-th one, so each phase
-    is an implicit GEMM of its own."""
+    """A transposed convolution of one group: the output positions of one phase (oh % stride_h,
+    ow % stride_w) read the same taps (every stride-th one, or every stride / gcd(stride,
+    dilation)-th where dilated), so each phase is an implicit GEMM of its own."""
     g = f.gemm
     assert g is not None
     if not g.transposed:
         return Fail("not a transposed convolution")
-    if g.groups != 1 or g.dilated:
-        return Fail(f"a transposed convolution of {g.groups} group(s)"
-                    + (", dilated" if g.dilated else "")
-                    + ": the phase kernel takes one group and undilated taps")
+    if g.groups != 1:
+        return Fail(f"a transposed convolution of {g.groups} groups: the phase kernel takes one")
     return Ok("a transposed convolution of one group: one implicit GEMM per output phase")
 
 

@@ -22,7 +22,9 @@ epilogue applied to the fp32 accumulator before the single NCHW store.
               stride_h, reading input row ih0 - t), so a phase is a forward convolution over
               the input with ceil(KH / stride_h) x ceil(KW / stride_w) taps; its K loop is the
               channels-last one, and each row's output position is mapped back into NCHW for
-              the epilogue's store
+              the epilogue's store. Dilated taps (:func:`phase_taps`): a phase's taps are
+              every stride_h / g-th (g = gcd(stride_h, dil_h)), reading every dil_h / g-th
+              input row back, and a phase none divides has none
     direct    a grouped (depthwise) convolution on CUDA cores: each output value sums its
               group's C_in / G x KH x KW taps, a ``[BLOCK_M]`` column of input values (one per
               position, gathered at that tap) times a ``[BLOCK_N]`` row of weights (one per
@@ -142,6 +144,19 @@ def implicit_gemm_nhwc_kernel(epi: ConvEpilogue, name: str) -> tuple[str, Kernel
     return "\n".join(signature(name, args, consts) + body.lines), args
 
 
+def phase_taps(stride: int, dilation: int) -> tuple[int, int, int, int]:
+    """How a transposed convolution's phases read dilated taps along one dimension: (g, the tap
+    step, the input step, the inverse). Output index o = p + q * stride reads tap k at input
+    index (o + pad - k * dilation) / stride where that divides, i.e. where k * dilation = p +
+    pad modulo stride. With g = gcd(stride, dilation) that holds only for phases whose p + pad
+    is a multiple of g, at k = k0 + t * (stride / g) with k0 = (p + pad) / g * inverse modulo
+    stride / g (the inverse of dilation / g modulo stride / g), reading input index i0 - t *
+    (dilation / g). Undilated: g = 1, steps stride and 1, inverse 1."""
+    g = math.gcd(stride, dilation)
+    step = stride // g
+    return g, step, dilation // g, pow(dilation // g, -1, step) if step > 1 else 0
+
+
 def transposed_kernel(epi: ConvEpilogue, name: str) -> tuple[str, KernelArgs]:
     """The transposed convolution's kernel, one implicit GEMM per output phase (grid axis 1) on
     a channels-last input and a ``[C_out, (KD,) KH, KW, C_in]`` weight; its source and its
@@ -182,24 +197,49 @@ def transposed_kernel(epi: ConvEpilogue, name: str) -> tuple[str, KernelArgs]:
     for i, (d, dl) in enumerate(zip(dims, low, strict=True)):
         body.add(f"o{dl} = p{dl} + {q[i]} * STRIDE_{d}"
                  + ("  # [BLOCK_M] the rows' output positions" if i == 0 else ""))
-    body.add(
-        f"# output index o{low[0]} reads input index (o{low[0]} + PAD_{dims[0]} - k) / "
-        f"STRIDE_{dims[0]} of tap k where that",
-        f"# divides: the phase's taps are k0, k0 + STRIDE_{dims[0]}, ..., and its t-th reads "
-        f"i{low[0]}0 - t",
-    )
-    for d, dl in zip(dims, low, strict=True):
-        body.add(f"k{dl}0 = (p{dl} + PAD_{d}) % STRIDE_{d}")
-    for i, (d, dl) in enumerate(zip(dims, low, strict=True)):
-        body.add(f"i{dl}0 = {q[i]} + (p{dl} + PAD_{d} - k{dl}0) // STRIDE_{d}")
+    spec = epi.spec
+    steps = [phase_taps(s, d) for s, d in zip(spec.stride, spec.dilation, strict=True)]
+    if all(d == 1 for d in spec.dilation):
+        body.add(
+            f"# output index o{low[0]} reads input index (o{low[0]} + PAD_{dims[0]} - k) / "
+            f"STRIDE_{dims[0]} of tap k where that",
+            f"# divides: the phase's taps are k0, k0 + STRIDE_{dims[0]}, ..., and its t-th reads "
+            f"i{low[0]}0 - t",
+        )
+        for d, dl in zip(dims, low, strict=True):
+            body.add(f"k{dl}0 = (p{dl} + PAD_{d}) % STRIDE_{d}")
+        for i, (d, dl) in enumerate(zip(dims, low, strict=True)):
+            body.add(f"i{dl}0 = {q[i]} + (p{dl} + PAD_{d} - k{dl}0) // STRIDE_{d}")
+    else:
+        body.add(
+            f"# output index o{low[0]} reads input index (o{low[0]} + PAD_{dims[0]} - k * "
+            f"dilation) / STRIDE_{dims[0]} of tap k",
+            "# where that divides: only phases whose p + PAD is a multiple of g = gcd(stride,",
+            "# dilation) have taps, k0, k0 + stride / g, ..., and the t-th reads i0 - t *",
+            "# dilation / g (k0: (p + PAD) / g times the inverse of dilation / g modulo",
+            "# stride / g)",
+        )
+        for (d, dl), (g, step, _, inv), dil in zip(zip(dims, low, strict=True), steps,
+                                                  spec.dilation, strict=True):
+            lead = f"(p{dl} + PAD_{d})" if g == 1 else f"(p{dl} + PAD_{d}) // {g}"
+            body.add(f"k{dl}0 = {lead} * {inv} % {step}  # dilation {dil}")
+        for i, ((d, dl), dil) in enumerate(zip(zip(dims, low, strict=True), spec.dilation,
+                                               strict=True)):
+            body.add(f"i{dl}0 = {q[i]} + (p{dl} + PAD_{d} - k{dl}0 * {dil}) // STRIDE_{d}")
     _channel_steps(body, x, w, dims, " * ".join(f"TAPS_{d}" for d in dims), [
         "# one loop over (tap of the phase, block of channels), pipelined as one; a tap's",
         "# channels are contiguous in both operands",
     ])
     t = _unflatten("tap", [f"TAPS_{d}" for d in dims])
-    for i, (d, dl) in enumerate(zip(dims, low, strict=True)):
-        body.add(f"    t_{dl} = {t[i]}", f"    k{dl} = k{dl}0 + t_{dl} * STRIDE_{d}")
+    dilated = any(d != 1 for d in spec.dilation)
+    for i, ((d, dl), (_, step, _, _)) in enumerate(zip(zip(dims, low, strict=True), steps,
+                                                        strict=True)):
+        along = str(step) if dilated else f"STRIDE_{d}"
+        body.add(f"    t_{dl} = {t[i]}", f"    k{dl} = k{dl}0 + t_{dl} * {along}")
     tap_ok = " & ".join(f"(k{dl} < K{d})" for d, dl in zip(dims, low, strict=True))
+    tap_ok += "".join(f" & ((p{dl} + PAD_{d}) % {g} == 0)"
+                      for (d, dl), (g, _, _, _) in zip(zip(dims, low, strict=True), steps,
+                                                       strict=True) if g > 1)
     bounds = " & ".join(f"(i{dl} >= 0) & (i{dl} < {d})" for d, dl in zip(dims, low, strict=True))
     filt = f"k{low[0]}"  # the tap's flat index in the weight, (kd * KH + kh) * KW + kw
     for d, dl in zip(dims[1:], low[1:], strict=True):
@@ -207,7 +247,8 @@ def transposed_kernel(epi: ConvEpilogue, name: str) -> tuple[str, KernelArgs]:
     body.add(
         "    # a phase has fewer taps where the kernel is no multiple of the stride",
         f"    tap_ok = {tap_ok}",
-        *(f"    i{dl} = i{dl}0 - t_{dl}" for dl in low),
+        *(f"    i{dl} = i{dl}0 - t_{dl}" + (f" * {back}" if back != 1 else "")
+          for dl, (_, _, back, _) in zip(low, steps, strict=True)),
         f"    inside = {bounds} & tap_ok  # [BLOCK_M]",
     )
     _multiply_rows(body, dims, filt, "c_ok[None, :] & tap_ok")

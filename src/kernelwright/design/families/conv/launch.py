@@ -27,6 +27,7 @@ from kernelwright.design.families.conv.kernels import (
     direct_kernel,
     implicit_gemm_kernel,
     implicit_gemm_nhwc_kernel,
+    phase_taps,
     spatial,
     transposed_kernel,
     vendor_epilogue_kernel,
@@ -90,8 +91,8 @@ def render_conv(
         raise DesignError("the direct kernel takes grouped convolutions (one group: a GEMM)")
     if spec.transposed and variant in ("implicit", "direct"):
         raise DesignError(f"the {variant} kernel takes forward convolutions, not transposed ones")
-    if variant == "transposed" and (not spec.transposed or any(d != 1 for d in spec.dilation)):
-        raise DesignError("the phase kernel takes transposed convolutions without dilation")
+    if variant == "transposed" and (not spec.transposed or spec.groups != 1):
+        raise DesignError("the phase kernel takes transposed convolutions of one group")
     if spec.nsp != 2 and variant == "direct":
         raise DesignError("the direct kernel takes 2-D convolutions")
     epi = ConvEpilogue(graph, group, spec)
@@ -338,6 +339,8 @@ def _sizes(
         )
     elif variant == "transposed":
         qs = ", ".join(f"Q{a}" for a in dims)
+        # a phase's taps are every stride-th (undilated) or every stride / gcd(stride, dilation)-th
+        tap_steps = [phase_taps(s[i], d[i])[1] for i in range(spec.nsp)]
         ts = ", ".join(f"TAPS_{a}" for a in dims)
         code.add(
             "x_in, w_in = _dot_operands(x_in, w_in)",
@@ -355,7 +358,7 @@ def _sizes(
             "# a phase an image",
             f"{qs} = {', '.join(f'_cdiv(O{a}, {s[i]})' for i, a in enumerate(dims))}",
             f"MP = n_img * {' * '.join(f'Q{a}' for a in dims)}",
-            f"{ts} = {', '.join(f'_cdiv(K{a}, {s[i]})' for i, a in enumerate(dims))}",
+            f"{ts} = {', '.join(f'_cdiv(K{a}, {tap_steps[i]})' for i, a in enumerate(dims))}",
         )
     elif channels_last:
         order = ", ".join(f"k{a.lower()}" for a in dims)

@@ -19,7 +19,8 @@ OIDHW weight, G groups) and the element-wise epilogue applied to it, seen as a m
                OH = (H - 1) stride_h - 2 pad_h + dil_h (KH - 1) + out_pad_h + 1): each output
                position sums the taps whose input position (oh + pad_h - kh dil_h) / stride_h
                is whole; output positions of one phase (oh % stride_h, ow % stride_w) share
-               their taps, about KH / stride_h x KW / stride_w of them, so K counts those
+               their taps, about KH / stride_h x KW / stride_w of them (dilated: stride_h /
+               gcd(stride_h, dil_h) in place of stride_h), so K counts those
 """
 
 from __future__ import annotations
@@ -126,7 +127,9 @@ def conv_shape(graph: OpGraph, spec: ConvSpec) -> GemmShape:
     m = om.hint[0] * math.prod(om.hint[2:])
     dilated = any(d != 1 for d in spec.dilation)
     if spec.transposed:
-        taps = math.prod(-(-k // s) for k, s in zip(wm.hint[2:], spec.stride, strict=True))
+        # a phase's taps: every stride-th, or every stride / gcd(stride, dilation)-th
+        steps = [s // math.gcd(s, d) for s, d in zip(spec.stride, spec.dilation, strict=True)]
+        taps = math.prod(-(-k // s) for k, s in zip(wm.hint[2:], steps, strict=True))
         return GemmShape(m, om.hint[1], wm.hint[0] // spec.groups * taps,
                          lhs_k_contiguous=xm.strides[-1] == 1, rhs_k_contiguous=False,
                          epilogue=epilogue, groups=spec.groups, transposed=True,

@@ -344,6 +344,44 @@ def test_transposed_convolution_by_phases_matches_float64(check_launches, case: 
     assert [launched for _, launched in runs] == [["_nhwc_copy_kernel", "conv_0_kernel"] * 2]
 
 
+DILATED_TRANSPOSED = """
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.up = nn.ConvTranspose2d({cin}, {cout}, {k}, stride={stride}, padding={padding},
+                                     output_padding={out_pad}, dilation={dilation}, bias=True)
+    def forward(self, x):
+        return torch.relu(self.up(x)) + 0.25
+def get_inputs():
+    return [torch.randn(2, {cin}, 5, 4)]
+def get_input_variants():
+    return [[torch.randn(1, {cin}, 3, 6)]]
+def get_init_inputs():
+    return []
+"""
+
+# name: (C_in, C_out, kernel, stride, padding, output padding, dilation); the phases of stride
+# and dilation sharing a factor (gcd 2: half the phases read no tap at all), coprime ones (a
+# modular inverse picks each phase's first tap), dilation without a stride, mixed per dimension
+DILATED_TRANSPOSED_CASES = {
+    "stride2-dilation2": (33, 33, 3, 2, 1, 1, 2),
+    "stride3-dilation2": (33, 34, 4, 3, 2, 0, 2),
+    "stride2-dilation3": (40, 32, 3, 2, 0, 1, 3),
+    "stride1-dilation3": (17, 33, 3, 1, 2, 0, 3),
+    "mixed": (33, 40, (3, 5), (2, 3), (1, 2), (1, 0), (2, 4)),
+}
+
+
+@pytest.mark.parametrize("case", sorted(DILATED_TRANSPOSED_CASES))
+def test_dilated_transposed_convolution_by_phases_matches_float64(check, case: str) -> None:
+    cin, cout, k, stride, padding, out_pad, dilation = DILATED_TRANSPOSED_CASES[case]
+    body = DILATED_TRANSPOSED.format(cin=cin, cout=cout, k=k, stride=stride, padding=padding,
+                                     out_pad=out_pad, dilation=dilation)
+    (src,) = check(body, skills=("conv-transposed-implicit-gemm",), params=SMALL,
+                   reference="float64", policy="fp32")
+    assert "torch.ops.aten.convolution" not in src
+
+
 def test_transposed_convolution_bf16_operands(check) -> None:
     (src,) = check(transposed_task("k4-stride2-pad1"), skills=("conv-transposed-implicit-gemm",),
                    params=SMALL, dtype="bfloat16", tol=3e-2)

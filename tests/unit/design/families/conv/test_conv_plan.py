@@ -148,19 +148,23 @@ def test_a_transposed_convolution_and_its_epilogue_are_one_group_by_phases(
         assert any("transposed" in line for line in why), (skill, why)
 
 
-@pytest.mark.parametrize(
-    ("conv", "why"),
-    [("ConvTranspose2d(32, 48, 4, stride=2, groups=2)", "2 group(s)"),
-     ("ConvTranspose2d(32, 48, 3, stride=2, dilation=2)", "dilated")],
-    ids=["grouped", "dilated"],
-)
-def test_a_transposed_convolution_the_phase_kernel_refuses_keeps_cudnn(
-    tmp_path: Path, conv: str, why: str
-) -> None:
+def test_a_grouped_transposed_convolution_keeps_cudnn(tmp_path: Path) -> None:
+    conv = "ConvTranspose2d(32, 48, 4, stride=2, groups=2)"
     _, designs, (options,) = plan(tmp_path, conv, 48, "2, 32, 12, 12")
     assert [o.choice.skill for o in options.options] == ["conv-vendor"]
     (reasons,) = [r for s, r in options.skipped if s == "conv-transposed-implicit-gemm"]
-    assert any(why in line for line in reasons), reasons
+    assert any("2 groups" in line for line in reasons), reasons
+
+
+def test_a_dilated_transposed_convolution_counts_the_taps_of_a_phase(tmp_path: Path) -> None:
+    """Stride 2, dilation 2 (gcd 2): a phase's taps are every one of the 3 (half the phases
+    read none), so K is 32 x 9; stride 3, dilation 2 (coprime): every third, K = 32 x 4."""
+    for conv, k in (("ConvTranspose2d(32, 48, 3, stride=2, dilation=2)", 32 * 9),
+                    ("ConvTranspose2d(32, 48, 4, stride=3, dilation=2)", 32 * 4)):
+        _, designs, (options,) = plan(tmp_path, conv, 48, "2, 32, 12, 12")
+        assert "conv-transposed-implicit-gemm" in [o.choice.skill for o in options.options]
+        g = options.facts.gemm
+        assert g is not None and g.k == k, (conv, g)
 
 
 @pytest.mark.parametrize(
