@@ -15,8 +15,9 @@ from kernelwright.design.capture import capture_path
 from kernelwright.design.fusion import fuse
 from kernelwright.design.lower import lower
 
-SMALL = {"BLOCK_M": 16, "BLOCK_N": 16, "BLOCK_K": 16, "GROUP_M": 2}
-WIDE = "torch.randn(2, 3, 21, 272), torch.randn(2, 3, 19, 272), torch.randn(2, 3, 19, 260)"
+# 16 x 16 tiles (several along M and N); K blocks of 64 keep the interpreter's steps few
+SMALL = {"BLOCK_M": 16, "BLOCK_N": 16, "BLOCK_K": 64, "GROUP_M": 2}
+WIDE = "torch.randn(2, 2, 13, 264), torch.randn(2, 2, 11, 264), torch.randn(2, 2, 11, 260)"
 
 
 @pytest.mark.parametrize(
@@ -32,7 +33,7 @@ WIDE = "torch.randn(2, 3, 21, 272), torch.randn(2, 3, 19, 272), torch.randn(2, 3
     ids=["plain", "scale-then-epilogue", "causal", "strided"],
 )
 def test_wide_heads_are_two_products_around_a_softmax(check, forward: str) -> None:
-    variants = "[[torch.randn(1, 2, 9, 272), torch.randn(1, 2, 5, 272), torch.randn(1, 2, 5, 260)]]"
+    variants = "[[torch.randn(1, 3, 9, 264), torch.randn(1, 3, 5, 264), torch.randn(1, 3, 5, 260)]]"
     body = attention_task(forward, WIDE, variants=variants)
     sources = check(body, skills=("gemm-tiled",), params=SMALL, reference="float64", expect=2)
     for src in sources:
@@ -54,7 +55,7 @@ def test_the_products_and_the_softmax_are_three_groups(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     "forward",
     [
-        "return F.scaled_dot_product_attention(q, k, v, attn_mask=torch.ones(21, 19).bool())",
+        "return F.scaled_dot_product_attention(q, k, v, attn_mask=torch.ones(13, 11).bool())",
         "return F.scaled_dot_product_attention(q.bfloat16(), k.bfloat16(), v.bfloat16()).float()",
     ],
     ids=["masked", "bf16"],
