@@ -317,8 +317,8 @@ class BodyEmitter:
     def index_range(self, node: Node, ctx: Context, out: list[str]) -> str:
         """``arange(start, end, step)``: element i is ``start + i * step``, i the index along the
         domain dimension the range lies on (its length is that dimension's, as broadcasting
-        requires). Computed in 64 bits where a 64-bit range's offset or step could overflow
-        the kernel's 32-bit index."""
+        requires). An int64 range is computed in 64 bits, as PyTorch computes what follows it
+        (a product of positions can pass the kernel's 32-bit index)."""
         found = index_range(node)
         assert found is not None
         start, step = found
@@ -329,12 +329,11 @@ class BodyEmitter:
         if g is None:
             raise NotImplementedError(f"{node.name}: domain dim {d} has no index here")
         i = self.dim_index(g, d, out)
-        if (start, step) == (0, 1):
-            return i
         if self.graph.meta(node.name).dtype == "int64":
             i = f"{i}.to(tl.int64)"
         name = self.var(node.name, ctx)
-        out.append(f"{name} = {start} + {step} * {i}  # {node.target}: start + i * step")
+        value = i if (start, step) == (0, 1) else f"{start} + {step} * {i}"
+        out.append(f"{name} = {value}  # {node.target}: start + i * step")
         return name
 
     def lookup(self, node: Node, ctx: Context, out: list[str]) -> str:

@@ -59,6 +59,20 @@ def get_init_inputs():
     return []
 """
 
+WIDE_PRODUCTS = """
+class Model(nn.Module):
+    def forward(self, x):
+        rows = torch.arange(x.shape[0], device=x.device).unsqueeze(1)
+        cols = torch.arange(x.shape[1], device=x.device)
+        return x + (rows * cols * 700000).float()
+def get_inputs():
+    return [torch.randn(70, 90)]
+def get_input_variants():
+    return []
+def get_init_inputs():
+    return []
+"""
+
 MASKED_SOFTMAX = """
 class Model(nn.Module):
     def forward(self, x):
@@ -109,6 +123,12 @@ def test_triu_and_tril_of_an_element_wise_value(check) -> None:
 def test_ranges_with_a_start_and_a_step_and_a_comparison(check) -> None:
     (src, *_) = check(POSITIONS)
     assert "left to PyTorch" not in src
+
+
+def test_int64_ranges_stay_64_bit(check) -> None:
+    """Products of positions past 2^31 (69 x 89 x 700000): PyTorch computes them in int64."""
+    (src, *_) = check(WIDE_PRODUCTS)
+    assert ".to(tl.int64)" in src
 
 
 def test_a_position_mask_in_a_softmax(check) -> None:
