@@ -105,9 +105,21 @@ def capture_path(path: str | Path, size: str) -> OpGraph:
         ep, inputs = _export(model, functools.partial(_make_inputs, get_inputs), str(path),
                              dynamic=not recurrent)
         graph = convert(ep, inputs, size, init=init_literal(init))
+        # traced statically, every size is fixed: moving each in turn would trace the layer's
+        # steps again as many times (25 s each for that LSTM), so all are held (the model's
+        # ModelNew refuses other sizes, never computes something else at them)
         held = held_sizes(model, graph, functools.partial(_make_inputs, get_inputs), str(path),
-                          dynamic=not recurrent)
+                          dynamic=True) if not recurrent else fixed_sizes(graph)
     return graph.with_held(held)
+
+
+def fixed_sizes(graph: OpGraph) -> tuple[tuple[str, int], ...]:
+    """Every user-input dimension the graph has a literal size for: (input, dim)."""
+    return tuple(sorted(
+        (u.name, d)
+        for u in graph.user_inputs if u.meta is not None
+        for d, s in enumerate(u.meta.shape) if s.isdigit()
+    ))
 
 
 def held_sizes(model: Any, graph: OpGraph, make_inputs: Any, path: str, *, dynamic: bool = True

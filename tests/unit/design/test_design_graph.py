@@ -176,6 +176,16 @@ def test_a_recurrent_layer_stays_one_framework_call(tmp_path: Path, layer: str) 
         ("framework", [op]), ("gemm", ["mm", "add", "relu"])]
 
 
+def test_a_recurrent_model_is_traced_once_and_holds_its_sizes(tmp_path: Path) -> None:
+    """Traced with static shapes (symbolic ones ran the layer's steps for minutes), so every
+    input size is fixed; none is moved and traced again (each trace runs every step), all are
+    held: its ModelNew refuses other sizes."""
+    init = "self.rnn = nn.GRU(4, 6, 1, batch_first=True); self.fc = nn.Linear(6, 3)"
+    graph = capture_path(task(tmp_path, "self.fc(self.rnn(x)[0][:, -1, :])", "torch.randn(2, 9, 4)",
+                              init=init), "small")
+    assert graph.held == (("x", 0), ("x", 1), ("x", 2))
+
+
 def test_views_of_kernel_values_are_absorbed(tmp_path: Path) -> None:
     found = groups(tmp_path, "F.normalize(x, p=2.0, dim=1)", "torch.randn(2, 5, 7)")
     assert found == [("reduction", ["mul", "sum", "sqrt", "clamp", "expand", "div"])]
