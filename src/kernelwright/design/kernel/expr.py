@@ -181,6 +181,12 @@ POINTWISE: dict[str, Fmt] = {
     "aten.mul.Scalar": _bin("*"),
     "aten.div.Tensor": lambda a, n: f"{a[0]} / {a[1]}",
     "aten.div.Scalar": lambda a, n: f"{a[0]} / {a[1]}",
+    # fmod keeps the dividend's sign (Triton's % on floats and integers alike); remainder, as
+    # Python's %, the divisor's
+    "aten.fmod.Tensor": _bin("%"),
+    "aten.fmod.Scalar": _bin("%"),
+    "aten.remainder.Tensor": lambda a, n: f"_remainder({a[0]}, {a[1]})",
+    "aten.remainder.Scalar": lambda a, n: f"_remainder({a[0]}, {a[1]})",
     "aten.neg.default": lambda a, n: f"-{a[0]}",
     "aten.abs.default": _call("tl.abs"),
     "aten.exp.default": _call("tl.exp"),
@@ -322,6 +328,12 @@ def _expm1(x):
     # exp(x) - 1 accurate for tiny x
     u = tl.exp(x)
     return tl.where(u == 1.0, x, tl.where(u - 1.0 == -1.0, -1.0, (u - 1.0) * x / tl.log(u)))""",
+    "_remainder": """@triton.jit
+def _remainder(a, b):
+    # a mod b with the divisor's sign (torch.remainder, Python's %): the truncated remainder
+    # (the dividend's sign), moved by b where the two signs differ, as PyTorch computes it
+    r = a % b
+    return tl.where((r != 0) & ((r < 0) != (b < 0)), r + b, r)""",
     "_pow": """@triton.jit
 def _pow(x, y):
     # x ** y for x >= 0 (and integral y for negative x) through exp2/log2
