@@ -6,7 +6,7 @@
     scan         cumsum, cumprod, kw.scan (reverse, exclusive)   scan kernels
     gather       gather along the reduced dimension              point evaluation in a row kernel
     lookup       table[i] (index.Tensor, one integer index;      an indexed load in an element-wise
-                 embedding)                                      kernel (an embedding's or a
+                 embedding; index_select along dim 0)            kernel (an embedding's or a
                                                                  position table's rows)
     cat          concatenation of same-shaped pieces             pieces written into slices of one
                                                                  output by one element-wise kernel
@@ -84,7 +84,7 @@ SDPA = "aten.scaled_dot_product_attention.default"
 ATTENTIONS = frozenset({SDPA})
 # table[index] along the first dimension; an embedding's forward is the same lookup (its
 # padding_idx and scale_grad_by_freq act on the gradient only)
-LOOKUPS = frozenset({"aten.index.Tensor", "aten.embedding.default"})
+LOOKUPS = frozenset({"aten.index.Tensor", "aten.embedding.default", "aten.index_select.default"})
 # Views PyTorch runs between kernels (free: they only make new strides); never inside a kernel.
 FORWARD_VIEWS = frozenset(
     {
@@ -317,11 +317,14 @@ def conv_groups(node: Node) -> int:
 
 def lookup_index(node: Node) -> Ref | None:
     """The index of ``table[index]`` (``aten.index.Tensor`` with one index tensor, on the first
-    dimension, or ``aten.embedding``); None for other indexing (several indices, a slice before
-    the index)."""
+    dimension, ``aten.embedding``, or ``index_select`` along the first dimension); None for
+    other indexing (several indices, a slice before the index, another dimension)."""
     if node.target == "aten.embedding.default":
         index = node.args[1] if len(node.args) > 1 else None
         return index if isinstance(index, Ref) else None
+    if node.target == "aten.index_select.default":
+        dim, index = (node.args[1], node.args[2]) if len(node.args) > 2 else (None, None)
+        return index if dim == 0 and isinstance(index, Ref) else None
     indices = node.args[1] if len(node.args) > 1 else None
     if isinstance(indices, tuple) and len(indices) == 1 and isinstance(indices[0], Ref):
         return indices[0]

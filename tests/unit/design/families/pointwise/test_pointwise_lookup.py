@@ -48,6 +48,22 @@ def get_init_inputs():
     return []
 """
 
+INDEX_SELECT = """
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.bias_table = nn.Parameter(torch.randn(29, 3))
+    def forward(self, idx, x):
+        # a bias per position, rows of a table picked by index_select
+        return x + self.bias_table.index_select(0, idx).permute(1, 0)
+def get_inputs():
+    return [torch.randint(0, 29, (41,)), torch.randn(3, 41)]
+def get_input_variants():
+    return []
+def get_init_inputs():
+    return []
+"""
+
 SUMMED = """
 class Model(nn.Module):
     def __init__(self):
@@ -81,6 +97,11 @@ def test_rotary_tables_are_loaded_in_both_kernels(check) -> None:
         # one position a row: loaded once a row (_load_col), not once a column
         assert kernel.count("_load_col(positions_ptr") == 1
         assert "tl.load(positions_ptr" not in kernel
+
+
+def test_index_select_along_the_first_dimension_is_a_lookup(check) -> None:
+    (src,) = check(INDEX_SELECT)
+    assert "aten.index_select" not in src[src.index("class ModelNew") :]
 
 
 def test_embedding_feeds_an_elementwise_chain(check) -> None:
