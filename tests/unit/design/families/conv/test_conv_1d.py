@@ -67,29 +67,31 @@ def test_a_bare_1d_convolution_is_one_implicit_gemm(check, case: str) -> None:
     check(conv1d_task(case, "self.conv(x)"), skills=(skill,), params=SMALL, reference="float64")
 
 
-def test_a_dilated_transposed_1d_convolution_takes_the_vendor_path(check) -> None:
-    """The phase kernel takes undilated taps only: cuDNN convolves, the epilogue is fused."""
-    body = CONV1D.format(cls="ConvTranspose1d", cin=40, cout=33, k=3, stride=2, padding=1,
-                         dilation=2, groups=1, bias=False, extra="", length=17, length2=6,
-                         body="torch.relu(self.conv(x)) * 0.5")
-    check(body, skills=("conv-vendor",), params={"BLOCK_M": 32, "BLOCK_N": 16},
-          reference="float64")
+OTHER_SKILLS = {
+    # name: (the format's fields, the skill that serves it)
+    "dilated-transposed": (  # cuDNN convolves it, the epilogue is fused
+        dict(cls="ConvTranspose1d", cin=40, cout=33, k=3, stride=2, padding=1, dilation=2,
+             groups=1, bias=False, length=17, length2=6, body="torch.relu(self.conv(x)) * 0.5"),
+        "conv-vendor",
+    ),
+    "narrow": (  # too few taps for tensor-core tiles
+        dict(cls="Conv1d", cin=3, cout=8, k=3, stride=2, padding=1, dilation=1, groups=1,
+             bias=True, length=40, length2=11, body="torch.tanh(self.conv(x))"),
+        "conv-vendor",
+    ),
+    "grouped": (  # its groups kept, in the direct kernel
+        dict(cls="Conv1d", cin=12, cout=18, k=3, stride=1, padding=1, dilation=1, groups=3,
+             bias=True, length=25, length2=7, body="F.gelu(self.conv(x))"),
+        "conv-direct",
+    ),
+}
 
 
-def test_a_narrow_1d_convolution_takes_the_vendor_path_with_its_epilogue(check) -> None:
-    body = CONV1D.format(cls="Conv1d", cin=3, cout=8, k=3, stride=2, padding=1, dilation=1,
-                         groups=1, bias=True, extra="", length=40, length2=11,
-                         body="torch.tanh(self.conv(x))")
-    check(body, skills=("conv-vendor",), params={"BLOCK_M": 32, "BLOCK_N": 16},
-          reference="float64")
-
-
-def test_a_grouped_1d_convolution_keeps_its_groups(check) -> None:
-    body = CONV1D.format(cls="Conv1d", cin=12, cout=18, k=3, stride=1, padding=1, dilation=1,
-                         groups=3, bias=True, extra="", length=25, length2=7,
-                         body="F.gelu(self.conv(x))")
-    check(body, skills=("conv-direct",), params={"BLOCK_M": 32, "BLOCK_N": 16, "WARPS": 4},
-          reference="float64")
+@pytest.mark.parametrize("case", sorted(OTHER_SKILLS))
+def test_1d_convolutions_other_skills_serve_match_float64(check, case: str) -> None:
+    fields, skill = OTHER_SKILLS[case]
+    check(CONV1D.format(extra="", **fields), skills=(skill,),
+          params={"BLOCK_M": 32, "BLOCK_N": 16, "WARPS": 4}, reference="float64")
 
 
 def test_the_1d_convolution_becomes_a_2d_one_of_height_1(tmp_path: Path) -> None:
