@@ -72,6 +72,8 @@ class Builder:
         self.taken = {n.name for n in graph.nodes} | {i.name for i in graph.inputs}
         self.alias: dict[str, Arg] = {}  # old value name -> its replacement
         self.metas: dict[str, TensorMeta] = {i.name: i.meta for i in graph.inputs if i.meta}
+        # user-input dimensions a rule computed a literal from (the graph's ``held`` gains them)
+        self.held: list[tuple[str, int]] = []
 
     def fresh(self, base: str) -> str:
         """An unused node name starting with ``base``."""

@@ -11,7 +11,8 @@ with a one-line ``ValueError``:
                    where the construction arguments stop); where the graph recorded them as a
                    literal
     input sizes    at the top of ``forward``, the dimensions whose size the graph holds in a
-                   value (``OpGraph.held``, found at capture), checked with the rank (from the
+                   value (``OpGraph.held``, found at capture, or by a lowering that wrote a
+                   value from one: a default attention scale), checked with the rank (from the
                    end where leading dimensions fold into a batch)
 
 Every other size is read from the runtime tensors and stays free: the symbolic ones, and the
@@ -125,7 +126,8 @@ def _expected(args: ast.arguments, values: list[str]) -> list[tuple[str, str]] |
 
 def shape_checks(graph: OpGraph, batch: bool) -> list[str]:
     """Statements for the top of ``forward``: each user input's held dimensions
-    (``OpGraph.held``: sizes of 1, sizes the graph computed a value from), with its rank;
+    (``OpGraph.held``: sizes of 1, sizes the graph computed a value from, at their captured
+    values), with its rank;
     ``batch``: leading dimensions fold into the first, so ranks are at least the captured one
     and dimensions count from the end."""
     lines: list[str] = []
@@ -134,7 +136,7 @@ def shape_checks(graph: OpGraph, batch: bool) -> list[str]:
         dims = sorted(d for name, d in graph.held if name == u.name)
         if meta is None or not dims:
             continue
-        fixed = [(d, int(meta.shape[d])) for d in dims]
+        fixed = [(d, meta.hint[d]) for d in dims]
         v, rank = safe_name(u.name), meta.rank
         axes = [d - rank if batch else d for d, _ in fixed]
         sizes = [s for _, s in fixed]

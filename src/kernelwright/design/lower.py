@@ -114,6 +114,8 @@ def lower(graph: OpGraph) -> OpGraph:
         b.keep(n)
     outputs = tuple(b.remap(a) for a in graph.outputs)
     lowered_graph = _unit_reductions(graph.replace(tuple(b.nodes), outputs).pruned())
+    if b.held:  # sizes a rule wrote a value of into the graph (a default attention scale)
+        lowered_graph = lowered_graph.with_held(tuple(sorted({*lowered_graph.held, *b.held})))
     return _clone_lookups(_sink_reshapes(lowered_graph))
 
 
@@ -480,7 +482,15 @@ def _wide_attention(b: Builder, n: Node, _: dict[str, list[Node]]) -> dict[int, 
     if math.prod(qm.hint[:3]) * km.hint[2] * 4 > MAX_SCORE_BYTES:
         return None
     scale = n.kwarg("scale")
-    scale = 1.0 / math.sqrt(qm.hint[3]) if scale is None else scale
+    if scale is None:
+        # SDPA's default scale is 1/sqrt(head dim), a literal here: the head dim must be fixed,
+        # or a user-input size the ModelNew then holds (refusing other head dims)
+        if not qm.shape[3].isdigit():
+            source = [(s.input, s.dim) for s in b.graph.symbols if s.name == qm.shape[3]]
+            if not source:
+                return None  # a size computed from others
+            b.held.append(source[0])
+        scale = 1.0 / math.sqrt(qm.hint[3])
     if not isinstance(scale, int | float):
         return None
     batch, heads, rows, depth = (b.sym_size(q, d) for d in range(4))

@@ -40,6 +40,8 @@ def test_wide_heads_are_two_products_around_a_softmax(check, forward: str) -> No
         assert "aten.scaled_dot_product_attention" not in src[src.index("class ModelNew") :]
         # a causal one's scores skip the key tiles above the diagonal
         assert ("k_end = tl.where(" in src) == ("is_causal" in forward)
+        # the default scale, 1/sqrt(264), is a literal: another head dim is refused
+        assert ("q.shape[3] != 264" in src) == ("scale=" not in forward)
 
 
 def _kinds(tmp_path: Path, forward: str, inputs: str = WIDE) -> list[str]:
