@@ -151,7 +151,8 @@ def phase_taps(stride: int, dilation: int) -> tuple[int, int, int, int]:
     pad modulo stride. With g = gcd(stride, dilation) that holds only for phases whose p + pad
     is a multiple of g, at k = k0 + t * (stride / g) with k0 = (p + pad) / g * inverse modulo
     stride / g (the inverse of dilation / g modulo stride / g), reading input index i0 - t *
-    (dilation / g). Undilated: g = 1, steps stride and 1, inverse 1."""
+    (dilation / g); where stride / g is 1 every tap is a phase's and k0 is 0. Undilated: g = 1,
+    steps stride and 1."""
     g = math.gcd(stride, dilation)
     step = stride // g
     return g, step, dilation // g, pow(dilation // g, -1, step) if step > 1 else 0
