@@ -119,10 +119,13 @@ def _tile_loop_head(code: Code, partial: bool) -> None:
     code.dedent()
 
 
-def _masked_tile_end(epi: Epilogue, code: Code) -> str | None:
-    """Where the epilogue gates the product by a position mask: the statements giving the K
-    loop's end, 0 for a tile the mask replaces entirely (``masked_tiles.py``), and its name;
-    None otherwise."""
+# the file header's line for a GEMM whose tiled kernel skips masked tiles
+MASKED_NOTE = "position mask: output tiles it replaces entirely skip the product (masked_tiles.py)"
+
+
+def masked_tile_test(epi: Epilogue) -> str | None:
+    """The tiled kernel's test of whether a tile's product is needed, over its batch entry,
+    rows and columns (``masked_tiles.tile_live_test``); None where every tile needs it."""
     s = epi.spec
     corners = {}
     if s.batch_axis is not None:
@@ -131,7 +134,14 @@ def _masked_tile_end(epi: Epilogue, code: Code) -> str | None:
         corners[s.m_axis] = ("pid_m * BLOCK_M", "pid_m * BLOCK_M + BLOCK_M - 1")
     if s.n_axis is not None:
         corners[s.n_axis] = ("pid_n * BLOCK_N", "pid_n * BLOCK_N + BLOCK_N - 1")
-    live = tile_live_test(epi.graph, epi.group, s.node.name, corners)
+    return tile_live_test(epi.graph, epi.group, s.node.name, corners)
+
+
+def _masked_tile_end(epi: Epilogue, code: Code) -> str | None:
+    """Where the epilogue gates the product by a position mask: the statements giving the K
+    loop's end, 0 for a tile the mask replaces entirely (``masked_tiles.py``), and its name;
+    None otherwise."""
+    live = masked_tile_test(epi)
     if live is None:
         return None
     code.add(

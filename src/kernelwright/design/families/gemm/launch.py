@@ -17,7 +17,12 @@ from collections.abc import Mapping
 from typing import Any
 
 from kernelwright.design.families.gemm.epilogue import Epilogue
-from kernelwright.design.families.gemm.kernels import combine_kernel, tiled_kernel
+from kernelwright.design.families.gemm.kernels import (
+    MASKED_NOTE,
+    combine_kernel,
+    masked_tile_test,
+    tiled_kernel,
+)
 from kernelwright.design.families.gemm.precision import FP32_MATH, math_note
 from kernelwright.design.families.gemm.spec import SMEM_BYTES, GemmSpec, gemm_spec
 from kernelwright.design.fusion import Group
@@ -193,7 +198,8 @@ def render_gemm(
         tuple(wparams),
         tuple(group.outputs),
         tuple(sorted(epi.helpers)),
-        notes=(note,),
+        # split-K's partial products run every tile
+        notes=(note, *((MASKED_NOTE,) if not partial and masked_tile_test(epi) else ())),
     )
 
 

@@ -1,5 +1,6 @@
 """Products whose epilogue masks positions (``torch.triu``/``tril``, a ``masked_fill`` by
-position ranges): tiles the mask replaces entirely skip their K loop (``masked_tiles.py``).
+position ranges): tiles the mask replaces entirely skip their K loop (``masked_tiles.py``), as
+the file's header says.
 
 The tile test is checked against every position of the tile it bounds, and the kernels against
 PyTorch under the interpreter with 16 x 16 tiles, so that both skipped and computed tiles (and
@@ -69,6 +70,8 @@ def test_masked_products_skip_masked_tiles_and_others_run_every_tile(check, case
     body = forward_task(f"x = a @ b\n        return {expr}", inputs, params="a, b")
     for src in check(body, skills=("gemm-tiled",), params=SMALL):
         assert (SKIPS in src) == (case in MASKED)
+        # the file's header says so
+        assert ("position mask: output tiles it replaces" in src) == (case in MASKED)
 
 
 def _gemm_group(tmp_path: Path, expr: str, inputs: str):  # type: ignore[no-untyped-def]
