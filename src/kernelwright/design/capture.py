@@ -97,6 +97,7 @@ def capture_path(path: str | Path, size: str) -> OpGraph:
     torch.manual_seed(CAPTURE_SEED)
     init = list(get_init_inputs())
     model = model_cls(*init).eval()
+    state = _lift_state(model)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         # a recurrent layer's meta is computed by running its steps on the fake inputs: with
@@ -104,13 +105,30 @@ def capture_path(path: str | Path, size: str) -> OpGraph:
         recurrent = any(isinstance(m, torch.nn.RNNBase) for m in model.modules())
         ep, inputs = _export(model, functools.partial(_make_inputs, get_inputs), str(path),
                              dynamic=not recurrent)
-        graph = convert(ep, inputs, size, init=init_literal(init))
+        graph = convert(ep, inputs, size, init=init_literal(init), state=state)
         # traced statically, every size is fixed: moving each in turn would trace the layer's
         # steps again as many times (25 s each for that LSTM), so all are held (the model's
         # ModelNew refuses other sizes, never computes something else at them)
         held = held_sizes(model, graph, functools.partial(_make_inputs, get_inputs), str(path),
                           dynamic=True) if not recurrent else fixed_sizes(graph)
     return graph.with_held(held)
+
+
+def _lift_state(model: Any) -> frozenset[str]:
+    """Register the model's plain tensor attributes as buffers (not saved with its state),
+    and return their FQNs. ``torch.export`` refuses a forward that writes such an attribute
+    (an RNN's hidden state kept on ``self``), but traces one that writes a buffer, returning
+    the buffer's new value beside the outputs (see :func:`convert`)."""
+    import torch
+
+    lifted: set[str] = set()
+    for prefix, module in model.named_modules():
+        for name, value in list(vars(module).items()):
+            if isinstance(value, torch.Tensor) and not isinstance(value, torch.nn.Parameter):
+                delattr(module, name)
+                module.register_buffer(name, value, persistent=False)
+                lifted.add(f"{prefix}.{name}" if prefix else name)
+    return frozenset(lifted)
 
 
 def fixed_sizes(graph: OpGraph) -> tuple[tuple[str, int], ...]:
@@ -288,11 +306,14 @@ KEPT_WHOLE = ("scaled_dot_product_attention", "lstm", "gru", "rnn_tanh", "rnn_re
 # -- FX -> OpGraph ------------------------------------------------------------------------------
 
 
-def convert(ep: Any, inputs: list[Any], size: str, *, init: str = "") -> OpGraph:
+def convert(ep: Any, inputs: list[Any], size: str, *, init: str = "",
+            state: frozenset[str] = frozenset()) -> OpGraph:
     """Turn an ExportedProgram into an OpGraph (hints from the concrete ``inputs``; ``init``:
-    the model's construction arguments as a literal, see :func:`init_literal`)."""
+    the model's construction arguments as a literal, see :func:`init_literal`; ``state``: the
+    buffers that are plain attributes of the model, see :func:`_lift_state`). A buffer the
+    forward writes is an output after the returned ones, named in the graph's ``writes``."""
     import torch
-    from torch.export.graph_signature import InputKind
+    from torch.export.graph_signature import InputKind, OutputKind
 
     specs = {s.arg.name: s for s in ep.graph_signature.input_specs if hasattr(s.arg, "name")}
     graph_inputs: list[GraphInput] = []
@@ -310,6 +331,8 @@ def convert(ep: Any, inputs: list[Any], size: str, *, init: str = "") -> OpGraph
             InputKind.BUFFER: "buffer",
             InputKind.USER_INPUT: "user",
         }.get(spec.kind if spec is not None else InputKind.USER_INPUT, "constant")
+        if kind == "buffer" and spec is not None and spec.target in state:
+            kind = "state"
         val = n.meta.get("val")
         if kind == "user":
             real = inputs[position] if position < len(inputs) else None
@@ -334,10 +357,22 @@ def convert(ep: Any, inputs: list[Any], size: str, *, init: str = "") -> OpGraph
     ]
     out_nodes: list[Node] = list(scalars)
     outputs: tuple[Arg, ...] = ()
+    writes: tuple[str, ...] = ()
     users = {n.name: len(n.users) for n in nodes}
+    out_specs = list(ep.graph_signature.output_specs)
     for n in nodes:
         if n.op == "output":
-            outputs = tuple(_convert_arg(a) for a in _flatten_outputs(n.args[0]))
+            values = [_convert_arg(a) for a in _flatten_outputs(n.args[0])]
+            mutated = [
+                k < len(out_specs) and out_specs[k].kind == OutputKind.BUFFER_MUTATION
+                for k in range(len(values))
+            ]
+            outputs = tuple(v for v, m in zip(values, mutated, strict=True) if not m) + tuple(
+                v for v, m in zip(values, mutated, strict=True) if m
+            )
+            writes = tuple(
+                str(out_specs[k].target) for k, m in enumerate(mutated) if m
+            )
             continue
         if n.op != "call_function":
             continue
@@ -346,7 +381,8 @@ def convert(ep: Any, inputs: list[Any], size: str, *, init: str = "") -> OpGraph
             continue  # assertions and other effect-only nodes
         out_nodes.append(_convert_node(n, val, subs))
     return OpGraph(
-        tuple(graph_inputs), tuple(out_nodes), outputs, tuple(symbols.values()), size, init
+        tuple(graph_inputs), tuple(out_nodes), outputs, tuple(symbols.values()), size, init,
+        writes=writes,
     )
 
 

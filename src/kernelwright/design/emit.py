@@ -204,14 +204,24 @@ def _model_class(
         else:
             lines.append(f"        {v} = {v}.contiguous()")
     forward = _forward_body(partition, rendered, device)
-    outs = [_arg(a, device) for a in graph.outputs]
+    outs = [_arg(a, device) for a in graph.returned]
+    # the attributes the forward writes, as the task's forward leaves them after a call
+    writes = [f"{_attr(fqn, plain=True)} = {_arg(a, device)}" for fqn, a in graph.written]
     # Only the parameters and buffers the forward reads (a batch norm's num_batches_tracked,
     # say, is not): each read costs the call Python time
-    named = {m.group() for m in re.finditer(r"[A-Za-z_]\w*", "\n".join([*forward, *outs]))}
+    named = {
+        m.group() for m in re.finditer(r"[A-Za-z_]\w*", "\n".join([*forward, *outs, *writes]))
+    }
     for i in graph.inputs:
         if i.kind in ("parameter", "buffer") and i.target and safe_name(i.name) in named:
             lines.append(f"        {safe_name(i.name)} = {_attr(i.target)}")
+        elif i.kind == "state" and safe_name(i.name) in named and device is not None:
+            # a plain attribute stays where __init__ made it (.cuda() moves only parameters
+            # and buffers): the task's forward moves it to its input's device, so this does
+            moved = f"{_attr(i.target, plain=True)}.to({device}.device)"
+            lines.append(f"        {safe_name(i.name)} = {moved}")
     lines += ["        " + s for s in forward]
+    lines += ["        " + s for s in writes]
     if batch:
         outs = [f"{o}.reshape(*lead, *{o}.shape[1:])" for o in outs]
     lines.append(
@@ -224,7 +234,7 @@ def batch_polymorphic(graph: OpGraph) -> bool:
     """Every value's first dimension is the same symbolic batch size: extra leading dimensions of
     the inputs can fold into it (LayerNorm over (B, T, H) as over (B*T, H))."""
     users = [u for u in graph.user_inputs if u.meta is not None]
-    if not users or any(u.meta is None or u.meta.rank < 2 for u in users):
+    if not users or graph.writes or any(u.meta is None or u.meta.rank < 2 for u in users):
         return False
     first = users[0].meta.shape[0] if users[0].meta else ""
     if not first or first.isdigit() or not first.isidentifier():
@@ -235,11 +245,15 @@ def batch_polymorphic(graph: OpGraph) -> bool:
     return all(isinstance(a, Ref) for a in graph.outputs)
 
 
-def _attr(fqn: str) -> str:
+def _attr(fqn: str, plain: bool = False) -> str:
     """A parameter or buffer, read afresh every call (one reassigned later is seen): as an
-    attribute where every part of its path is a name, else (a Sequential's "0") by _leaf."""
+    attribute where every part of its path is a name, else (a Sequential's "0") by _leaf.
+    ``plain``: a plain attribute, or the target of an assignment, which _leaf cannot reach."""
     if all(part.isidentifier() and not keyword.iskeyword(part) for part in fqn.split(".")):
         return f"self.{fqn}"
+    if plain:
+        raise DesignError(f"the forward reads or writes the attribute {fqn}, whose path is not "
+                          "made of names")
     return f"_leaf(self, {fqn!r})"
 
 

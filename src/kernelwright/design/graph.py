@@ -10,6 +10,10 @@
       held      (input, dim)...                     user-input dimensions whose captured size
                                                     the graph holds in a value (a float
                                                     computed from it)
+      writes    "hidden"...                         attributes the forward writes: the last
+                                                    outputs are their new values (an RNN's
+                                                    hidden state kept on the module), the
+                                                    others are returned
 
 Shapes are symbolic (``torch.export`` with automatic dynamic dimensions) so a kernel's wrapper
 can compute every size from the runtime tensors; each ``TensorMeta`` also keeps the concrete
@@ -153,10 +157,12 @@ def _refs(args: tuple[Arg, ...]) -> Iterator[str]:
 
 @dataclass(frozen=True, slots=True)
 class GraphInput:
-    """A graph input: a forward argument (``user``), a ``parameter`` or a ``buffer``.
+    """A graph input: a forward argument (``user``), a ``parameter``, a ``buffer``, or a tensor
+    the model keeps as a plain attribute (``state``: ``self.hidden = torch.randn(...)`` in
+    ``__init__``, which ``.cuda()`` does not move).
 
-    ``target`` is the FQN of a parameter or buffer (``norm.weight``); ``position`` the index of
-    a user input among the forward's arguments.
+    ``target`` is the FQN of a parameter, buffer or attribute (``norm.weight``); ``position``
+    the index of a user input among the forward's arguments.
     """
 
     name: str
@@ -187,6 +193,7 @@ class OpGraph:
     size: str = "full"
     init: str = ""
     held: tuple[tuple[str, int], ...] = ()
+    writes: tuple[str, ...] = ()
     _index: dict[str, Node] = field(default_factory=dict, compare=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -225,6 +232,17 @@ class OpGraph:
                 users.setdefault(r, []).append(n.name)
         return users
 
+    @property
+    def returned(self) -> tuple[Arg, ...]:
+        """The outputs ``forward`` returns (the others are written to attributes)."""
+        return self.outputs[: len(self.outputs) - len(self.writes)]
+
+    @property
+    def written(self) -> tuple[tuple[str, Arg], ...]:
+        """(attribute FQN, its new value) for each attribute the forward writes."""
+        return tuple(zip(self.writes, self.outputs[len(self.outputs) - len(self.writes):],
+                         strict=True))
+
     def output_names(self) -> list[str]:
         """Names referenced by the outputs."""
         return list(_refs(self.outputs))
@@ -258,17 +276,20 @@ class OpGraph:
             self.size,
             self.init,
             self.held,
+            self.writes,
         )
 
     def with_held(self, held: tuple[tuple[str, int], ...]) -> OpGraph:
         """A copy whose held dimensions are ``held``."""
         return OpGraph(
-            self.inputs, self.nodes, self.outputs, self.symbols, self.size, self.init, held
+            self.inputs, self.nodes, self.outputs, self.symbols, self.size, self.init, held,
+            self.writes,
         )
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-ready form (see :func:`graph_from_dict`)."""
-        return {
+        """JSON-ready form (see :func:`graph_from_dict`); ``writes`` only where there are some,
+        so a graph without them reads as before."""
+        data: dict[str, Any] = {
             "inputs": [_input_dict(i) for i in self.inputs],
             "nodes": [_node_dict(n) for n in self.nodes],
             "outputs": [_arg_dict(a) for a in self.outputs],
@@ -277,6 +298,9 @@ class OpGraph:
             "init": self.init,
             "held": [list(h) for h in self.held],
         }
+        if self.writes:
+            data["writes"] = list(self.writes)
+        return data
 
 
 def graph_from_dict(data: Mapping[str, Any]) -> OpGraph:
@@ -304,6 +328,7 @@ def graph_from_dict(data: Mapping[str, Any]) -> OpGraph:
         size=data.get("size", "full"),
         init=data.get("init", ""),
         held=tuple((str(h[0]), int(h[1])) for h in data.get("held", ())),
+        writes=tuple(str(w) for w in data.get("writes", ())),
     )
 
 

@@ -19,6 +19,7 @@
                                cat([zeros, cumsum(x[:n-1])]) or cumsum(pad(x, (1, 0))[:n]):
                                the kernel reads each step's predecessor, so neither the shifted
                                copy nor the concatenation is written
+    copy(dst, src)             src, when of dst's shape and dtype (dst.copy_(src) in a forward)
     addmm(bias, x, w)          mm(x, w) (* alpha) + bias (* beta): the bias is an element-wise
                                epilogue the GEMM kernel fuses with what follows
     convolution(x, w, bias)    convolution(x, w, None) + bias viewed (C, 1, ..., 1), for 2-D and
@@ -124,6 +125,19 @@ def _used_outputs(node: Node, getitems: dict[str, list[Node]]) -> set[int]:
 
 
 # -- rules ---------------------------------------------------------------------------------
+
+
+def _copy(b: Builder, n: Node, _: dict[str, list[Node]]) -> dict[int, Arg] | None:
+    """``copy(dst, src)`` (a forward's ``dst.copy_(src)``, functional) of a source of the same
+    shape and dtype is the source: the destination's values are never read, nor its device
+    (a CPU attribute the forward writes a GPU input into)."""
+    dst, src = n.args[0], n.args[1]
+    if not isinstance(dst, Ref) or not isinstance(src, Ref) or len(n.meta) != 1:
+        return None
+    sm = b.meta(src)
+    if sm.shape != n.out.shape or sm.dtype != n.out.dtype:
+        return None
+    return {0: src}
 
 
 def _softmax(b: Builder, n: Node, _: dict[str, list[Node]]) -> dict[int, Arg] | None:
@@ -605,6 +619,7 @@ RULES: dict[str, Rule] = {
     "aten.mm.default": _matvec,
     "aten.scaled_dot_product_attention.default": _wide_attention,
     "aten.bmm.default": _matvec,
+    "aten.copy.default": _copy,
 }
 
 

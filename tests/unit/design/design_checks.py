@@ -328,6 +328,15 @@ def compare(
                 assert ok, f"set {k} output {i}: max abs error {err:.3g}"
             else:
                 assert torch.equal(g, w), f"set {k} output {i}: integer results differ"
+        # a tensor the forward leaves on the model as a plain attribute (a hidden state) is
+        # part of what it computes
+        for name, w in vars(ref).items():
+            if isinstance(w, torch.Tensor):
+                g = getattr(new, name, None)
+                assert isinstance(g, torch.Tensor), f"set {k}: ModelNew lacks attribute {name}"
+                assert g.shape == w.shape and torch.allclose(
+                    g.float(), w.float(), atol=tol, rtol=tol, equal_nan=True
+                ), f"set {k}: attribute {name} differs after the call"
 
 
 def check(request: dict[str, Any]) -> dict[str, Any]:
