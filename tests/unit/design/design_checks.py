@@ -8,7 +8,8 @@ The child reads one JSON request per line and answers one JSON line:
     {"body": "...task body...", "skills": [...], "params": {...}, "inputs": "python expr" | null,
      "dtype": "bfloat16" | null, "tol": 1e-4, "expect": 1, "policy": "fp32" | "tf32" | null,
      "reference": "float64" | null (the reference model and inputs in that dtype),
-     "record": ["BLOCK_N", ...] | null (launch arguments recorded with each kernel's name)}
+     "record": ["BLOCK_N", ...] | null (launch arguments recorded with each kernel's name),
+     "index_64": true | null (every launch indexes in 64 bits, as for offsets past 2**31)}
     -> {"sources": [...], "checked": [...skills per design...],
         "launched": [...kernel names launched per design...]} or {"error": "..."}
 
@@ -370,6 +371,10 @@ def check(request: dict[str, Any]) -> dict[str, Any]:
                 task_name="t",
                 size="small",
             )
+            if request.get("index_64"):  # every launch indexes in 64 bits, as past 2**31
+                if "INDEX_64=_index_64(" not in src:
+                    return {"error": f"design {d.skills}: no launch takes INDEX_64", "source": src}
+                src = src.replace("INDEX_64=_index_64(", "INDEX_64=True or _index_64(")
             launched: list[str] = []
             try:
                 tol = float(request.get("tol", 1e-4))

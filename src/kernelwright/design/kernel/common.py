@@ -8,6 +8,7 @@ every input shape the task may use.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -186,6 +187,52 @@ WRAPPER_HELPERS = {
 }
 
 
+# Offsets from this many elements on pass a 32-bit index (Triton computes a program id, an
+# arange and a product of 32-bit arguments in 32 bits)
+INDEX_LIMIT = 2**31
+# kernel arguments that are sizes or strides: index arithmetic multiplies by them
+SIZE_OR_STRIDE = re.compile(r"stride|^dim\d+$|^n_|_rows$|^chunk$")
+
+WRAPPER_HELPERS["_index_64"] = f'''def _index_64(*tensors):
+    """Whether an offset into one of the tensors can pass 2**31 - 1 (a kernel's INDEX_64): its
+    element count, or for a view the span its strides cover, reaches 2**31."""
+    for t in tensors:
+        if t.numel() >= {INDEX_LIMIT}:
+            return True
+        if not t.is_contiguous() and t.numel() and sum(
+            (s - 1) * abs(st) for s, st in zip(t.shape, t.stride())
+        ) >= {INDEX_LIMIT}:
+            return True
+    return False'''
+
+
+def program_id(axis: int, wide: bool = True) -> str:
+    """``tl.program_id(axis)``, 64-bit under INDEX_64 in a kernel that takes it (``wide``; see
+    KernelArgs.index_64): every index made from it then is."""
+    if wide:
+        return f"tl.program_id({axis}).to(tl.int64 if INDEX_64 else tl.int32)"
+    return f"tl.program_id({axis})"
+
+
+def index_64_casts(args: KernelArgs) -> list[str]:
+    """Under INDEX_64, the kernel's size and stride arguments as 64-bit values, so that every
+    offset multiplied out of them is (a loop index times a stride as well as a program's)."""
+    wide = [
+        s for s, _ in args.scalars
+        if SIZE_OR_STRIDE.search(s) and ("stride" in s or args.widen_sizes)
+    ]
+    if not args.index_64 or not wide:
+        return []
+    return [
+        "# INDEX_64 (the wrapper's _index_64): an offset can pass 2**31 - 1, so "
+        + ("the program ids," if args.widen_sizes else "the strides are"),
+        "# sizes and strides are 64-bit, and so is every offset made from them"
+        if args.widen_sizes else "# 64-bit, and so is every offset made from them",
+        "if INDEX_64:",
+        *(f"    {s} = tl.cast({s}, tl.int64)" for s in wide),
+    ]
+
+
 def align_name(scalar: str) -> str:
     """The constexpr carrying a hinted scalar's alignment: ``n_cols`` -> ``N_COLS_ALIGN``."""
     return f"{scalar.upper()}_ALIGN"
@@ -198,6 +245,9 @@ def launch(
     items = [v for _, v in args.pointers] + [v for _, v in args.scalars]
     exprs = dict(args.scalars)
     items += [f"{align_name(s)}=_align({exprs[s]})" for s in args.hinted]
+    if args.index_64:
+        tensors = ", ".join(dict.fromkeys(args.spans.get(v, v) for _, v in args.pointers))
+        items.append(f"INDEX_64=_index_64({tensors})")
     items += [f"{k}={v}" for k, v in constexprs.items()]
     code.add(f"{kernel}[{grid}](")
     code.indent()
@@ -220,6 +270,8 @@ def signature(name: str, args: KernelArgs, constexprs: Sequence[str]) -> list[st
     params = [p for p, _ in args.pointers] + [s for s, _ in args.scalars]
     params += [f"{c}: tl.constexpr" for c in constexprs]
     params += [f"{align_name(s)}: tl.constexpr" for s in args.hinted]
+    if args.index_64:
+        params.append("INDEX_64: tl.constexpr")
     lines = ["@triton.jit", f"def {name}("]
     line = "    "
     for p in params:
@@ -230,7 +282,7 @@ def signature(name: str, args: KernelArgs, constexprs: Sequence[str]) -> list[st
         line += piece
     lines.append(line.rstrip())
     lines.append("):")
-    return lines + ["    " + ln for ln in align_hints(args)]
+    return lines + ["    " + ln for ln in [*align_hints(args), *index_64_casts(args)]]
 
 
 def align_hints(args: KernelArgs) -> list[str]:

@@ -189,6 +189,15 @@ class KernelArgs:
     pointers: list[tuple[str, str]] = field(default_factory=list)  # (kernel name, wrapper value)
     scalars: list[tuple[str, str]] = field(default_factory=list)
     hinted: list[str] = field(default_factory=list)  # scalars given an alignment constexpr
+    # the kernel takes INDEX_64 and indexes in 64 bits when the wrapper finds an offset that
+    # can pass 2**31 - 1 (kernel.common.signature, program_id and launch)
+    index_64: bool = False
+    # ... widening the sizes too (a GEMM's tile coordinates must stay 32-bit for TMA, and its
+    # per-dimension indices fit: only its strides are widened)
+    widen_sizes: bool = True
+    # a pointer argument that is not a tensor (a TMA descriptor) -> the tensor it reads, whose
+    # size decides INDEX_64
+    spans: dict[str, str] = field(default_factory=dict)
 
     def pointer(self, value: str) -> str:
         name = f"{value}_ptr"

@@ -45,9 +45,10 @@ def tiled_kernel(
 ) -> tuple[str, KernelArgs]:
     """A tile loop over the product (``partial``: one slice of K per program, stored to the
     split-K workspace instead of the epilogue); its source and its arguments, in order."""
-    args = KernelArgs()
+    args = KernelArgs(index_64=True, widen_sizes=False)
     if tma:
         args.pointers += [("lhs_desc", "lhs_desc"), ("rhs_desc", "rhs_desc")]
+        args.spans.update(lhs_desc="lhs", rhs_desc="rhs")
     else:
         args.pointers += [("lhs_ptr", "lhs"), ("rhs_ptr", "rhs")]
     if partial:
@@ -205,7 +206,7 @@ def _tma_main_loop(code: Code, partial: bool, end: str | None = None) -> None:
 def combine_kernel(epi: Epilogue, name: str) -> tuple[str, KernelArgs]:
     """Split-K's second stage: each program adds the slices of one output tile, in slice order,
     and applies the epilogue; its source and its arguments, in order."""
-    args = KernelArgs()
+    args = KernelArgs(index_64=True, widen_sizes=False)
     args.pointer("ws")
     for s in ("M", "N", "n_batch", "n_split"):
         args.scalar(s, s)

@@ -23,6 +23,7 @@ from kernelwright.design.kernel.common import (
     allocate,
     dim_sources,
     launch,
+    program_id,
     signature,
     wrapper_params,
 )
@@ -78,7 +79,7 @@ def render_pointwise(
         raise DesignError("a one-dimensional domain has no rows to tile")
     if variant == "tiled" and split == 0:
         split = len(layout.hint) - 1
-    args = KernelArgs()
+    args = KernelArgs(index_64=True)
     em = BodyEmitter(graph, group.nodes, layout, args, group.inputs)
     head, body = Code(), Code()
     head.indent()
@@ -88,7 +89,7 @@ def render_pointwise(
     if variant == "flat":
         p = {**FLAT_DEFAULTS, **params}
         head.add(
-            "pid = tl.program_id(0)",
+            f"pid = {program_id(0, args.index_64)}",
             "offs = pid * BLOCK + tl.arange(0, BLOCK)  # [BLOCK] flat positions of this program",
             "mask = offs < n_elements  # the last program may run past the end",
         )
@@ -100,7 +101,7 @@ def render_pointwise(
         rows = IndexGroup(dims[:split], "rows", "row_mask", 0, hoist=True)
         cols = IndexGroup(dims[split:], "cols", "col_mask", 1)
         head.add(
-            "pid = tl.program_id(0)",
+            f"pid = {program_id(0, args.index_64)}",
             "n_col_blocks = tl.cdiv(n_cols, BLOCK_N)",
             "# a [BLOCK_M, 1] column of rows and a [1, BLOCK_N] run of contiguous columns",
             "rows = (pid // n_col_blocks) * BLOCK_M + tl.arange(0, BLOCK_M)[:, None]",

@@ -103,7 +103,7 @@ def render_reduction(
         )
     first = safe_name(group.inputs[0])
     allocate(graph, group, layout, code, first)
-    looped_args = KernelArgs()
+    looped_args = KernelArgs(index_64=True)
     looped_name = f"{name}_looped_kernel"
     if variant == "split":
         _split_launch(w, p, name, code, kernels)
@@ -116,7 +116,7 @@ def render_reduction(
     else:
         looped = w.looped_kernel(looped_args, looped_name)
         if variant == "onepass":
-            one_args = KernelArgs()
+            one_args = KernelArgs(index_64=True)
             kernels.append(w.onepass_kernel(one_args, f"{name}_kernel"))
             _onepass_launch(w, p, f"{name}_kernel", one_args, code)
             code.add("else:")
@@ -242,7 +242,7 @@ def _column_tile(p: Mapping[str, Any]) -> tuple[str, str]:
 def _split_launch(
     w: SweepWriter, p: Mapping[str, Any], name: str, code: Code, kernels: list[str]
 ) -> None:
-    stage1, stage2 = KernelArgs(), KernelArgs()
+    stage1, stage2 = KernelArgs(index_64=True), KernelArgs(index_64=True)
     k1, k2 = f"{name}_partial_kernel", f"{name}_combine_kernel"
     kernels.append(w.looped_kernel(stage1, k1, split=True).text)
     kernels.append(combine_kernel(w, stage2, k2))
@@ -318,7 +318,7 @@ def _counts_and_partials(w: SweepWriter, first: str, teams: str, code: Code) -> 
 def _relay_launch(
     w: SweepWriter, p: Mapping[str, Any], name: str, code: Code, kernels: list[str]
 ) -> None:
-    args = KernelArgs()
+    args = KernelArgs(index_64=True)
     kname = f"{name}_relay_kernel"
     relay = relay_kernel(w, args, kname)
     kernels.append(relay.text)
@@ -359,7 +359,7 @@ def _split_stats_launch(
     w: SweepWriter, p: Mapping[str, Any], name: str, code: Code, kernels: list[str]
 ) -> None:
     k1, k2 = f"{name}_stats_kernel", f"{name}_write_kernel"
-    args1, args2 = KernelArgs(), KernelArgs()
+    args1, args2 = KernelArgs(index_64=True), KernelArgs(index_64=True)
     kernels.append(stats_kernel(w, args1, k1))
     write = write_kernel(w, args2, k2)
     kernels.append(write.text)
@@ -400,7 +400,7 @@ def _split_stats_launch(
 def _team_launch(
     w: SweepWriter, p: Mapping[str, Any], name: str, code: Code, kernels: list[str]
 ) -> None:
-    args = KernelArgs()
+    args = KernelArgs(index_64=True)
     kname = f"{name}_team_kernel"
     team = team_kernel(w, args, kname)
     kernels.append(team.text)
@@ -442,7 +442,7 @@ def _team_launch(
     code.add("else:")
     code.indent()
     code.add("# a team larger than the GPU holds at once: sweep each row in blocks")
-    looped_args = KernelArgs()
+    looped_args = KernelArgs(index_64=True)
     looped_name = f"{name}_looped_kernel"
     looped = w.looped_kernel(looped_args, looped_name)
     kernels.append(looped.text)

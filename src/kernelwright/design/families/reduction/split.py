@@ -19,7 +19,7 @@ from kernelwright.design.families.reduction.accumulate import (
     extreme,
     holds_extreme,
 )
-from kernelwright.design.kernel.common import Code, assemble
+from kernelwright.design.kernel.common import Code, assemble, program_id
 from kernelwright.design.kernel.emitter import (
     BodyEmitter,
     Context,
@@ -66,7 +66,7 @@ def combine_kernel(w: SweepWriter, args: KernelArgs, kname: str) -> str:
     head.indent()
     code.indent()
     head.add(
-        "pid = tl.program_id(0)",
+        f"pid = {program_id(0)}",
         "rows = pid * BLOCK_P + tl.arange(0, BLOCK_P)[None, :]  # [1, BLOCK_P] positions",
         "row_mask = rows < n_par",
         "splits = tl.arange(0, BLOCK_S)[:, None]  # [BLOCK_S, 1]: one partial per slice",

@@ -28,14 +28,14 @@ from kernelwright.design.families.reduction.relay import (
     write_slice,
 )
 from kernelwright.design.families.reduction.sweeps import Kernel, SweepWriter
-from kernelwright.design.kernel.common import Code, assemble
+from kernelwright.design.kernel.common import Code, assemble, program_id
 from kernelwright.design.kernel.emitter import KernelArgs
 
 SIZES = [("n_rows", "n_rows"), ("n_cols", "n_cols"), ("n_split", "n_split")]
 
 # every program of both kernels: the slice it owns ([lo, slice_end) of its row)
 SLICE_OF_PID = (
-    "pid = tl.program_id(0)",
+    f"pid = {program_id(0)}",
     "slot = pid % n_split  # which slice of the row",
     "rows = pid // n_split + tl.arange(0, BLOCK_M)[:, None]  # BLOCK_M is 1: one row",
     "row_mask = rows < n_rows",

@@ -23,7 +23,7 @@ from kernelwright.design.families.reduction.accumulate import Accumulators
 from kernelwright.design.families.reduction.schedule import Frame, Nest, ReductionSchedule
 from kernelwright.design.families.reduction.split import store_partial
 from kernelwright.design.graph import Ref
-from kernelwright.design.kernel.common import Code, DesignError, assemble
+from kernelwright.design.kernel.common import Code, DesignError, assemble, program_id
 from kernelwright.design.kernel.emitter import (
     BodyEmitter,
     Context,
@@ -60,7 +60,7 @@ class SweepWriter:
 
     def prologue(self, f: Frame, code: Code) -> None:
         """The program's rows (row schedule) or contiguous positions (column schedule)."""
-        code.add("pid = tl.program_id(0)")
+        code.add(f"pid = {program_id(0)}")
         if f.red_axis == 1:
             if self.s.par:
                 code.add(
@@ -160,7 +160,7 @@ class SweepWriter:
         self.prologue(f, head)
         if split:
             head.add(
-                "pid_split = tl.program_id(1)  # which slice of the reduced extent",
+                f"pid_split = {program_id(1)}  # which slice of the reduced extent",
                 "lo = pid_split * CHUNK",
                 "hi = lo + CHUNK",
             )

@@ -56,6 +56,7 @@ from kernelwright.design.kernel.common import (
     allocate,
     dim_sources,
     launch,
+    program_id,
     signature,
     wrapper_params,
 )
@@ -127,7 +128,7 @@ def render_scan(
         raise DesignError("a chained scan cuts a column walk; this scan runs along rows")
     defaults = ROW_DEFAULTS if row else CHAINED_DEFAULTS if chained else COLUMN_DEFAULTS
     p = {**defaults, **params}
-    args = KernelArgs()
+    args = KernelArgs(index_64=True)
     em = BodyEmitter(graph, group.nodes, layout, args, group.inputs)
     head, code = Code(), Code()
     head.indent()
@@ -139,7 +140,7 @@ def render_scan(
         if chained:
             _ticket(head, args)
         else:
-            head.add("pid = tl.program_id(0)")
+            head.add(f"pid = {program_id(0, args.index_64)}")
         ctx, consts = _column_setup(outer, inner, sd, head, args)
         args.hint("n_inner", math.prod(layout.hint[d] for d in inner))  # bounds the mask
     # a row walk's mask (and a reverse walk's first column) along tile axis 1 depends on n_scan
@@ -176,7 +177,7 @@ def _row_setup(
     """BLOCK_M rows per program; a chunked walk indexes [rows, vectors, 4] tiles."""
     lead = "[:, None, None]" if plan.chunked else "[:, None]"
     head.add(
-        "pid = tl.program_id(0)",
+        f"pid = {program_id(0, args.index_64)}",
         f"rows = pid * BLOCK_M + tl.arange(0, BLOCK_M){lead}  # this program's rows",
         "row_mask = rows < n_rows",
     )

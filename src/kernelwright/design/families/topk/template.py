@@ -54,6 +54,7 @@ from kernelwright.design.kernel.common import (
     allocate,
     dim_sources,
     launch,
+    program_id,
     signature,
     wrapper_params,
 )
@@ -144,7 +145,7 @@ class SelectWriter:
         head.indent()
         body.indent()
         head.add(
-            "pid = tl.program_id(0)",
+            f"pid = {program_id(0, args.index_64)}",
             "# the BLOCK_M rows of this program, as a [BLOCK_M, 1] column",
             "rows = pid * BLOCK_M + tl.arange(0, BLOCK_M)[:, None]",
             "row_mask = rows < n_rows  # the last program may run past the last row",
@@ -251,7 +252,7 @@ def render_select(
     """Render a selection group (``variant`` is ``rounds``, the only one)."""
     w = SelectWriter(graph, group)
     p = {**DEFAULTS, **{k: v for k, v in params.items() if k in DEFAULTS}}
-    args = KernelArgs()
+    args = KernelArgs(index_64=True)
     kname = f"{name}_kernel"
     kernel = w.kernel(args, kname)
     code = Code()
