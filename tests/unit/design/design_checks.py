@@ -372,9 +372,10 @@ def check(request: dict[str, Any]) -> dict[str, Any]:
                 size="small",
             )
             if request.get("index_64"):  # every launch indexes in 64 bits, as past 2**31
-                if "INDEX_64=_index_64(" not in src:
+                forced = src.replace("INDEX_64 = (", "INDEX_64 = True or (")
+                if forced == src:
                     return {"error": f"design {d.skills}: no launch takes INDEX_64", "source": src}
-                src = src.replace("INDEX_64=_index_64(", "INDEX_64=True or _index_64(")
+                src = forced
             launched: list[str] = []
             try:
                 tol = float(request.get("tol", 1e-4))

@@ -44,17 +44,31 @@ def test_the_64_bit_path_matches_pytorch(check, case) -> None:  # type: ignore[n
     check(task, skills=skills, params=params, index_64=True)
 
 
-def test_the_wrapper_indexes_in_64_bits_from_2_31_elements_or_a_span_that_long() -> None:
+def test_the_launch_indexes_in_64_bits_near_2_31_elements_or_a_slice_spanning_them() -> None:
     import torch
 
-    from kernelwright.design.kernel.common import WRAPPER_HELPERS
+    from kernelwright.design.kernel.common import WRAPPER_HELPERS, index_64_test
+    from kernelwright.design.kernel.emitter import KernelArgs
 
+    args = KernelArgs(index_64=True)
+    args.pointer("x"), args.pointer("y")
+    args.strided.add("y")  # a slice: its span is checked, a plain tensor's element count
+    test = "\n".join(index_64_test(args))
+    assert "x.numel() >= 2**31 - 2**24 or _span_64(y)" in test
     scope: dict[str, object] = {}
-    exec(WRAPPER_HELPERS["_index_64"], scope)
-    index_64 = scope["_index_64"]
+    exec(WRAPPER_HELPERS["_span_64"], scope)
+
+    def index_64(x: torch.Tensor, y: torch.Tensor) -> bool:
+        found = {**scope, "x": x, "y": y}
+        exec(test, found)
+        return bool(found["INDEX_64"])
+
     meta = {"device": "meta"}
-    assert not index_64(torch.empty(2**31 - 1, **meta), torch.empty(3, **meta))  # type: ignore[operator]
-    assert index_64(torch.empty(3, **meta), torch.empty(2**16, 2**15, **meta))  # type: ignore[operator]
-    # 3072 elements 2**20 apart: a view whose strides reach past 2**31
-    assert index_64(torch.empty(3 * 2**30, **meta)[:: 2**20])  # type: ignore[operator]
-    assert not index_64(torch.empty(2**20, 8, **meta).t())  # type: ignore[operator]
+    small = torch.empty(3, **meta)
+    assert not index_64(small, small)
+    # the last block's indices run past the end: a margin below 2**31
+    assert index_64(torch.empty(2**31 - 2**20, **meta), small)
+    assert not index_64(torch.empty(2**31 - 2**25, **meta), small)
+    # 3072 elements 2**20 apart: a slice whose strides reach past 2**31
+    assert index_64(small, torch.empty(3 * 2**30, **meta)[:: 2**20])
+    assert not index_64(small, torch.empty(2**20, 8, **meta).t())

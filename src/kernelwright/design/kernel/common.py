@@ -187,23 +187,41 @@ WRAPPER_HELPERS = {
 }
 
 
-# Offsets from this many elements on pass a 32-bit index (Triton computes a program id, an
-# arange and a product of 32-bit arguments in 32 bits)
-INDEX_LIMIT = 2**31
+# From this many elements on, a kernel indexes in 64 bits: 2**31 less a margin, since the last
+# program's indices run up to a block past the end before its mask drops them (Triton computes a
+# program id, an arange and a product of 32-bit arguments in 32 bits)
+INDEX_LIMIT = 2**31 - 2**24
+LIMIT_TEXT = "2**31 - 2**24"  # as the wrappers spell it (Python folds it when compiling)
 # kernel arguments that are sizes or strides: index arithmetic multiplies by them
 SIZE_OR_STRIDE = re.compile(r"stride|^dim\d+$|^n_|_rows$|^chunk$")
 
-WRAPPER_HELPERS["_index_64"] = f'''def _index_64(*tensors):
-    """Whether an offset into one of the tensors can pass 2**31 - 1 (a kernel's INDEX_64): its
-    element count, or for a view the span its strides cover, reaches 2**31."""
-    for t in tensors:
-        if t.numel() >= {INDEX_LIMIT}:
-            return True
-        if not t.is_contiguous() and t.numel() and sum(
-            (s - 1) * abs(st) for s, st in zip(t.shape, t.stride())
-        ) >= {INDEX_LIMIT}:
-            return True
-    return False'''
+WRAPPER_HELPERS["_span_64"] = f'''def _span_64(t):
+    """Whether the elements a view's strides reach (a slice skips some) pass a 32-bit index
+    (a kernel's INDEX_64)."""
+    return t.numel() > 0 and 1 + sum(
+        (s - 1) * abs(st) for s, st in zip(t.shape, t.stride())
+    ) >= {LIMIT_TEXT}'''
+
+
+def index_64_test(args: KernelArgs) -> list[str]:
+    """The wrapper's ``INDEX_64 = (...)`` before a launch: an element count past the limit, or
+    for a tensor that may be a slice (``args.strided``), the span its strides reach; a count is
+    a C call, the span a Python loop over the dimensions, so only slices pay it."""
+    tensors = dict.fromkeys(args.spans.get(v, v) for _, v in args.pointers)
+    parts = [
+        f"_span_64({t})" if t in args.strided else f"{t}.numel() >= {LIMIT_TEXT}"
+        for t in tensors
+    ]
+    lines = ["# 64-bit indices where a tensor (a slice: its span) nears 2**31 elements",
+             "INDEX_64 = ("]
+    line = "   "
+    for k, part in enumerate(parts):
+        piece = f" {part}" + (" or" if k < len(parts) - 1 else "")
+        if len(line) + len(piece) > 88 and line.strip():
+            lines.append(line)
+            line = "   "
+        line += piece
+    return [*lines, line, ")"]
 
 
 def program_id(axis: int, wide: bool = True) -> str:
@@ -224,7 +242,7 @@ def index_64_casts(args: KernelArgs) -> list[str]:
     if not args.index_64 or not wide:
         return []
     return [
-        "# INDEX_64 (the wrapper's _index_64): an offset can pass 2**31 - 1, so "
+        "# INDEX_64 (set by the launch): an offset can pass 2**31 - 1, so "
         + ("the program ids," if args.widen_sizes else "the strides are"),
         "# sizes and strides are 64-bit, and so is every offset made from them"
         if args.widen_sizes else "# 64-bit, and so is every offset made from them",
@@ -246,8 +264,8 @@ def launch(
     exprs = dict(args.scalars)
     items += [f"{align_name(s)}=_align({exprs[s]})" for s in args.hinted]
     if args.index_64:
-        tensors = ", ".join(dict.fromkeys(args.spans.get(v, v) for _, v in args.pointers))
-        items.append(f"INDEX_64=_index_64({tensors})")
+        code.add(*index_64_test(args))
+        items.append("INDEX_64=INDEX_64")
     items += [f"{k}={v}" for k, v in constexprs.items()]
     code.add(f"{kernel}[{grid}](")
     code.indent()

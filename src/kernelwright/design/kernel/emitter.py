@@ -198,6 +198,8 @@ class KernelArgs:
     # a pointer argument that is not a tensor (a TMA descriptor) -> the tensor it reads, whose
     # size decides INDEX_64
     spans: dict[str, str] = field(default_factory=dict)
+    # tensors that may be slices (strides that skip elements): INDEX_64 checks their span
+    strided: set[str] = field(default_factory=set)
 
     def pointer(self, value: str) -> str:
         name = f"{value}_ptr"
@@ -409,6 +411,8 @@ class BodyEmitter:
             out = self.prelude
         meta = self.graph.meta(name)
         ptr = self.args.pointer(self.names.get(name, safe_name(name)))
+        if self.sliced_view(name):
+            self.args.strided.add(self.names.get(name, safe_name(name)))
         offset = self.offset(name, ctx, out)
         mask = self.mask_for(name, ctx)
         conv = ".to(tl.float32)" if meta.is_float else ""

@@ -51,6 +51,7 @@ def tiled_kernel(
         args.spans.update(lhs_desc="lhs", rhs_desc="rhs")
     else:
         args.pointers += [("lhs_ptr", "lhs"), ("rhs_ptr", "rhs")]
+    args.strided.update(("lhs", "rhs"))  # the operands may be slices of larger tensors
     if partial:
         args.pointer("ws")
     # N hinted with its value at capture: the column mask of the epilogue's loads and stores is
