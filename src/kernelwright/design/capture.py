@@ -118,7 +118,9 @@ def _lift_state(model: Any) -> frozenset[str]:
     """Register the model's plain tensor attributes as buffers (not saved with its state),
     and return their FQNs. ``torch.export`` refuses a forward that writes such an attribute
     (an RNN's hidden state kept on ``self``), but traces one that writes a buffer, returning
-    the buffer's new value beside the outputs (see :func:`convert`)."""
+    the buffer's new value beside the outputs (see :func:`convert`). An attribute the forward
+    only reads is then read by the ModelNew too (export would make it a constant of the
+    program, which the ModelNew cannot see; a one-value one stays a literal)."""
     import torch
 
     lifted: set[str] = set()
@@ -316,6 +318,8 @@ def convert(ep: Any, inputs: list[Any], size: str, *, init: str = "",
     from torch.export.graph_signature import InputKind, OutputKind
 
     specs = {s.arg.name: s for s in ep.graph_signature.input_specs if hasattr(s.arg, "name")}
+    out_specs = list(ep.graph_signature.output_specs)
+    written = {s.target for s in out_specs if s.kind == OutputKind.BUFFER_MUTATION}
     graph_inputs: list[GraphInput] = []
     scalars: list[Node] = []  # one-value tensors the forward made (torch.tensor(0.0)), inlined
     symbols: dict[str, Symbol] = {}
@@ -347,7 +351,9 @@ def convert(ep: Any, inputs: list[Any], size: str, *, init: str = "",
         else:
             target = spec.target if spec is not None and spec.target else ""
             scalar = _scalar_constant(n.name, getattr(ep, "constants", {}).get(target))
-            if kind == "constant" and scalar is not None:
+            # a one-value attribute the forward only reads is a constant, lifted or not
+            read_only = kind == "constant" or (kind == "state" and target not in written)
+            if read_only and scalar is not None:
                 scalars.append(scalar)
                 continue
             graph_inputs.append(GraphInput(n.name, kind, None, str(target)))
@@ -359,7 +365,6 @@ def convert(ep: Any, inputs: list[Any], size: str, *, init: str = "",
     outputs: tuple[Arg, ...] = ()
     writes: tuple[str, ...] = ()
     users = {n.name: len(n.users) for n in nodes}
-    out_specs = list(ep.graph_signature.output_specs)
     for n in nodes:
         if n.op == "output":
             values = [_convert_arg(a) for a in _flatten_outputs(n.args[0])]

@@ -65,6 +65,27 @@ def get_init_inputs():
 """
 
 
+# attributes the forward only reads: a one-value scale and a table of weights
+READ_ONLY = """
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.scale = torch.tensor(0.5)
+        self.weights = torch.randn(33)
+
+    def forward(self, x):
+        return torch.relu(x) * self.scale + self.weights.to(x.device)
+
+
+def get_inputs():
+    return [torch.randn(5, 33)]
+
+
+def get_init_inputs():
+    return []
+"""
+
+
 def test_an_attribute_the_forward_writes_is_a_write_not_a_returned_output(
     tmp_path: Path,
 ) -> None:
@@ -115,3 +136,16 @@ def test_rnn_cell_with_its_state_matches_pytorch(check) -> None:  # type: ignore
 
 def test_a_state_read_then_written_matches_pytorch(check) -> None:  # type: ignore[no-untyped-def]
     check(RUNNING_MEAN)
+
+
+def test_attributes_the_forward_only_reads_are_read_or_inlined(tmp_path: Path) -> None:
+    graph = capture_path(write_task(tmp_path, READ_ONLY), "small")
+    assert graph.writes == ()
+    assert [i.target for i in graph.inputs if i.kind == "state"] == ["weights"]
+    assert any(n.target == "aten.scalar_tensor.default" and n.args == (0.5,) for n in graph.nodes)
+    forward = emitted(tmp_path, READ_ONLY).split("    def forward(")[1]
+    assert "= self.weights.to(x.device)" in forward and "self.scale" not in forward
+
+
+def test_attributes_read_only_match_pytorch(check) -> None:  # type: ignore[no-untyped-def]
+    check(READ_ONLY)
