@@ -356,10 +356,13 @@ def convert(ep: Any, inputs: list[Any], size: str, *, init: str = "",
             if read_only and scalar is not None:
                 scalars.append(scalar)
                 continue
-            graph_inputs.append(GraphInput(n.name, kind, None, str(target)))
+            value = _constant_values(getattr(ep, "constants", {}).get(target))
+            graph_inputs.append(GraphInput(n.name, kind, None, str(target),
+                                           value=value if kind == "constant" else None))
     metas = {gi.name: _tensor_meta(_val(nodes, gi.name), subs) for gi in graph_inputs}
     graph_inputs = [
-        GraphInput(g.name, g.kind, metas[g.name], g.target, g.position) for g in graph_inputs
+        GraphInput(g.name, g.kind, metas[g.name], g.target, g.position, g.value)
+        for g in graph_inputs
     ]
     out_nodes: list[Node] = list(scalars)
     outputs: tuple[Arg, ...] = ()
@@ -389,6 +392,20 @@ def convert(ep: Any, inputs: list[Any], size: str, *, init: str = "",
         tuple(graph_inputs), tuple(out_nodes), outputs, tuple(symbols.values()), size, init,
         writes=writes,
     )
+
+
+# A tensor the forward makes from literals is written into the emitted file up to this size
+CONSTANT_ELEMENTS = 4096
+
+
+def _constant_values(value: Any) -> tuple[bool | int | float, ...] | None:
+    """A small real tensor's elements, flat (see :data:`CONSTANT_ELEMENTS`); None otherwise."""
+    import torch
+
+    if (not isinstance(value, torch.Tensor) or value.is_complex()
+            or value.numel() > CONSTANT_ELEMENTS):
+        return None
+    return tuple(value.detach().cpu().reshape(-1).tolist())
 
 
 def _scalar_constant(name: str, value: Any) -> Node | None:

@@ -17,6 +17,7 @@ The file imports nothing from kernelwright, so it runs wherever torch and triton
 from __future__ import annotations
 
 import keyword
+import math
 import re
 from collections.abc import Mapping
 
@@ -25,7 +26,7 @@ from kernelwright.design.choices import Design, GroupChoice
 from kernelwright.design.contract import MODEL_HELPERS, guard_init, shape_checks
 from kernelwright.design.families import FAMILIES, family
 from kernelwright.design.fusion import Group, Partition
-from kernelwright.design.graph import Arg, DType, Node, Opaque, OpGraph, Ref
+from kernelwright.design.graph import Arg, DType, GraphInput, Node, Opaque, OpGraph, Ref
 from kernelwright.design.kernel.common import (
     WRAPPER_HELPERS,
     DesignError,
@@ -215,6 +216,8 @@ def _model_class(
     for i in graph.inputs:
         if i.kind in ("parameter", "buffer") and i.target and safe_name(i.name) in named:
             lines.append(f"        {safe_name(i.name)} = {_attr(i.target)}")
+        elif i.kind == "constant" and safe_name(i.name) in named:
+            lines.append(f"        {safe_name(i.name)} = {_constant(i, device)}")
         elif i.kind == "state" and safe_name(i.name) in named and device is not None:
             # a plain attribute stays where __init__ made it (.cuda() moves only parameters
             # and buffers): the task's forward moves it to its input's device, so this does
@@ -243,6 +246,25 @@ def batch_polymorphic(graph: OpGraph) -> bool:
     if any(m is None or m.rank == 0 or m.shape[0] != first for m in metas):
         return False
     return all(isinstance(a, Ref) for a in graph.outputs)
+
+
+def _constant(i: GraphInput, device: str | None) -> str:
+    """A tensor the task's forward makes from literals, made alike (on the first input's
+    device), from the values captured."""
+    if i.value is None or i.meta is None:
+        raise DesignError(f"the forward makes a tensor constant ({i.target}) too large to write "
+                          "into the file")
+    values = ", ".join(_literal(v) for v in i.value)
+    where = f", device={device}.device" if device is not None else ""
+    shape = ", ".join(str(h) for h in i.meta.hint)
+    return (f"torch.tensor([{values}], dtype=torch.{i.meta.dtype}{where})"
+            f".reshape(({shape}{',' if len(i.meta.hint) == 1 else ''}))")
+
+
+def _literal(v: bool | int | float) -> str:
+    if isinstance(v, float) and not math.isfinite(v):
+        return f"float({str(v)!r})"
+    return repr(v)
 
 
 def _attr(fqn: str, plain: bool = False) -> str:

@@ -162,7 +162,9 @@ class GraphInput:
     ``__init__``, which ``.cuda()`` does not move).
 
     ``target`` is the FQN of a parameter, buffer or attribute (``norm.weight``); ``position``
-    the index of a user input among the forward's arguments.
+    the index of a user input among the forward's arguments; ``value``: a ``constant``'s
+    elements, flat (a tensor the forward makes from literals, ``torch.tensor([1.0, 2.0])``),
+    when it is small enough to write into the emitted file.
     """
 
     name: str
@@ -170,6 +172,7 @@ class GraphInput:
     meta: TensorMeta | None
     target: str = ""
     position: int = -1
+    value: tuple[bool | int | float, ...] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -307,7 +310,8 @@ def graph_from_dict(data: Mapping[str, Any]) -> OpGraph:
     """Rebuild an :class:`OpGraph` from :meth:`OpGraph.to_dict` output."""
     return OpGraph(
         inputs=tuple(
-            GraphInput(d["name"], d["kind"], _meta(d["meta"]), d["target"], d["position"])
+            GraphInput(d["name"], d["kind"], _meta(d["meta"]), d["target"], d["position"],
+                       tuple(d["value"]) if d.get("value") is not None else None)
             for d in data["inputs"]
         ),
         nodes=tuple(
@@ -352,13 +356,16 @@ def _meta(d: Any) -> TensorMeta | None:
 
 
 def _input_dict(i: GraphInput) -> dict[str, Any]:
-    return {
+    data = {
         "name": i.name,
         "kind": i.kind,
         "meta": _meta_dict(i.meta),
         "target": i.target,
         "position": i.position,
     }
+    if i.value is not None:
+        data["value"] = list(i.value)
+    return data
 
 
 def _node_dict(n: Node) -> dict[str, Any]:

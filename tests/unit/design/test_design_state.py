@@ -1,7 +1,9 @@
-"""A model that keeps a tensor on itself as a plain attribute and writes it in its forward (an RNN
-cell's hidden state, KernelBench level-3 33): captured with the attribute as a buffer, its new
-value an output the ModelNew writes back, and its reads moved to the input's device as the
-task's forward does (``.cuda()`` moves only parameters and buffers)."""
+"""Tensors a model keeps or makes outside its inputs and parameters. A plain tensor attribute the
+forward writes (an RNN cell's hidden state, KernelBench level-3 33) is captured as a buffer, its
+new value an output the ModelNew writes back, and its reads moved to the input's device as the
+task's forward does (``.cuda()`` moves only parameters and buffers); one the forward only reads
+is read so too (or inlined, one value). A small tensor the forward makes from literals is
+written into the emitted file."""
 
 from __future__ import annotations
 
@@ -149,3 +151,46 @@ def test_attributes_the_forward_only_reads_are_read_or_inlined(tmp_path: Path) -
 
 def test_attributes_read_only_match_pytorch(check) -> None:  # type: ignore[no-untyped-def]
     check(READ_ONLY)
+
+
+# tensors the forward makes from literals: export lifts them as constants of the program
+MADE_IN_FORWARD = """
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, x):
+        w = torch.tensor([1.0, -2.5, 3.0], device=x.device)
+        return torch.relu(x) * w + torch.tensor([[0.5], [1.5]], device=x.device)
+
+
+def get_inputs():
+    return [torch.randn(2, 3)]
+
+
+def get_init_inputs():
+    return []
+"""
+
+
+def test_constants_made_in_the_forward_are_written_into_the_file(tmp_path: Path) -> None:
+    forward = emitted(tmp_path, MADE_IN_FORWARD).split("    def forward(")[1]
+    assert "torch.tensor([1.0, -2.5, 3.0], dtype=torch.float32, device=x.device)" in forward
+    assert ".reshape((2, 1))" in forward
+
+
+def test_constants_made_in_the_forward_match_pytorch(check) -> None:  # type: ignore[no-untyped-def]
+    check(MADE_IN_FORWARD)
+
+
+def test_a_constant_too_large_to_write_is_refused_in_a_sentence(tmp_path: Path) -> None:
+    import pytest
+
+    from kernelwright.design.kernel.common import DesignError
+
+    body = MADE_IN_FORWARD.replace(
+        "torch.tensor([1.0, -2.5, 3.0], device=x.device)",
+        "torch.tensor([float(i) for i in range(5000)], device=x.device)[:3]",
+    )
+    with pytest.raises(DesignError, match="too large to write"):
+        emitted(tmp_path, body)
