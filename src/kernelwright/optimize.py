@@ -24,9 +24,10 @@ A constraints file binds every proposer: its precision must be the run's policy 
 anything runs), its budget caps the run's, and every proposal's source is screened before it
 costs an evaluation (``search.controller``).
 
-A run's id is a function of the task's text and the options that change what is measured
-(device, precision, size, proposer, constraints), so running the same command again resumes the
-same run from the archive: the budget already spent counts, and the proposer skips what was tried.
+A run's id is a function of the task's text, the options that change what is measured
+(device, precision, size, proposer, constraints) and the code of the harness and of the kernel
+generator, so running the same command again resumes the same run from the archive: the budget
+already spent counts, and the proposer skips what was tried.
 """
 
 from __future__ import annotations
@@ -212,8 +213,9 @@ class OptimizeResult:
 
 def run_id_for(task: Task, options: OptimizeOptions, device: str, size: str) -> str:
     """The deterministic run id of (task text, device, precision, size, proposer, constraints,
-    objective, the harness's code): running the same optimize again resumes the run, unless
-    the harness changed since, whose verdicts would then be another judge's."""
+    objective, the harness's code, the generator's code): running the same optimize again
+    resumes the run, unless the harness changed since, whose verdicts would then be another
+    judge's, or the generator did, whose designs may now render other kernels."""
     llm = options.llm
     if llm is not None and llm.only:
         proposer = f"llm:{llm.spec}"
@@ -223,6 +225,10 @@ def run_id_for(task: Task, options: OptimizeOptions, device: str, size: str) -> 
             proposer += f":{options.search}"  # a staged run's id does not name its mode
     parts = [task.sha256, device, options.evaluation.precision.value, size, proposer,
              harness_fingerprint()]
+    if not (llm is not None and llm.only):  # the templates' candidates: the generator's code
+        from kernelwright.design.fingerprint import generator_fingerprint
+
+        parts.append(generator_fingerprint())
     if options.constraints is not None:
         parts.append(options.constraints.fingerprint)
     if options.evaluation.objective is not Objective.TIME:

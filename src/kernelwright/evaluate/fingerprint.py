@@ -16,8 +16,13 @@ from pathlib import Path
 def harness_fingerprint() -> str:
     """A short hash of every Python source file of :mod:`kernelwright.evaluate`, names included."""
     root = Path(__file__).resolve().parent
+    return source_digest(root, sorted(root.rglob("*.py")))
+
+
+def source_digest(root: Path, paths: list[Path]) -> str:
+    """A short hash of ``paths`` (under ``root``): their names relative to it and their bytes."""
     digest = hashlib.sha256()
-    for path in sorted(root.rglob("*.py")):
+    for path in paths:
         digest.update(path.relative_to(root).as_posix().encode())
         digest.update(b"\0")
         digest.update(path.read_bytes())

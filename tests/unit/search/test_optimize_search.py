@@ -103,3 +103,13 @@ def test_a_changed_harness_starts_a_new_run(softmax_plan, monkeypatch) -> None: 
     before = run_id_for(task, options("staged"), "cpu", "small")
     monkeypatch.setattr(optimize_module, "harness_fingerprint", lambda: "another-judge")
     assert run_id_for(task, options("staged"), "cpu", "small") != before
+
+
+def test_a_changed_generator_starts_a_new_run(softmax_plan, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """A resumed run skips the designs it tried: only while they still render what was judged."""
+    import kernelwright.design.fingerprint as generator
+
+    task = softmax_plan.task
+    before = run_id_for(task, options("staged"), "cpu", "small")
+    monkeypatch.setattr(generator, "generator_fingerprint", lambda: "another-generator")
+    assert run_id_for(task, options("staged"), "cpu", "small") != before
