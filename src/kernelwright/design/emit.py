@@ -102,9 +102,7 @@ def emit(
     parts: list[str] = [_header(partition, design, rendered, task_name, size, notes or {})]
     imports = list(BASE_IMPORTS) + [i for i in src.imports if i not in BASE_IMPORTS]
     parts.append("\n".join(dict.fromkeys(imports)))
-    if src.constants:
-        parts.append("\n".join(src.constants))
-    parts.extend(src.helpers)
+    parts.extend(src.top_level())  # in the file's order: a constant may call a helper
     parts.extend(HELPERS[h] for h in helpers if h in HELPERS)
     parts.extend(PY_HELPERS[h] for h in helpers if h in PY_HELPERS)
     for group in partition.groups:

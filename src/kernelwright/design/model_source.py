@@ -1,6 +1,7 @@
-"""The task's own code a ``ModelNew`` file must carry: imports, module constants, helpers, and
-``Model.__init__`` renamed, so ``ModelNew(*get_init_inputs())`` creates the same parameters in
-the same order and, seeded alike, the same weights.
+"""The task's own code a ``ModelNew`` file must carry: imports, module constants and helpers (in
+the file's order, since a constant may call a helper above it), and ``Model.__init__`` renamed,
+so ``ModelNew(*get_init_inputs())`` creates the same parameters in the same order and, seeded
+alike, the same weights.
 
 The name ``Model`` never appears in the result (the guard refuses it): ``super(Model, self)``
 becomes ``super(ModelNew, self)``. Module constants are written at the size the file is emitted
@@ -25,6 +26,26 @@ class ModelSource:
     helpers: tuple[str, ...]
     class_body: tuple[str, ...]  # Model's members except forward, renamed; indented by 4
     top_names: frozenset[str]
+    # the constants and helpers in the file's order, each with its kind ("constant" or
+    # "helper"): a constant may call a helper defined above it (``to_2tuple = _ntuple(2)``)
+    ordered: tuple[tuple[str, str], ...] = ()
+
+    def top_level(self) -> list[str]:
+        """The constants and helpers as the file's parts, in the file's order: each run of
+        constants one part (a line each), each helper a part of its own."""
+        parts: list[str] = []
+        run: list[str] = []
+        for kind, text in self.ordered:
+            if kind == "constant":
+                run.append(text)
+                continue
+            if run:
+                parts.append("\n".join(run))
+                run = []
+            parts.append(text)
+        if run:
+            parts.append("\n".join(run))
+        return parts
 
 
 class _Rename(ast.NodeTransformer):
@@ -42,6 +63,7 @@ def model_source(source: str, size: str = "full") -> ModelSource:
     constants: list[str] = []
     helpers: list[str] = []
     body: list[str] = []
+    ordered: list[tuple[str, str]] = []
     names: set[str] = set()
     for node in tree.body:
         if isinstance(node, ast.Import | ast.ImportFrom):
@@ -57,6 +79,7 @@ def model_source(source: str, size: str = "full") -> ModelSource:
                 node.value = ast.parse(repr(overrides[hit[0]]), mode="eval").body
             names.update(tnames)
             constants.append(ast.unparse(_Rename().visit(node)))
+            ordered.append(("constant", constants[-1]))
         elif isinstance(node, ast.ClassDef) and node.name == "Model":
             for item in node.body:
                 if isinstance(item, ast.FunctionDef) and item.name == "forward":
@@ -70,8 +93,10 @@ def model_source(source: str, size: str = "full") -> ModelSource:
                 continue
             names.add(node.name)
             helpers.append(ast.unparse(_Rename().visit(node)))
+            ordered.append(("helper", helpers[-1]))
     return ModelSource(
-        tuple(imports), tuple(constants), tuple(helpers), tuple(body), frozenset(names)
+        tuple(imports), tuple(constants), tuple(helpers), tuple(body), frozenset(names),
+        tuple(ordered),
     )
 
 

@@ -81,6 +81,14 @@ SEQUENTIAL_TASK = TASK.replace(
     "self.norm = nn.LayerNorm(hidden, eps=eps)", "self.body = nn.Sequential(nn.LayerNorm(hidden))"
 ).replace("self.norm.weight", "self.body[0].weight").replace("self.norm(x)", "self.body(x)")
 
+# a module constant made by a helper defined above it (timm's to_2tuple = _ntuple(2)), used in
+# __init__: the emitted file keeps the file's order, or importing it raises a NameError
+HELPER_CONSTANT_TASK = TASK.replace(
+    "eps = 1e-5\n",
+    "def _scaled(k):\n    def parse(x):\n        return x * k\n    return parse\n\n\n"
+    "to_eps = _scaled(1e-5)\n",
+).replace("eps=eps)", "eps=to_eps(1.0))")
+
 
 def emit_task(folder: Path, text: str) -> tuple[Path, str]:
     path = folder / "task.py"
@@ -153,7 +161,8 @@ def test_the_forward_reads_only_the_parameters_and_buffers_it_uses(tmp_path: Pat
 
 
 @pytest.mark.parametrize(
-    "text", [TASK, TOPK_TASK, SEQUENTIAL_TASK], ids=["norm-sort", "moe-topk", "sequential"])
+    "text", [TASK, TOPK_TASK, SEQUENTIAL_TASK, HELPER_CONSTANT_TASK],
+    ids=["norm-sort", "moe-topk", "sequential", "helper-constant"])
 def test_emitted_file_runs_without_kernelwright(text: str, tmp_path: Path) -> None:
     path, src = emit_task(tmp_path, text)
     (tmp_path / "solution.py").write_text(src)
