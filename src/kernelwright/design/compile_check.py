@@ -125,7 +125,7 @@ def compile_check(
                 torch.manual_seed(0)
                 init = list(getattr(task, "get_init_inputs", list)())
                 inputs = list(task.get_inputs())
-                model = module.ModelNew(*init)
+                model = _meta_model(module.ModelNew, init)
                 if precision == "bf16":
                     from kernelwright.evaluate.precision import cast_value
                     from kernelwright.records import Precision
@@ -137,6 +137,19 @@ def compile_check(
         finally:
             JITFunction.run = original  # type: ignore[method-assign]
     return reports
+
+
+def _meta_model(model_cls: Any, init: list[Any]) -> Any:
+    """``model_cls(*init)`` on the meta device (the caller's default device); a model whose
+    ``__init__`` reads a value (``.item()`` of a drop-path schedule) is built on the CPU
+    instead, then moved: its weights cost host memory once, no GPU."""
+    import torch
+
+    try:
+        return model_cls(*init)
+    except (RuntimeError, NotImplementedError):  # data-dependent construction
+        with torch.device("cpu"):
+            return model_cls(*init).to("meta")
 
 
 def compile_source(source: str) -> types.CodeType:
