@@ -17,6 +17,7 @@ TASKS = {
     "pointwise": ("torch.relu(x) * 2.0", X),
     "softmax": ("torch.softmax(x, dim=-1)", X),
     "column-sum": ("x.sum(dim=0)", X),
+    "column-argmax": ("x.argmax(dim=0)", X),
     "cumsum": ("torch.cumsum(x, dim=-1)", X),
     "gemm": ("torch.relu(x @ w)", f"{X}, torch.randn(32776, 256)"),
 }

@@ -20,6 +20,9 @@ CASES: list[tuple[str, str, tuple[str, ...], dict[str, Any]]] = [
                           params="x, y"), ("elementwise-rows",), {}),
     ("softmax", forward_task("return torch.softmax(x, dim=-1)", "torch.randn(37, 45)"), (), {}),
     ("middle-axis", forward_task("return x.sum(dim=1)", "torch.randn(5, 37, 7)"), (), {}),
+    # an index accumulator carried through the loop: its type follows the sweep's
+    ("argmax-middle", forward_task("return x.argmax(dim=1)", "torch.randn(5, 37, 7)"), (), {}),
+    ("argmin-rows", forward_task("return x.argmin(dim=-1)", "torch.randn(37, 45)"), (), {}),
     ("split", forward_task("return ((x - y) ** 2).mean()",
                            "torch.randn(64, 200), torch.randn(64, 200)", params="x, y"),
      ("split-reduction",), {"LOOP_BLOCK": 32, "LOOP_COLS": 8, "SPLIT_PROGRAMS": 8}),
@@ -54,7 +57,7 @@ def test_the_launch_indexes_in_64_bits_near_2_31_elements_or_a_slice_spanning_th
     args.pointer("x"), args.pointer("y")
     args.strided.add("y")  # a slice: its span is checked, a plain tensor's element count
     test = "\n".join(index_64_test(args))
-    assert "x.numel() >= 2**31 - 2**24 or _span_64(y)" in test
+    assert "x.numel() >= 2**31 - 2**17 or _span_64(y)" in test
     scope: dict[str, object] = {}
     exec(WRAPPER_HELPERS["_span_64"], scope)
 
@@ -66,9 +69,10 @@ def test_the_launch_indexes_in_64_bits_near_2_31_elements_or_a_slice_spanning_th
     meta = {"device": "meta"}
     small = torch.empty(3, **meta)
     assert not index_64(small, small)
-    # the last block's indices run past the end: a margin below 2**31
-    assert index_64(torch.empty(2**31 - 2**20, **meta), small)
-    assert not index_64(torch.empty(2**31 - 2**25, **meta), small)
+    # the last block's indices run past the end: a block's margin below 2**31
+    assert index_64(torch.empty(2**31 - 2**16, **meta), small)
+    # KernelBench's middle-axis reductions (128 x 4096 x 4095) index in 32 bits
+    assert not index_64(torch.empty(128, 4096, 4095, **meta), small)
     # 3072 elements 2**20 apart: a slice whose strides reach past 2**31
     assert index_64(small, torch.empty(3 * 2**30, **meta)[:: 2**20])
     assert not index_64(small, torch.empty(2**20, 8, **meta).t())

@@ -187,11 +187,12 @@ WRAPPER_HELPERS = {
 }
 
 
-# From this many elements on, a kernel indexes in 64 bits: 2**31 less a margin, since the last
-# program's indices run up to a block past the end before its mask drops them (Triton computes a
-# program id, an arange and a product of 32-bit arguments in 32 bits)
-INDEX_LIMIT = 2**31 - 2**24
-LIMIT_TEXT = "2**31 - 2**24"  # as the wrappers spell it (Python folds it when compiling)
+# From this many elements on, a kernel indexes in 64 bits: 2**31 less a block, since a flat
+# index of the last block runs up to a block (at most 2**16 elements) past the end before the
+# mask made from it drops it (Triton computes a program id, an arange and a product of 32-bit
+# arguments in 32 bits)
+INDEX_LIMIT = 2**31 - 2**17
+LIMIT_TEXT = "2**31 - 2**17"  # as the wrappers spell it (Python folds it when compiling)
 # kernel arguments that are sizes or strides: index arithmetic multiplies by them
 SIZE_OR_STRIDE = re.compile(r"stride|^dim\d+$|^n_|_rows$|^chunk$")
 

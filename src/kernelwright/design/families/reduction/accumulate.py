@@ -204,7 +204,8 @@ class Accumulators:
         elif op == "prod":
             code.add(f"{acc} = tl.full({shape}, 1.0, tl.float32)")
         if op in ("argmax", "argmin"):
-            code.add(f"{acc}_idx = tl.zeros({shape}, tl.int32)")
+            # the index type of the sweep (64-bit under INDEX_64: a loop-carried value keeps it)
+            code.add(f"{acc}_idx = tl.zeros({shape}, tl.int64 if INDEX_64 else tl.int32)")
 
     def acc_update(self, em: BodyEmitter, f: FrameLike, ctx: Context, r: str, code: Code) -> None:
         op, src = self.op(r), self.src(r)

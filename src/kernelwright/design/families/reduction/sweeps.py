@@ -162,7 +162,7 @@ class SweepWriter:
             head.add(
                 f"pid_split = {program_id(1)}  # which slice of the reduced extent",
                 "lo = pid_split * CHUNK",
-                "hi = lo + CHUNK",
+                f"hi = tl.minimum(lo + CHUNK, {f.n_red})  # no index runs a block past the end",
             )
         ctx = f.context()
         nested: Nest | None = None  # one nesting per kernel (it sizes BLOCK_LO)
