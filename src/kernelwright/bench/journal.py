@@ -5,8 +5,9 @@ and skips each task whose **key** is there:
 
     key = sha256(task text sha256 | solution text sha256 or "missing" | options fingerprint)
 
-so a task is re-run when its file, its solution or any option that changes a verdict (device,
-precision, size, trials, tolerances, timeout, what is timed, the per-task step) changes, and
+so a task is re-run when its file, its solution, any option that changes a verdict (device,
+precision, size, trials, tolerances, timeout, what is timed, the per-task step) or the code
+that judged it (the harness; for an optimize step also the kernel generator) changes, and
 only then. A journal can hold many runs; entries of other keys are ignored. A line cut short by
 a kill is ignored too.
 """
@@ -22,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from kernelwright.bench.results import BenchResult
+from kernelwright.evaluate.fingerprint import harness_fingerprint
 from kernelwright.evaluate.options import EvalOptions
 
 FORMAT = 1
@@ -40,7 +42,8 @@ def options_fingerprint(
     interchangeable. Constraints are named by their type and, when they have one, their
     fingerprint (the clauses that decide what is accepted). ``step_settings`` (an optimize
     budget, say) are included as given. Properties checked by the harness appear only when set,
-    so a fingerprint without them is what it always was.
+    so a fingerprint without them is what it always was. The harness's own code is part of it:
+    a verdict judged by an older harness is not reused by a newer one.
     """
     rules = options.constraints
     named = None
@@ -76,6 +79,7 @@ def options_fingerprint(
         "seed": options.seed,
         "distributions": options.distributions,
         "constraints": named,
+        "harness": harness_fingerprint(),
     } | checked
 
 

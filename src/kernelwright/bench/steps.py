@@ -151,6 +151,8 @@ class OptimizeStep:
         self.search = search
         self.workers = workers
         self.scheduler = scheduler
+        from kernelwright.design.fingerprint import generator_fingerprint
+
         self.settings: Mapping[str, Any] = {
             "budget_candidates": budget_candidates,
             "budget_minutes": budget_minutes,
@@ -158,6 +160,8 @@ class OptimizeStep:
             "tuner": tuner,
             # a staged bench keeps the fingerprint it always had, so its journal resumes
             **({"search": search} if search != "staged" else {}),
+            # a changed template or skill proposes other kernels: its results are not reused
+            "generator": generator_fingerprint(),
         }
         self._fn = optimize_fn or load_optimize_task()
 

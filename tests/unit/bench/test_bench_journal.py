@@ -79,3 +79,17 @@ def test_constraints_and_checked_properties_change_the_key():
     assert len(seen) == 5
     twice = Constraints(properties=Properties(shape_ranges=(ShapeRange("batch", 1, 64),)))
     assert twice.apply(twice.apply(EvalOptions())).shape_ranges == (("batch", 1, 64),)
+
+
+def test_the_code_that_judged_is_part_of_the_key(monkeypatch):
+    """A result judged by other harness or generator code is not reused by a resumed run."""
+    from kernelwright.bench import journal, steps
+
+    plain = fingerprint_hash(options_fingerprint(EvalOptions(), "cpu", "small"))
+    monkeypatch.setattr(journal, "harness_fingerprint", lambda: "another harness")
+    assert fingerprint_hash(options_fingerprint(EvalOptions(), "cpu", "small")) != plain
+
+    first = steps.OptimizeStep(":memory:", optimize_fn=lambda *a, **k: None).settings
+    monkeypatch.setattr("kernelwright.design.fingerprint.generator_fingerprint",
+                        lambda: "another generator")
+    assert steps.OptimizeStep(":memory:", optimize_fn=lambda *a, **k: None).settings != first
