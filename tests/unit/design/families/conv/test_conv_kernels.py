@@ -313,7 +313,7 @@ def get_init_inputs():
 
 TRANSPOSED_CASES = {
     # name: (C_in, C_out, kernel, stride, padding, output padding, bias, H, W, variant H, W);
-    # K (a phase's taps x C_in) >= 64 and C_out >= 16, as the skill requires
+    # K (a phase's taps x C_in) >= 32 and C_out >= 16, as the skill requires
     "k4-stride2-pad1": (17, 33, 4, 2, 1, 0, True, 5, 6, 4, 3),  # 4 taps a phase, 2 blocks
     "k3-stride1": (8, 33, 3, 1, 0, 0, False, 6, 5, 3, 4),  # one phase: a flipped convolution
     "k3-stride2-outpad1": (17, 34, 3, 2, 1, 1, True, 4, 5, 3, 3),  # phases of 4, 2 and 1 taps
@@ -321,6 +321,7 @@ TRANSPOSED_CASES = {
     "k1-stride2": (65, 34, 1, 2, 0, 1, True, 3, 4, 2, 2),  # phases with no tap: the bias alone
     "mixed": (17, 40, (3, 4), (2, 1), (1, 0), (1, 0), True, 4, 5, 3, 4),
     "narrow-out": (9, 20, 3, 1, 1, 0, True, 5, 6, 4, 3),  # C_out 20: a full and a partial block
+    "one-tap-phases": (33, 16, 2, 2, 0, 0, True, 4, 5, 3, 3),  # K = 33: one tap a phase
 }
 
 
