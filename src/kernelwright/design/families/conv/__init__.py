@@ -1,5 +1,5 @@
 """2-D and 3-D convolutions, transposed or not, with their element-wise epilogue (group kind
-``conv``), as implicit GEMMs or, grouped, as direct sums.
+``conv``), as implicit GEMMs or, grouped or over shallow inputs, as direct sums.
 
     spec.py       the convolution (NC(D)HW input, OI(D)HW weight, any groups, stride, padding
                   and dilation; transposed with its output padding), where its output's
@@ -7,7 +7,8 @@
                   (M = N*OH*OW, N = C_out, K = C_in/G*KH*KW in 2-D)
     kernels.py    the implicit-GEMM kernels (grouped order, patch gathers from NCHW or
                   channels-last copies, tl.dot; a transposed convolution's per output phase),
-                  the direct kernel of grouped convolutions and the vendor path's epilogue
+                  the direct kernel (grouped convolutions, or one group of few taps a
+                  value) and the vendor path's epilogue
     epilogue.py   the epilogue on the accumulator: the GEMM family's, over (image, spatial)
                   rows and channel columns
     launch.py     the wrapper: sizes, the math the policy allows, tiles, stages, the launch
@@ -17,9 +18,10 @@
 1-D convolutions arrive as 2-D ones of height 1 (lowering: ``lower._conv_1d``). A ``conv`` group
 whose implicit GEMM is too narrow for tensor-core tiles (``conv_gemm_at_least``) keeps
 PyTorch's convolution with our epilogue kernel (``conv-vendor``), or PyTorch alone when there
-is no epilogue. A grouped 2-D convolution with few taps an output value (``conv_grouped``: a
-depthwise one) has the direct kernel (``conv-direct``) besides the vendor's. 3-D convolutions
-take the channels-last kernels only.
+is no epilogue. A convolution with few taps an output value (``conv_direct_sums``: a grouped or
+depthwise one, or one group over a shallow input such as an image's three channels) has the
+direct kernel (``conv-direct``) besides the others. 3-D convolutions take the channels-last
+implicit GEMM or the direct kernel.
 """
 
 from __future__ import annotations

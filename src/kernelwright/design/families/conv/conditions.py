@@ -36,18 +36,23 @@ def conv_one_group(f: GroupFacts) -> Outcome:
                 "not one GEMM")
 
 
-@condition("conv_grouped")
-def conv_grouped(f: GroupFacts, max_taps: int) -> Outcome:
-    """A grouped convolution whose output values each sum few taps (C_in / G x KH x KW, a
-    depthwise convolution's KH x KW): too few for tensor-core tiles, so CUDA cores compute
-    them directly."""
+@condition("conv_direct_sums")
+def conv_direct_sums(f: GroupFacts, max_taps: int, max_one_group_taps: int) -> Outcome:
+    """Output values that each sum few taps, computed directly on CUDA cores: a grouped
+    convolution's C_in / G x taps (a depthwise one's KH x KW), too few for tensor-core tiles; or
+    one group's C_in x taps where the input is shallow (an image's 3 channels, say), whose
+    channels-last implicit GEMM would pad each tap's few channels to a block of K."""
     g = f.gemm
     assert g is not None
-    if g.groups > 1 and g.k <= max_taps:
-        return Ok(f"{g.groups} groups, {g.k} taps an output value (<= {max_taps}): direct sums")
-    if g.groups == 1:
-        return Fail("one group: the implicit GEMM's (or the vendor's) convolution")
-    return Fail(f"{g.k} taps an output value: more than the direct kernel's {max_taps}")
+    if g.groups > 1:
+        if g.k <= max_taps:
+            return Ok(f"{g.groups} groups, {g.k} taps an output value (<= {max_taps}): direct sums")
+        return Fail(f"{g.k} taps an output value: more than the direct kernel's {max_taps}")
+    if g.k <= max_one_group_taps:
+        return Ok(f"one group of {g.k} taps an output value (<= {max_one_group_taps}): direct "
+                  "sums")
+    return Fail(f"one group of {g.k} taps an output value: more than the direct kernel's "
+                f"{max_one_group_taps} (the implicit GEMM's or the vendor's convolution)")
 
 
 @condition("conv_has_epilogue")
@@ -82,13 +87,3 @@ def conv_transposed_phases(f: GroupFacts) -> Outcome:
     if g.groups != 1:
         return Fail(f"a transposed convolution of {g.groups} groups: the phase kernel takes one")
     return Ok("a transposed convolution of one group: one implicit GEMM per output phase")
-
-
-@condition("conv_2d")
-def conv_2d(f: GroupFacts) -> Outcome:
-    """A 2-D convolution (the kernel indexes an NCHW input)."""
-    g = f.gemm
-    assert g is not None
-    if g.spatial == 2:
-        return Ok("a 2-D convolution")
-    return Fail(f"a {g.spatial}-D convolution: the kernel takes 2-D ones")

@@ -95,12 +95,14 @@ def conv_vendor(f: GroupFacts) -> dict[str, int]:
 @heuristic("conv_direct")
 def conv_direct(f: GroupFacts) -> dict[str, int]:
     """128 positions (contiguous along ow) x 16 channels in 4 warps: 16 fp32 accumulators a
-    thread, and each tap a coalesced column of positions."""
+    thread, and each tap a coalesced column of positions. One group: up to 64 channels, since
+    every channel of the tile shares a tap's column of input values (more products a load;
+    64 accumulators a thread)."""
     g = f.gemm
     assert g is not None
     return {
         "BLOCK_M": max(16, min(128, next_pow2(g.m))),
-        "BLOCK_N": 16,
+        "BLOCK_N": max(16, min(64, next_pow2(g.n))) if g.groups == 1 else 16,
         "GROUP_M": 1,
         "WARPS": 4,
     }

@@ -25,12 +25,14 @@ epilogue applied to the fp32 accumulator before the single NCHW store.
               the epilogue's store. Dilated taps (:func:`phase_taps`): a phase's taps are
               every stride_h / g-th (g = gcd(stride_h, dil_h)), reading every dil_h / g-th
               input row back, and a phase none divides has none
-    direct    a grouped (depthwise) convolution on CUDA cores: each output value sums its
-              group's C_in / G x KH x KW taps, a ``[BLOCK_M]`` column of input values (one per
-              position, gathered at that tap) times a ``[BLOCK_N]`` row of weights (one per
-              channel) at a time, in fp32; the input channel of column n is its group's
-              (n // (C_out / G)) * (C_in / G) plus the tap's. Each value is a few taps (a
-              depthwise 3x3 has 9): too few for tensor-core tiles
+    direct    a grouped (depthwise) convolution, or one of one group over a shallow input, on
+              CUDA cores: each output value sums its group's C_in / G x KH x KW taps, a
+              ``[BLOCK_M]`` column of input values (one per position, gathered at that tap)
+              times a ``[BLOCK_N]`` row of weights (one per channel) at a time, in fp32; the
+              input channel of column n is its group's (n // (C_out / G)) * (C_in / G) plus
+              the tap's (one group: the same for every column, so the column is loaded once).
+              Each value is a few taps (a depthwise 3x3 has 9, a 3 x 3 x 3 filter over an
+              image's 3 channels 81): too few for tensor-core tiles
     vendor    the epilogue alone, on the output of PyTorch's convolution (cuDNN), NCHW or
               channels-last: the same tile loop and epilogue with the accumulator loaded
               instead of computed
@@ -308,29 +310,60 @@ def _multiply_rows(body: Code, dims: list[str], tap: str, filt_mask: str) -> Non
 
 
 def direct_kernel(epi: ConvEpilogue, name: str) -> tuple[str, KernelArgs]:
-    """The direct (grouped) kernel; its source and its arguments, in order."""
-    args, x, w, body = _patch_kernel(epi, ("M", "N", "H", "W", "OH", "OW", "CPG", "OPG"),
-                                     "only the padding is masked below")
+    """The direct kernel (a grouped convolution, or one of one group with few taps a value);
+    its source and its arguments, in order."""
+    nsp = epi.spec.nsp
+    dims = spatial(nsp)
+    sizes = ("M", "N", *dims, *(f"O{d}" for d in dims), "CPG", "OPG")
+    args, x, w, body = _patch_kernel(epi, sizes, "only the padding is masked below")
+    one_group = epi.spec.groups == 1
+    if one_group:
+        body.add(
+            "safe_n = tl.where(offs_n < N, offs_n, 0)  # columns past N read channel 0 (not "
+            "stored)",
+            "# one group: every column reads the same input channels, so a tap is one column of",
+            "# BLOCK_M input values, shared by the BLOCK_N channels",
+            f"x_base = {x} + img * sx_n  # [BLOCK_M]",
+        )
+    else:
+        body.add(
+            "safe_n = tl.where(offs_n < N, offs_n, 0)  # columns past N read channel 0 (not "
+            "stored)",
+            "# each column's first input channel: its group's (OPG output, CPG input channels a "
+            "group)",
+            f"x_base = {x} + img[:, None] * sx_n + (safe_n // OPG * CPG)[None, :] * sx_c",
+        )
+    taps = " * ".join(f"K{d}" for d in dims)
     body.add(
-        "safe_n = tl.where(offs_n < N, offs_n, 0)  # columns past N read channel 0 (not stored)",
-        "# each column's first input channel: its group's (OPG output, CPG input channels a group)",
-        f"x_base = {x} + img[:, None] * sx_n + (safe_n // OPG * CPG)[None, :] * sx_c",
-        f"w_base = {w} + safe_n * (CPG * KH * KW)  # [BLOCK_N]: the weight is contiguous OIHW",
+        f"w_base = {w} + safe_n * (CPG * {taps})  # [BLOCK_N]: the weight is contiguous "
+        f"{'OIHW' if nsp == 2 else 'OIDHW'}",
         "acc = tl.zeros([BLOCK_M, BLOCK_N], dtype=tl.float32)",
         "for c in range(0, CPG):",
-        "    for kh in range(KH):",
-        "        ih = ih0 + kh * DIL_H",
-        "        for kw in range(KW):",
-        "            iw = iw0 + kw * DIL_W",
-        "            # taps in the padding (outside the input) read zeros",
-        "            inside = (ih >= 0) & (ih < H) & (iw >= 0) & (iw < W)  # [BLOCK_M]",
-        "            tap = tl.load(x_base + c * sx_c + (ih * sx_h + iw * sx_w)[:, None],",
-        "                          mask=inside[:, None], other=0.0).to(tl.float32)",
-        "            filt = tl.load(w_base + (c * KH + kh) * KW + kw).to(tl.float32)",
-        "            acc += tap * filt[None, :]",
     )
+    indent = "    "
+    for d in dims:
+        a = d.lower()
+        body.add(f"{indent}for k{a} in range(K{d}):",
+                 f"{indent}    i{a} = i{a}0 + k{a} * DIL_{d}")
+        indent += "    "
+    inside = " & ".join(f"(i{d.lower()} >= 0) & (i{d.lower()} < {d})" for d in dims)
+    offset = " + ".join(f"i{d.lower()} * sx_{d.lower()}" for d in dims)
+    flat = "c"
+    for d in dims:
+        flat = f"({flat} * K{d} + k{d.lower()})"
+    flat = flat[1:-1]  # the outermost parentheses
+    body.add(f"{indent}# taps in the padding (outside the input) read zeros",
+             f"{indent}inside = {inside}  # [BLOCK_M]")
+    if one_group:
+        body.add(f"{indent}tap = tl.load(x_base + c * sx_c + {offset},",
+                 f"{indent}              mask=inside, other=0.0).to(tl.float32)[:, None]")
+    else:
+        body.add(f"{indent}tap = tl.load(x_base + c * sx_c + ({offset})[:, None],",
+                 f"{indent}              mask=inside[:, None], other=0.0).to(tl.float32)")
+    body.add(f"{indent}filt = tl.load(w_base + {flat}).to(tl.float32)",
+             f"{indent}acc += tap * filt[None, :]")
     epi.write(args, body)
-    consts = ["BLOCK_M", "BLOCK_N", "GROUP_M", "INDEX_64", *geometry(2)]
+    consts = ["BLOCK_M", "BLOCK_N", "GROUP_M", "INDEX_64", *geometry(nsp)]
     return "\n".join(signature(name, args, consts) + body.lines), args
 
 

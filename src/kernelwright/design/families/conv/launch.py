@@ -5,7 +5,8 @@ allows, the tiles, the launch.
               operands as given or (``CHANNELS_LAST`` 1) on channels-last copies of them
     transposed
               a transposed convolution: one implicit GEMM per output phase, channels-last
-    direct    one kernel for a grouped (depthwise) convolution and its epilogue, on CUDA cores
+    direct    one kernel for a grouped (depthwise) convolution, or one of one group with few
+              taps a value, and its epilogue, on CUDA cores
     vendor    PyTorch's convolution (cuDNN), then one kernel for the epilogue
 
 The math is chosen at run time from the operands and the caller's convolution policy, never
@@ -87,14 +88,10 @@ def render_conv(
         raise DesignError("a vendor convolution without an epilogue: nothing for a kernel to do")
     if variant in ("implicit", "transposed") and spec.groups != 1:
         raise DesignError(f"an implicit GEMM takes a convolution of one group, not {spec.groups}")
-    if variant == "direct" and spec.groups == 1:
-        raise DesignError("the direct kernel takes grouped convolutions (one group: a GEMM)")
     if spec.transposed and variant in ("implicit", "direct"):
         raise DesignError(f"the {variant} kernel takes forward convolutions, not transposed ones")
     if variant == "transposed" and (not spec.transposed or spec.groups != 1):
         raise DesignError("the phase kernel takes transposed convolutions of one group")
-    if spec.nsp != 2 and variant == "direct":
-        raise DesignError("the direct kernel takes 2-D convolutions")
     epi = ConvEpilogue(graph, group, spec)
     code = Code()
     wparams = wrapper_params(graph, group)
@@ -301,8 +298,10 @@ def _sizes(
         code.add(
             f"# {spec.groups} groups: CPG input and OPG output channels a group, K taps a value",
             f"CPG, OPG = C_in // {spec.groups}, C_out // {spec.groups}",
-            "K = CPG * KH * KW",
+            f"K = CPG * {taps}",
         )
+    elif variant == "direct":
+        code.add("CPG, OPG = C_in, C_out  # one group: each output channel reads every input one")
     if variant == "vendor":
         if channels_last:
             code.add(
@@ -334,8 +333,9 @@ def _sizes(
         )
     elif variant == "direct":
         code.add(
-            "w_in = w_in.contiguous()  # OIHW, as stored: no copy then",
-            "sx_n, sx_c, sx_h, sx_w = x_in.stride()",
+            f"w_in = w_in.contiguous()  # {'OIHW' if spec.nsp == 2 else 'OIDHW'}, as stored: "
+            "no copy then",
+            f"sx_n, sx_c, {', '.join(f'sx_{a.lower()}' for a in dims)} = x_in.stride()",
         )
     elif variant == "transposed":
         qs = ", ".join(f"Q{a}" for a in dims)

@@ -270,11 +270,15 @@ GROUPED_CASES = {
     "depthwise-multiplier2-dilated": (9, 18, 3, 1, 2, 2, 9, False),
     # three groups of 4 input and 6 output channels, a 3x1 filter (ShuffleNet's grouped convs)
     "groups3-3x1": (12, 18, (3, 1), (1, 2), (1, 0), 1, 3, True),
+    # one group over an image's 3 channels (27 taps a value): one input column a tap, shared
+    # by the tile's channels; 20 channels: a partial channel tile
+    "one-group-shallow": (3, 20, 3, 1, 1, 1, 1, True),
+    "one-group-stride2-dilated": (3, 17, 3, 2, 1, 2, 1, False),
 }
 
 
 @pytest.mark.parametrize("case", sorted(GROUPED_CASES))
-def test_grouped_convolutions_with_their_epilogue_in_one_direct_kernel(
+def test_grouped_or_shallow_convolutions_with_their_epilogue_in_one_direct_kernel(
     check_launches, case: str
 ) -> None:
     cin, cout, k, stride, padding, dilation, groups, bias = GROUPED_CASES[case]
@@ -445,6 +449,29 @@ def test_3d_convolutions_channels_last_match_float64(check_launches, case: str) 
     runs = check_launches(conv3d_task(case), skills=(skill,), params=SMALL,
                           reference="float64", policy="fp32")
     assert [launched for _, launched in runs] == [["_nhwc_copy_kernel", "conv_0_kernel"] * 2]
+
+
+DIRECT_3D_CASES = {
+    # name: (kind, C_in, C_out, kernel, stride, padding, extra, D, H, W, variant D, H, W)
+    # one group over 3 channels, a 3 x 3 x 1 filter (27 taps a value)
+    "one-group-3x3x1": ("Conv3d", 3, 20, (3, 3, 1), 1, 0, "", 4, 5, 6, 3, 4, 3),
+    # three groups of 2 input and 4 output channels (54 taps), strided and dilated
+    "groups3-strided": ("Conv3d", 6, 12, 3, (1, 2, 1), 1, ", dilation=(2, 1, 1), groups=3",
+                        5, 5, 4, 5, 4, 3),
+}
+
+
+@pytest.mark.parametrize("case", sorted(DIRECT_3D_CASES))
+def test_3d_convolutions_of_few_taps_in_one_direct_kernel(check_launches, case: str) -> None:
+    """The direct kernel in 3-D: a depth loop over the taps, positions along the innermost
+    output dimension, NCDHW read as given; one group or several."""
+    kind, cin, cout, k, stride, padding, extra, d, h, w, d2, h2, w2 = DIRECT_3D_CASES[case]
+    task = CONV3D.format(kind=kind, cin=cin, cout=cout, k=k, stride=stride, padding=padding,
+                         extra=extra, d=d, h=h, w=w, d2=d2, h2=h2, w2=w2)
+    runs = check_launches(task, skills=("conv-direct",),
+                          params={"BLOCK_M": 32, "BLOCK_N": 16, "WARPS": 4},
+                          reference="float64", policy="fp32")
+    assert [launched for _, launched in runs] == [["conv_0_kernel", "conv_0_kernel"]]
 
 
 @pytest.mark.parametrize("layout", [0, 1])

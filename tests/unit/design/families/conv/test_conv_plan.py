@@ -83,18 +83,30 @@ def test_too_few_tiles_rank_the_vendor_conv_first(tmp_path: Path) -> None:
     assert options.options[1].cost > 10 * options.options[0].cost
 
 
-def test_a_narrow_convolution_keeps_the_vendor_conv(tmp_path: Path) -> None:
-    """K = 3 x 3 x 3 taps: no tensor-core tiles; cuDNN's conv and our epilogue kernel."""
-    _, designs, (options,) = plan(tmp_path, "Conv2d(3, 48, 3)", 48, "2, 3, 12, 12")
-    assert [o.choice.skill for o in options.options] == ["conv-vendor"]
+def test_a_shallow_convolution_sums_directly_or_keeps_the_vendor_conv(tmp_path: Path) -> None:
+    """K = 3 x 3 x 3 taps: no tensor-core tiles; the direct kernel (one group of 27 taps), or
+    cuDNN's conv and our epilogue kernel (ranked after it where the output fills the GPU)."""
+    _, designs, (options,) = plan(tmp_path, "Conv2d(3, 48, 3)", 48, "8, 3, 64, 64")
+    assert [o.choice.skill for o in options.options] == ["conv-direct", "conv-vendor"]
     (why,) = [r for s, r in options.skipped if s == "conv-implicit-gemm"]
     assert any("K = C_in*KH*KW = 27" in line for line in why)
-    assert list(designs[0].skills) == ["conv-vendor"]
+    assert any("one group of 27 taps" in line for line in options.options[0].choice.reasons)
+    assert list(designs[0].skills) == ["conv-direct"]
 
 
-def test_a_narrow_convolution_alone_is_left_to_pytorch(tmp_path: Path) -> None:
+def test_a_shallow_convolution_alone_is_one_direct_kernel(tmp_path: Path) -> None:
     _, designs, (options,) = plan(tmp_path, "Conv2d(3, 8, 3)", 8, "2, 3, 12, 12", "self.conv(x)")
+    assert [o.choice.skill for o in options.options] == ["conv-direct"]
+
+
+def test_a_narrow_deep_convolution_alone_is_left_to_pytorch(tmp_path: Path) -> None:
+    """8 output channels (too few for tensor-core tiles) over 16 x 3 x 3 = 144 taps (too many
+    for the direct kernel), and no epilogue for a kernel of ours."""
+    _, designs, (options,) = plan(tmp_path, "Conv2d(16, 8, 3)", 8, "2, 16, 12, 12",
+                                  "self.conv(x)")
     assert options.options == [] and designs == []
+    (why,) = [r for s, r in options.skipped if s == "conv-direct"]
+    assert any("144 taps" in line for line in why), why
 
 
 def test_a_1d_convolution_is_a_2d_one_with_its_epilogue(tmp_path: Path) -> None:
@@ -182,7 +194,8 @@ def test_a_3d_convolution_is_a_conv_group_on_channels_last_kernels(
 ) -> None:
     """A 3-D convolution and its epilogue are one group; its implicit GEMM's sizes count the
     depth; the implicit GEMM defaults to the channels-last kernel (the NCHW gathers are 2-D
-    only) even under fp32; a grouped one keeps cuDNN (the direct kernel is 2-D only)."""
+    only) even under fp32; a grouped one (27 taps a value) has the direct kernel besides
+    cuDNN."""
     scale = "self.scale.view(1, -1, 1, 1, 1)"
     body = f"F.leaky_relu(self.conv(x) * {scale}, 0.1)"
     part, designs, (options,) = plan(tmp_path, conv, 48, shape, body)
@@ -194,4 +207,5 @@ def test_a_3d_convolution_is_a_conv_group_on_channels_last_kernels(
         assert options.options[0].choice.params["CHANNELS_LAST"] == 1
     grouped = conv.replace("padding=1)", "padding=1, groups=16)")
     _, _, (options,) = plan(tmp_path, grouped, 48, shape, body)
-    assert [o.choice.skill for o in options.options] == ["conv-vendor"]
+    expected = {"conv-vendor", "conv-direct"} if skill == "conv-implicit-gemm" else {"conv-vendor"}
+    assert {o.choice.skill for o in options.options} == expected
