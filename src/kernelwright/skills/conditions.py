@@ -39,6 +39,8 @@ class GemmShape:
         transposed: a transposed convolution (k counts the taps of one output phase).
         dilated: a convolution whose taps are spaced (a dilation above 1).
         spatial: a convolution's spatial dimensions (2 or 3).
+        channels: a convolution's input channels a group (0 for a product): a channels-last
+            step of K reads one tap's channels, so a block of K holds at most this many.
     """
 
     m: int
@@ -53,6 +55,7 @@ class GemmShape:
     transposed: bool = False
     dilated: bool = False
     spatial: int = 2
+    channels: int = 0
 
     @property
     def flops(self) -> int:

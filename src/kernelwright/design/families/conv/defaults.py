@@ -3,9 +3,10 @@
 The implicit GEMM takes the GEMM family's tile (128 x 128 output tiles in 8 warps, grouped
 order over 8 row blocks) with 3 pipeline stages, on channels-last copies of its operands
 (``CHANNELS_LAST`` 1: each step loads one tap's channels as contiguous K-major rows), K blocks
-of 32 fp32 or 64 16-bit values (128 bytes a row either way). Tiles shrink to the product's
-size. The direct kernel (grouped convolutions) takes 128 positions x 16 channels. The sweeps
-behind them: ``conv/sweeps/implicit_layout.csv``."""
+of 32 fp32 or 64 16-bit values (128 bytes a row either way), or a tap's channels rounded up to
+a power of two where there are fewer. Tiles shrink to the product's size. The direct kernel
+takes 128 positions x 16 channels (64 for one group). The sweeps behind them:
+``conv/sweeps/implicit_layout.csv``."""
 
 from __future__ import annotations
 
@@ -30,7 +31,8 @@ def vendor_tensor_cores(f: GroupFacts) -> bool:
 @heuristic("conv_implicit_gemm")
 def conv_implicit_gemm(f: GroupFacts) -> dict[str, int]:
     """128 x 128 tiles, 3 stages, 8 warps, 3xTF32 for fp32 operands, on channels-last copies;
-    K blocks of 32 fp32 or 64 16-bit values.
+    K blocks of 32 fp32 or 64 16-bit values, at most a tap's channels rounded up to a power of
+    two (at least 16).
 
     Why channels-last: on an H200 (``sweeps/implicit_layout.csv``: KernelBench level-2 tasks 1
     and 54, 3 x 3 filters, 64 -> 128 and 64 -> 64 channels) the NHWC kernel ran 4.81 and
@@ -42,10 +44,13 @@ def conv_implicit_gemm(f: GroupFacts) -> dict[str, int]:
     assert g is not None
     block_m = max(16, min(128, next_pow2(g.m)))
     block_n = max(16, min(128, next_pow2(g.n)))
+    # a channels-last step reads one tap's channels: a block wider than them multiplies zeros
+    # (8 channels in blocks of 32 waste three quarters of the products, in blocks of 16 half)
+    depth = min(64 if sixteen_bit(f) else 32, next_pow2(g.k), next_pow2(g.channels or g.k))
     return {
         "BLOCK_M": block_m,
         "BLOCK_N": block_n,
-        "BLOCK_K": max(16, min(64 if sixteen_bit(f) else 32, next_pow2(g.k))),
+        "BLOCK_K": max(16, depth),
         "GROUP_M": 8,
         "STAGES": STAGES,
         "WARPS": 8 if block_m * block_n >= 128 * 64 else 4,

@@ -133,7 +133,8 @@ def conv_shape(graph: OpGraph, spec: ConvSpec) -> GemmShape:
         return GemmShape(m, om.hint[1], wm.hint[0] // spec.groups * taps,
                          lhs_k_contiguous=xm.strides[-1] == 1, rhs_k_contiguous=False,
                          epilogue=epilogue, groups=spec.groups, transposed=True,
-                         dilated=dilated, spatial=spec.nsp)
+                         dilated=dilated, spatial=spec.nsp,
+                         channels=wm.hint[0] // spec.groups)
     return GemmShape(
         m,
         wm.hint[0],
@@ -144,6 +145,7 @@ def conv_shape(graph: OpGraph, spec: ConvSpec) -> GemmShape:
         groups=spec.groups,
         dilated=dilated,
         spatial=spec.nsp,
+        channels=wm.hint[1],
     )
 
 

@@ -70,10 +70,29 @@ def test_under_bf16_and_tf32_cudnn_ranks_before_the_implicit_gemm(tmp_path: Path
     assert tf32.facts.dtypes == ("float32",) and tf32.facts.precision == "tf32"
     assert [o.choice.skill for o in tf32.options] == ["conv-vendor", "conv-implicit-gemm"]
     # the implicit GEMM reads channels-last copies under every policy (measured faster than
-    # the NCHW gathers under fp32, where it ranks first), in K blocks of 128 bytes
+    # the NCHW gathers under fp32, where it ranks first), in K blocks no wider than a tap's 16
+    # channels (a wider block would multiply zeros)
     implicit = [opts.options[i].choice.params for opts, i in ((fp32, 0), (bf16, 1), (tf32, 1))]
     assert [p["CHANNELS_LAST"] for p in implicit] == [1, 1, 1]
-    assert [p["BLOCK_K"] for p in implicit] == [32, 64, 32]
+    assert [p["BLOCK_K"] for p in implicit] == [16, 16, 16]
+
+
+@pytest.mark.parametrize(("cin", "blocks"), [(8, (16, 16)), (48, (32, 64)), (256, (32, 64))])
+def test_the_implicit_gemm_takes_k_blocks_of_128_bytes_at_most_a_taps_channels(
+    tmp_path: Path, cin: int, blocks: tuple[int, int]
+) -> None:
+    """fp32 blocks of 32 values and bf16 blocks of 64 (128 bytes a row), or a tap's channels
+    rounded up to a power of two (at least 16, tl.dot's least) where there are fewer."""
+    path = write_task(tmp_path, TASK.format(conv=f"Conv2d({cin}, 48, 3, padding=1)", cout=48,
+                                            shape=f"8, {cin}, 50, 50", body=EPILOGUE))
+    part, _ = designs_for(path)
+    library = SkillLibrary.builtin()
+    got = []
+    for precision in ("fp32", "bf16"):
+        (opts,) = [group_options(part, g, library, precision=precision) for g in part.fused]
+        (implicit,) = [o for o in opts.options if o.choice.skill == "conv-implicit-gemm"]
+        got.append(implicit.choice.params["BLOCK_K"])
+    assert tuple(got) == blocks
 
 
 def test_too_few_tiles_rank_the_vendor_conv_first(tmp_path: Path) -> None:
