@@ -18,8 +18,9 @@ from kernelwright.task import load_task
 ROOT = Path(__file__).resolve().parents[3]
 TASKS = sorted((ROOT / "kernelbench" / "level1").glob("*.py"),
                key=lambda p: int(p.stem.split("_")[0]))
-# bare convolutions cuDNN alone serves: grouped and transposed (72, 75)
-WITHOUT_DESIGN = {72, 75}
+# bare convolutions cuDNN alone serves: grouped and transposed with 8 output channels a group
+# (72), too few for a tensor-core tile
+WITHOUT_DESIGN = {72}
 
 
 @pytest.mark.parametrize("path", TASKS, ids=[p.stem.split("_")[0] for p in TASKS])

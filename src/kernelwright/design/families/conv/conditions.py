@@ -13,14 +13,16 @@ def conv_gemm_at_least(f: GroupFacts, min_k: int, min_n: int) -> Outcome:
     kernels win)."""
     g = f.gemm
     assert g is not None
-    if g.k >= min_k and g.n >= min_n:
+    n = g.n // g.groups  # a group's output channels: a tile's columns lie in one group
+    what = "C_out" if g.groups == 1 else "C_out/G"
+    if g.k >= min_k and n >= min_n:
         return Ok(
-            f"K = C_in*KH*KW = {g.k} >= {min_k} and C_out = {g.n} >= {min_n}: "
+            f"K = C_in*KH*KW = {g.k} >= {min_k} and {what} = {n} >= {min_n}: "
             "tensor-core tiles of an implicit GEMM"
         )
     return Fail(
-        f"K = C_in*KH*KW = {g.k}, C_out = {g.n}: an implicit GEMM needs K >= {min_k} and "
-        f"C_out >= {min_n} to fill tensor-core tiles (the vendor's convolution serves it)"
+        f"K = C_in*KH*KW = {g.k}, {what} = {n}: an implicit GEMM needs K >= {min_k} and "
+        f"{what} >= {min_n} to fill tensor-core tiles (the vendor's convolution serves it)"
     )
 
 
@@ -77,13 +79,19 @@ def conv_not_transposed(f: GroupFacts) -> Outcome:
 
 @condition("conv_transposed_phases")
 def conv_transposed_phases(f: GroupFacts) -> Outcome:
-    """A transposed convolution of one group: the output positions of one phase (oh % stride_h,
-    ow % stride_w) read the same taps (every stride-th one, or every stride / gcd(stride,
-    dilation)-th where dilated), so each phase is an implicit GEMM of its own."""
+    """A transposed convolution: the output positions of one phase (oh % stride_h, ow %
+    stride_w) read the same taps (every stride-th one, or every stride / gcd(stride,
+    dilation)-th where dilated), so each phase is an implicit GEMM of its own; grouped, one
+    a group, each tile's columns in one group (a multiple of 16 output channels a group)."""
     g = f.gemm
     assert g is not None
     if not g.transposed:
         return Fail("not a transposed convolution")
-    if g.groups != 1:
-        return Fail(f"a transposed convolution of {g.groups} groups: the phase kernel takes one")
-    return Ok("a transposed convolution of one group: one implicit GEMM per output phase")
+    if g.groups == 1:
+        return Ok("a transposed convolution of one group: one implicit GEMM per output phase")
+    opg = g.n // g.groups
+    if opg % 16:
+        return Fail(f"a transposed convolution of {g.groups} groups of {opg} output channels: "
+                    "the phase kernel's tiles need a multiple of 16 a group")
+    return Ok(f"a transposed convolution of {g.groups} groups of {opg} output channels: one "
+              "implicit GEMM per output phase and group")

@@ -24,7 +24,8 @@ epilogue applied to the fp32 accumulator before the single NCHW store.
               channels-last one, and each row's output position is mapped back into NCHW for
               the epilogue's store. Dilated taps (:func:`phase_taps`): a phase's taps are
               every stride_h / g-th (g = gcd(stride_h, dil_h)), reading every dil_h / g-th
-              input row back, and a phase none divides has none
+              input row back, and a phase none divides has none. Grouped, a tile's columns
+              lie in one group (BLOCK_N divides C_out / G) and read that group's channels
     direct    a grouped (depthwise) convolution, or one of one group over a shallow input, on
               CUDA cores: each output value sums its group's C_in / G x KH x KW taps, a
               ``[BLOCK_M]`` column of input values (one per position, gathered at that tap)
@@ -172,7 +173,10 @@ def transposed_kernel(epi: ConvEpilogue, name: str) -> tuple[str, KernelArgs]:
     w = args.pointer("w_in")
     xm = epi.graph.meta(epi.spec.x)
     c_in = xm.hint[1]
+    grouped = epi.spec.groups != 1
     sizes = ["M", "N", "K", "MP", "C_in", *dims, *(f"O{d}" for d in dims), *(f"Q{d}" for d in dims)]
+    if grouped:
+        sizes += ["CPG", "OPG"]
     for s in sizes:
         args.scalar(s, s, c_in if s == "C_in" else None)
     for s, seen in _nhwc_strides(xm.hint).items():
@@ -229,10 +233,16 @@ def transposed_kernel(epi: ConvEpilogue, name: str) -> tuple[str, KernelArgs]:
         for i, ((d, dl), dil) in enumerate(zip(zip(dims, low, strict=True), spec.dilation,
                                                strict=True)):
             body.add(f"i{dl}0 = {q[i]} + (p{dl} + PAD_{d} - k{dl}0 * {dil}) // STRIDE_{d}")
+    if grouped:
+        body.add(
+            "# groups: a tile's columns lie in one group (BLOCK_N divides OPG), whose CPG input",
+            "# channels it reads",
+            "first_c = pid_n * BLOCK_N // OPG * CPG",
+        )
     _channel_steps(body, x, w, dims, " * ".join(f"TAPS_{d}" for d in dims), [
         "# one loop over (tap of the phase, block of channels), pipelined as one; a tap's",
         "# channels are contiguous in both operands",
-    ])
+    ], channels="CPG" if grouped else "C_in", group="first_c" if grouped else "")
     t = _unflatten("tap", [f"TAPS_{d}" for d in dims])
     dilated = any(d != 1 for d in spec.dilation)
     for i, ((d, dl), (_, step, _, _)) in enumerate(zip(zip(dims, low, strict=True), steps,
@@ -254,7 +264,8 @@ def transposed_kernel(epi: ConvEpilogue, name: str) -> tuple[str, KernelArgs]:
           for dl, (_, _, back, _) in zip(low, steps, strict=True)),
         f"    inside = {bounds} & tap_ok  # [BLOCK_M]",
     )
-    _multiply_rows(body, dims, filt, "c_ok[None, :] & tap_ok")
+    _multiply_rows(body, dims, filt, "c_ok[None, :] & tap_ok",
+                   channels="CPG" if grouped else "C_in")
     inside = " & ".join(f"(o{dl} < O{d})" for d, dl in zip(dims, low, strict=True))
     flat = "img"
     for d, dl in zip(dims, low, strict=True):
@@ -274,36 +285,42 @@ def transposed_kernel(epi: ConvEpilogue, name: str) -> tuple[str, KernelArgs]:
 
 
 def _channel_steps(body: Code, x: str, w: str, dims: list[str], taps: str,
-                   note: list[str]) -> None:
+                   note: list[str], channels: str = "C_in", group: str = "") -> None:
     """A channels-last kernel's operand bases and accumulator, then the head of its one loop
-    over (``taps`` of a tap, block of ``BLOCK_K`` channels): ``tap``, channels ``c`` and their
-    mask ``c_ok``."""
+    over (``taps`` of a tap, block of ``BLOCK_K`` of a tap's ``channels``): ``tap``, channels
+    ``c`` and their mask ``c_ok``. ``group``: the first input channel of the tile's group (a
+    grouped convolution's), added to each row's base."""
+    base = f"{x} + img * sx_n" + (f" + {group}" if group else "")
     body.add(
-        f"x_base = {x} + img * sx_n  # [BLOCK_M] each row's image",
+        f"x_base = {base}  # [BLOCK_M] each row's image"
+        + (", the group's first channel" if group else ""),
         "safe_n = tl.where(offs_n < N, offs_n, 0)",
         f"w_base = {w} + safe_n[:, None] * K  # [BLOCK_N, 1]: the weight is "
-        f"[C_out, {', '.join(f'K{d}' for d in dims)}, C_in]",
+        f"[C_out, {', '.join(f'K{d}' for d in dims)}, {channels}]",
         "offs_k = tl.arange(0, BLOCK_K)",
         "acc = tl.zeros([BLOCK_M, BLOCK_N], dtype=tl.float32)",
         *note,
-        "c_blocks = tl.cdiv(C_in, BLOCK_K)",
+        f"c_blocks = tl.cdiv({channels}, BLOCK_K)",
         f"for step in range(0, {taps} * c_blocks):",
         "    tap = step // c_blocks",
         "    c = (step - tap * c_blocks) * BLOCK_K + offs_k  # [BLOCK_K] input channels",
-        "    c_ok = c < C_in  # the last block of channels is partial: its tail reads zeros",
+        f"    c_ok = c < {channels}  # the last block of channels is partial: its tail reads "
+        "zeros",
     )
 
 
-def _multiply_rows(body: Code, dims: list[str], tap: str, filt_mask: str) -> None:
+def _multiply_rows(body: Code, dims: list[str], tap: str, filt_mask: str,
+                   channels: str = "C_in") -> None:
     """A channels-last step's loads and product: the patch block's rows at the input indices
-    ``i<d>`` (masked by ``inside``), the filter block's rows at the weight's tap ``tap``."""
+    ``i<d>`` (masked by ``inside``), the filter block's rows at the weight's tap ``tap`` (rows
+    of ``channels`` a tap)."""
     offset = " + ".join(f"i{d.lower()} * sx_{d.lower()}" for d in dims)
     body.add(
         "    # channels have a unit stride in channels-last storage (the wrapper's copy)",
         f"    patch = x_base + {offset}",
         "    patch = tl.load(patch[:, None] + c[None, :], mask=inside[:, None] & c_ok[None, :],",
         "                    other=0.0)",
-        f"    filt = tl.load(w_base + {tap} * C_in + c[None, :],",
+        f"    filt = tl.load(w_base + {tap} * {channels} + c[None, :],",
         f"                   mask={filt_mask}, other=0.0)",
         "    acc = tl.dot(patch, filt.T, acc, input_precision=DOT_PRECISION)",
     )

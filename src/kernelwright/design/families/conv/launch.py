@@ -86,12 +86,19 @@ def render_conv(
     vendor = variant == "vendor"
     if vendor and not spec.epilogue:
         raise DesignError("a vendor convolution without an epilogue: nothing for a kernel to do")
-    if variant in ("implicit", "transposed") and spec.groups != 1:
+    if variant == "implicit" and spec.groups != 1:
         raise DesignError(f"an implicit GEMM takes a convolution of one group, not {spec.groups}")
     if spec.transposed and variant in ("implicit", "direct"):
         raise DesignError(f"the {variant} kernel takes forward convolutions, not transposed ones")
-    if variant == "transposed" and (not spec.transposed or spec.groups != 1):
-        raise DesignError("the phase kernel takes transposed convolutions of one group")
+    if variant == "transposed" and not spec.transposed:
+        raise DesignError("the phase kernel takes transposed convolutions")
+    # a transposed convolution's weight is C_in x C_out / G x taps
+    opg = graph.meta(spec.w).hint[1]
+    if variant == "transposed" and spec.groups != 1 and opg % 16:
+        raise DesignError(
+            f"a transposed convolution of {spec.groups} groups of {opg} output channels: the "
+            "phase kernel's tiles need a multiple of 16 a group"
+        )
     epi = ConvEpilogue(graph, group, spec)
     code = Code()
     wparams = wrapper_params(graph, group)
@@ -127,6 +134,9 @@ def render_conv(
         f"BLOCK_M = max(16, min({p['BLOCK_M']}, _pow2({rows})))",
         f"BLOCK_N = max(16, min({p['BLOCK_N']}, _pow2(N)))",
     )
+    if variant == "transposed" and spec.groups != 1:
+        code.add("# a tile's columns lie in one group: BLOCK_N divides the group's OPG channels",
+                 "BLOCK_N = min(BLOCK_N, OPG & -OPG)")
     outs = [safe_name(o) for o in group.outputs]
     big = " or ".join(
         f"{o}.numel() >= {INDEX_32}" for o in ["x_in" if not vendor else "conv_out", *outs]
@@ -347,8 +357,19 @@ def _sizes(
             "# channels-last operands: the input copied once (none where it already is), the",
             f"# weight permuted to [C_out, {knames}, C_in]: [C_out, K], K-major",
             "x_in = _nhwc_copy(x_in)",
-            f"w_in = w_in.permute(1, {', '.join(str(i + 2) for i in range(spec.nsp))}, 0)"
-            ".contiguous()",
+            *(
+                [f"w_in = w_in.permute(1, {', '.join(str(i + 2) for i in range(spec.nsp))}, 0)"
+                 ".contiguous()"]
+                if spec.groups == 1
+                else [
+                    f"# groups: [G, CPG, OPG, {knames}] to [C_out, {knames}, CPG], each output "
+                    "channel's",
+                    "# row its own group's input channels",
+                    f"w_in = w_in.reshape({spec.groups}, CPG, OPG, {knames}).permute("
+                    f"0, 2, {', '.join(str(i + 3) for i in range(spec.nsp))}, 1)",
+                    f"w_in = w_in.reshape(C_out, {knames}, CPG)",
+                ]
+            ),
             f"sx_n, _, {', '.join(f'sx_{a.lower()}' for a in dims)} = x_in.stride()",
             "# tl.dot's input precision, from the operands' dtype and the caller's conv policy",
             f'DOT_PRECISION = _conv_dot_precision(x_in, "{fp32_math}")',

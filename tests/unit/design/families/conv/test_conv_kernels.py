@@ -481,3 +481,47 @@ def test_a_3d_convolution_on_the_vendor_path(check, layout: int) -> None:
                    params={"BLOCK_M": 32, "BLOCK_N": 16, "CHANNELS_LAST": 2 * layout})
     assert "[2, 2, 2], [1, 1, 1], [1, 1, 1], True, [1, 1, 1], 1" in src
     assert ("channels_last_3d" in src) == bool(layout)
+
+
+GROUPED_TRANSPOSED = """
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.up = nn.{kind}({cin}, {cout}, {k}, stride={stride}, padding={padding}{extra},
+                            groups={groups}, bias=True)
+    def forward(self, x):
+        return F.gelu(self.up(x)) * 0.5
+def get_inputs():
+    return [torch.randn(2, {cin}, {size})]
+def get_input_variants():
+    return [[torch.randn(1, {cin}, {size2})]]
+def get_init_inputs():
+    return []
+"""
+
+GROUPED_TRANSPOSED_CASES = {
+    # name: (kind, C_in, C_out, kernel, stride, padding, extra, groups, size, variant size);
+    # 16 output channels a group (a tile's columns in one group), K = C_in/G x a phase's taps
+    # >= 32
+    "groups2-outpad": ("ConvTranspose2d", 18, 32, 3, 2, 1, ", output_padding=1", 2, "4, 5",
+                       "3, 3"),
+    # KernelBench level-1 75's geometry, smaller: stride (2, 3), dilation (2, 1), 4 groups
+    "groups4-dilated": ("ConvTranspose2d", 32, 64, (3, 5), (2, 3), (1, 2), ", dilation=(2, 1)",
+                        4, "3, 4", "2, 3"),
+    "groups2-3d": ("ConvTranspose3d", 10, 32, 3, 2, 1, "", 2, "2, 3, 3", "3, 2, 2"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(GROUPED_TRANSPOSED_CASES))
+def test_grouped_transposed_convolutions_by_phases_match_float64(check_launches,
+                                                                 case: str) -> None:
+    """A grouped transposed convolution: each tile's columns in one group, whose input
+    channels it reads; the weight regrouped to [C_out, taps, C_in / G]; 2-D, dilated and 3-D."""
+    kind, cin, cout, k, stride, padding, extra, groups, size, size2 = (
+        GROUPED_TRANSPOSED_CASES[case])
+    task = GROUPED_TRANSPOSED.format(kind=kind, cin=cin, cout=cout, k=k, stride=stride,
+                                     padding=padding, extra=extra, groups=groups, size=size,
+                                     size2=size2)
+    runs = check_launches(task, skills=("conv-transposed-implicit-gemm",), params=SMALL,
+                          reference="float64", policy="fp32")
+    assert [launched for _, launched in runs] == [["_nhwc_copy_kernel", "conv_0_kernel"] * 2]
