@@ -1,7 +1,7 @@
 """The convolution kernels compile for sm_90 at KernelBench level-2 sizes: the implicit GEMM on
 Hopper tensor cores (wgmma) with the math the policy asks for (3xTF32 under fp32, TF32 under
 tf32), within an SM's shared memory, without spilling; the direct kernel of grouped convolutions
-without spilling. Runs in a child without the interpreter."""
+and of shallow inputs without spilling. Runs in a child without the interpreter."""
 
 from __future__ import annotations
 
@@ -290,6 +290,46 @@ def test_the_3d_channels_last_kernels_compile_for_hopper_without_spills() -> Non
     for r in convs:
         assert_compiled(r)
         assert r["mma"] == ["tf32"] and r["copies"] == ["0x10"], r
+
+
+@pytest.mark.sm90
+def test_narrow_shallow_and_grouped_transposed_convolutions_compile_for_hopper() -> None:
+    """KernelBench level-1 tasks 58 (16 output channels), 70 (24), 81 (32 taps a phase, stride 5
+    past its dilated kernel) and 75 (4 groups of 16 output channels, strided and dilated) at
+    full size, fp32: the phase kernel compiles without spills within shared memory, on 3xTF32
+    wgmma."""
+    pytest.importorskip("triton")
+    level1 = ROOT / "kernelbench" / "level1"
+    names = ["58_conv_transposed_3D__asymmetric_input__asymmetric_kernel",
+             "70_conv_transposed_3D__asymmetric_input__square_kernel",
+             "81_conv_transposed_2D_asymmetric_input_square_kernel___dilated____padded____"
+             "strided__",
+             "75_conv_transposed_2D_asymmetric_input_asymmetric_kernel_strided__grouped____"
+             "padded____dilated__"]
+    convs = [r for r in first_designs([str(level1 / f"{n}.py") for n in names])
+             if r["kernel"] == "conv_0_kernel"]
+    assert [r["task"] for r in convs] == names
+    for r in convs:
+        assert r["skills"] == ["conv-transposed-implicit-gemm"], r
+        assert_compiled(r)
+        assert r["mma"] == ["tf32"], r
+
+
+@pytest.mark.sm90
+def test_the_direct_kernel_of_shallow_inputs_compiles_for_hopper_without_spills() -> None:
+    """KernelBench level-1 task 59 (one group, 3 -> 64 channels, a 3 x 3 x 1 filter over
+    NCDHW) and level-2 task 6 (3 -> 16 channels, 3 x 3 x 3) at full size: the direct kernel
+    compiles without spills, on CUDA cores (no wgmma)."""
+    pytest.importorskip("triton")
+    paths = [str(ROOT / "kernelbench" / "level1"
+                 / "59_conv_standard_3D__asymmetric_input__square_kernel.py"),
+             str(ROOT / "kernelbench" / "level2" / "6_Conv3d_Softmax_MaxPool_MaxPool.py")]
+    convs = [r for r in first_designs(paths) if r["kernel"] == "conv_0_kernel"]
+    assert {r["task"] for r in convs} == {Path(p).stem for p in paths}
+    for r in convs:
+        assert "conv-direct" in r["skills"], r
+        assert_compiled(r)
+        assert r["n_mma"] == 0, r
 
 
 @pytest.mark.sm90
