@@ -92,13 +92,13 @@ def render_conv(
         raise DesignError(f"the {variant} kernel takes forward convolutions, not transposed ones")
     if variant == "transposed" and not spec.transposed:
         raise DesignError("the phase kernel takes transposed convolutions")
-    # a transposed convolution's weight is C_in x C_out / G x taps
-    opg = graph.meta(spec.w).hint[1]
-    if variant == "transposed" and spec.groups != 1 and opg % 16:
-        raise DesignError(
-            f"a transposed convolution of {spec.groups} groups of {opg} output channels: the "
-            "phase kernel's tiles need a multiple of 16 a group"
-        )
+    if variant == "transposed" and spec.groups != 1:
+        opg = graph.meta(spec.w).hint[1]  # a transposed convolution's weight: C_in x C_out / G
+        if opg % 16:
+            raise DesignError(
+                f"a transposed convolution of {spec.groups} groups of {opg} output channels: "
+                "the phase kernel's tiles need a multiple of 16 a group"
+            )
     epi = ConvEpilogue(graph, group, spec)
     code = Code()
     wparams = wrapper_params(graph, group)
@@ -362,9 +362,9 @@ def _sizes(
                  ".contiguous()"]
                 if spec.groups == 1
                 else [
-                    f"# groups: [G, CPG, OPG, {knames}] to [C_out, {knames}, CPG], each output "
+                    f"# groups: [G, CPG, OPG, {knames}] to [C_out, {knames}, CPG]: each output "
                     "channel's",
-                    "# row its own group's input channels",
+                    "# row holds its own group's input channels",
                     f"w_in = w_in.reshape({spec.groups}, CPG, OPG, {knames}).permute("
                     f"0, 2, {', '.join(str(i + 3) for i in range(spec.nsp))}, 1)",
                     f"w_in = w_in.reshape(C_out, {knames}, CPG)",
