@@ -180,11 +180,26 @@ def test_a_transposed_convolution_and_its_epilogue_are_one_group_by_phases(
 
 
 def test_a_grouped_transposed_convolution_keeps_cudnn(tmp_path: Path) -> None:
+    """Two groups of 24 output channels: no 16-wide tile stays inside one group."""
     conv = "ConvTranspose2d(32, 48, 4, stride=2, groups=2)"
     _, designs, (options,) = plan(tmp_path, conv, 48, "2, 32, 12, 12")
     assert [o.choice.skill for o in options.options] == ["conv-vendor"]
     (reasons,) = [r for s, r in options.skipped if s == "conv-transposed-implicit-gemm"]
-    assert any("2 groups" in line for line in reasons), reasons
+    assert any("2 groups of 24 output channels" in line for line in reasons), reasons
+
+
+def test_a_grouped_transposed_convolution_of_16_channels_a_group_takes_the_phase_kernel(
+    tmp_path: Path,
+) -> None:
+    """Four groups of 32 input and 16 output channels: one implicit GEMM per phase and group,
+    its tiles 16 channels wide (one group's), K = 32 x 2 x 2 taps a phase."""
+    conv = "ConvTranspose2d(128, 64, 4, stride=2, padding=1, groups=4)"
+    _, designs, (options,) = plan(tmp_path, conv, 64, "8, 128, 24, 24")
+    skills = [o.choice.skill for o in options.options]
+    assert skills[0] == "conv-transposed-implicit-gemm", skills
+    g = options.facts.gemm
+    assert g is not None and (g.n, g.k, g.groups) == (64, 32 * 4, 4)
+    assert options.options[0].choice.params["BLOCK_N"] == 16
 
 
 def test_a_dilated_transposed_convolution_counts_the_taps_of_a_phase(tmp_path: Path) -> None:
