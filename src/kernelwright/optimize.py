@@ -61,6 +61,7 @@ from kernelwright.search.proposer import (
     candidate_cost,
     eager_cost,
 )
+from kernelwright.search.spill_screen import SpillScreen
 from kernelwright.tuning.strategies.base import Strategy
 
 # The values of ``--search``: how the designs are searched (see the module docstring).
@@ -116,6 +117,9 @@ class OptimizeOptions:
             session.
         scheduler: judge the candidates on a Dask cluster instead: its scheduler's address,
             or ``local`` for ``workers`` processes of this host (``bench.dask_pool``).
+        screen_spills: on a GPU, compile each of the templates' tuning moves for it before
+            it is judged, and archive one whose kernels spill registers where its structure's
+            best candidate's do not instead of evaluating it (``search.spill_screen``).
 
     Raises:
         ConfigError: the constraints require another precision than ``evaluation``'s,
@@ -137,6 +141,7 @@ class OptimizeOptions:
     diagnosed: tuple[str, ...] = ()
     confirm: bool = True
     profile_best: bool = False
+    screen_spills: bool = True
 
     def __post_init__(self) -> None:
         if self.workers < 1:
@@ -209,6 +214,18 @@ class OptimizeResult:
         ours = candidate_cost(best.verdict, self.objective)
         eager = eager_cost(best.verdict, self.objective)
         return math.isfinite(ours) and math.isfinite(eager) and eager < ours
+
+
+def _spill_screen(task: Task, judged: EvalOptions, options: OptimizeOptions) -> SpillScreen | None:
+    """The screen of the templates' tuning moves on this run's GPU (None: a CPU run, an LLM
+    proposing alone, or ``screen_spills`` off)."""
+    if (not options.screen_spills or judged.device != "cuda"
+            or (options.llm is not None and options.llm.only)):
+        return None
+    import torch
+
+    major, minor = torch.cuda.get_device_capability()
+    return SpillScreen.for_gpu(task, judged.size, judged.precision, 10 * major + minor)
 
 
 def run_id_for(task: Task, options: OptimizeOptions, device: str, size: str) -> str:
@@ -305,6 +322,7 @@ def optimize_task(
             equivalence=plan.candidate_key,
             pool=pool,
             confirm=options.confirm and pool is None,
+            screen=_spill_screen(task_obj, judged, options),
             run_config={
                 "proposer": proposer.name,
                 "device": device,
@@ -552,6 +570,7 @@ def summarise(result: OptimizeResult) -> dict[str, Any]:
         "precision": result.precision.value,
         "evaluated": search.evaluated if search else 0,
         "refused": search.refused if search else 0,
+        "screened_spilling": search.screened_spilling if search else 0,
         "pruned_equivalent": search.pruned_equivalent if search else 0,
         "correct": sum(1 for x in result.trials if x.verdict.correct),
         "best_candidate": best.candidate_id if best else None,

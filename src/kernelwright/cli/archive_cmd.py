@@ -182,7 +182,7 @@ def runs_command(
         table.add_column(col, justify="left" if col in ("task", "search", "status") else "right")
     for r in rows:
         extra = [f"+{r.reused} reused" if r.reused else "", f"+{r.refused} refused"
-                 if r.refused else ""]
+                 if r.refused else "", f"+{r.screened} screened" if r.screened else ""]
         cells = [
             r.task, r.search, r.status,
             " ".join([str(r.evaluated), *filter(None, extra)]),

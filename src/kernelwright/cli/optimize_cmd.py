@@ -155,6 +155,14 @@ def optimize_command(
             "that time (the least of many noisy times is biased low).",
         ),
     ] = True,
+    spill_screen: Annotated[
+        bool,
+        typer.Option(
+            "--spill-screen/--no-spill-screen",
+            help="On a GPU, compile each tuning move before it is judged and skip one whose "
+            "kernels spill registers where its structure's best candidate's do not.",
+        ),
+    ] = True,
     profile_best: Annotated[
         bool,
         typer.Option(
@@ -242,6 +250,7 @@ def optimize_command(
         diagnoses=diagnoses,
         diagnosed=diagnosed,
         confirm=confirm,
+        screen_spills=spill_screen,
         profile_best=profile_best,
         resume=resume,
         llm=LLMConfig(llm, llm_base_url, planner_notes, review, only=llm_only) if llm else None,
@@ -323,10 +332,11 @@ class _Progress:
             self.status.update(f"[cyan]{message}")
 
     def event(self, e: Any) -> None:
-        if self.quiet or e.kind not in ("evaluated", "refused", "reused") or e.trial is None:
+        skipped = ("refused", "screened", "reused")  # not judged: the verdict's message says why
+        if self.quiet or e.kind not in ("evaluated", *skipped) or e.trial is None:
             return
         v = e.trial.verdict
-        if e.kind in ("refused", "reused"):
+        if e.kind in skipped:
             err.print(f"[{e.kind}] {v.message} | {e.trial.note}", highlight=False, soft_wrap=True)
             return
         ms = v.timing.candidate.median_ms if v.timing.candidate else None

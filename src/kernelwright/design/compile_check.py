@@ -194,7 +194,9 @@ def _ptxas_usage(ptx: str, arch: int) -> tuple[int | None, int | None]:
         src = Path(tmp) / "k.ptx"
         src.write_text(ptx)
         proc = subprocess.run(
-            [str(ptxas), f"-arch=sm_{arch}a", "-v", str(src), "-o", str(Path(tmp) / "k.cubin")],
+            # Triton targets sm_90a (and later "a" architectures) for Hopper's wgmma and TMA
+            [str(ptxas), f"-arch=sm_{arch}{'a' if arch >= 90 else ''}", "-v", str(src), "-o",
+             str(Path(tmp) / "k.cubin")],
             capture_output=True,
             text=True,
             timeout=120,

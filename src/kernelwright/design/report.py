@@ -204,6 +204,12 @@ def report_markdown(result: Any, tree_picture: str | None = None) -> str:
             f"{search.pruned} repeated a candidate's source, {search.reused} rendered the same "
             "kernel at the task's shapes as an evaluated candidate and reused its verdict"
         )
+        if search.screened_spilling:
+            lines.append(
+                f"- the spill screen saved {search.screened_spilling} evaluation(s): tuning moves "
+                "whose kernels, compiled for the GPU, spill registers where their structure's "
+                "best candidate's do not"
+            )
     if result.device == "cpu":
         lines.append(
             "- timings under Triton's interpreter on the CPU say nothing about a GPU; "

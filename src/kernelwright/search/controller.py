@@ -15,7 +15,9 @@ it would have measured, and it costs no evaluation of the budget.
 Screening enforces the run's constraints (``EvalOptions.constraints``) for every proposer: a
 candidate whose source breaks one is refused before it costs an evaluation, archived as
 ``rejected`` with each broken clause named (so the proposer learns from it and the report shows
-it), and not counted against the budget of evaluations.
+it), and not counted against the budget of evaluations. A run may add a screen of its own
+(``screen``: ``search.spill_screen`` on a GPU, whose tuning moves that spill registers are
+compiled, not run): a candidate it stops is archived with the verdict it gives, likewise free.
 """
 
 from __future__ import annotations
@@ -44,9 +46,11 @@ from kernelwright.search.proposer import (
 
 if TYPE_CHECKING:
     from kernelwright.bench.pool import WorkerPool
+    from kernelwright.search.spill_screen import Screen
 
-# Refusals in a row after which the run stops: a proposer that keeps breaking the constraints
-# (an LLM ignoring them, templates a constraint rules out) would otherwise never end.
+# Refusals (and screened candidates) in a row after which the run stops: a proposer that keeps
+# breaking the constraints (an LLM ignoring them, templates a constraint rules out) would
+# otherwise never end.
 MAX_REFUSED_IN_A_ROW = 20
 # Asks in a row whose every proposal was already tried after which the run stops: a proposer
 # that only repeats itself would otherwise never end.
@@ -121,6 +125,12 @@ class SearchResult:
         """Candidates refused by the constraints before evaluation."""
         return sum(1 for t in self.trials if t.refused)
 
+    @property
+    def screened_spilling(self) -> int:
+        """Tuning moves compiled but not evaluated: their kernels spill registers where their
+        structure's best candidate's do not (``search.spill_screen``)."""
+        return sum(1 for t in self.trials if t.screened)
+
 
 def run_search(
     task: Task,
@@ -139,6 +149,7 @@ def run_search(
     equivalence: EquivalenceKey | None = None,
     pool: WorkerPool | None = None,
     confirm: bool = False,
+    screen: Screen | None = None,
 ) -> SearchResult:
     """Drive ``proposer`` on ``task`` until the budget or the proposals run out.
 
@@ -154,6 +165,8 @@ def run_search(
     ``confirm``: once the budget is spent, evaluate the best candidate a second time
     (:data:`CONFIRMATION`) where its time was measured on a device (not under the interpreter),
     unless the run already did for that candidate; not on ``pool``.
+    ``screen``: asked about each proposal the constraints let through and no evaluated
+    candidate is equivalent to; a verdict it returns is archived instead of an evaluation.
     """
     from kernelwright.evaluate.harness import EvalSession
 
@@ -174,6 +187,7 @@ def run_search(
         equivalence=equivalence or (lambda _c: None),
         pool=pool,
         confirm=confirm,
+        screen=screen,
         race=session is not None and options.objective is Objective.TIME,
     )
     try:
@@ -206,6 +220,7 @@ class _Loop:
     equivalence: EquivalenceKey
     pool: WorkerPool | None = None
     confirm: bool = False
+    screen: Screen | None = None
     # Race each candidate's timing against the best time this run's judge measured (one
     # judge, one clock): a clear loser is timed in the fewest batches (clock.RACE_MARGIN)
     race: bool = False
@@ -232,8 +247,8 @@ class _Loop:
                     break
                 if refused_in_a_row >= MAX_REFUSED_IN_A_ROW:
                     result.stopped = (
-                        f"{refused_in_a_row} candidates in a row broke the constraints "
-                        f"(last: {result.trials[-1].verdict.message})"
+                        f"{refused_in_a_row} candidates in a row were refused or screened "
+                        f"before evaluation (last: {result.trials[-1].verdict.message})"
                     )
                     break
                 if repeated_asks >= MAX_REPEATED_ASKS:
@@ -258,12 +273,15 @@ class _Loop:
                     # it runs the same kernel as a candidate already judged.
                     refused = refusal(self.task, p.candidate, self.options)
                     twin = None if refused else known.equivalent(p.candidate)
+                    if refused is None and twin is None:
+                        refused = self._screened(p, result.trials)
                     trial = (
                         self._reuse(p, twin, result) if twin else self._judge(p, result, refused)
                     )
                     known.add(trial)
-                    if trial.evaluated or trial.refused:
-                        refused_in_a_row = refused_in_a_row + 1 if trial.refused else 0
+                    if trial.evaluated or trial.refused or trial.screened:
+                        skipped = trial.refused or trial.screened
+                        refused_in_a_row = refused_in_a_row + 1 if skipped else 0
                     if _remaining(budget, result.evaluated, started) == 0:
                         break
                 repeated_asks = repeated_asks + 1 if len(result.trials) == before else 0
@@ -311,8 +329,8 @@ class _Loop:
                     stop["why"] = "budget"
                     return
                 if _trailing_refusals(result.trials) >= MAX_REFUSED_IN_A_ROW:
-                    stop["why"] = (f"{MAX_REFUSED_IN_A_ROW} candidates in a row broke the "
-                                   "constraints")
+                    stop["why"] = (f"{MAX_REFUSED_IN_A_ROW} candidates in a row were refused "
+                                   "or screened before evaluation")
                     return
                 history = [*result.trials, *(stand_in for _, stand_in in out.values())]
                 proposals = proposer.ask(self.task, history, 1, seed)
@@ -335,6 +353,8 @@ class _Loop:
                 p = fresh[0]
                 refused = refusal(self.task, p.candidate, self.options)
                 twin = None if refused else known.equivalent(p.candidate)
+                if refused is None and twin is None:
+                    refused = self._screened(p, history)
                 if refused is not None or twin is not None:
                     trial = (self._reuse(p, twin, result) if twin
                              else self._judge(p, result, refused))
@@ -371,6 +391,10 @@ class _Loop:
         self.emit(SearchEvent("stopped", None, result.best, result.evaluated, result.stopped))
         return result
 
+    def _screened(self, proposal: Proposal, history: list[Trial]) -> Verdict | None:
+        """The run's screen's verdict on ``proposal`` (None: judge it)."""
+        return None if self.screen is None else self.screen(proposal.candidate, history)
+
     def _reuse(self, proposal: Proposal, twin: Trial, result: SearchResult) -> Trial:
         """Archive ``proposal`` with the verdict of ``twin``, the evaluated candidate it is
         equivalent to, flagged :data:`EQUIVALENT` (no evaluation)."""
@@ -387,8 +411,8 @@ class _Loop:
     def _judge(
         self, proposal: Proposal, result: SearchResult, refused: Verdict | None = None
     ) -> Trial:
-        """Refuse the proposal (``refused``: its refusal, already written), or evaluate it;
-        archive the verdict either way."""
+        """Refuse the proposal (``refused``: the verdict of its refusal or screen, already
+        written), or evaluate it; archive the verdict either way."""
         verdict = refused
         if verdict is None:
             extra = {"race_ms": self._run_best_ms} if self.race else {}
@@ -400,7 +424,7 @@ class _Loop:
                     self._run_best_ms is None or timed.median_ms < self._run_best_ms):
                 self._run_best_ms = timed.median_ms
         trial = self._record(proposal, verdict, result)
-        kind = "refused" if trial.refused else "evaluated"
+        kind = "refused" if trial.refused else "screened" if trial.screened else "evaluated"
         self.emit(SearchEvent(kind, trial, result.best, result.evaluated))
         return trial
 
@@ -474,7 +498,7 @@ def _worker_failure(error: str) -> Verdict:
 def _trailing_refusals(trials: list[Trial]) -> int:
     n = 0
     for t in reversed(trials):
-        if not t.refused:
+        if not (t.refused or t.screened):
             break
         n += 1
     return n

@@ -67,6 +67,11 @@ class Proposal:
 # was refused before any evaluation (it costs no evaluation of the budget).
 REFUSED = "refused before evaluation: it breaks the run's constraints"
 
+# The flag of a verdict the search wrote itself: a tuning move whose kernels, compiled for the
+# run's GPU before any evaluation, spill registers where its structure's best candidate's do
+# not (``search.spill_screen``; it costs no evaluation of the budget).
+SPILLS = "not evaluated: compiled for the GPU, its kernels spill registers where the best's do not"
+
 # The flag of a verdict the search copied: the candidate renders to the same kernel at the task's
 # shapes as one already judged, whose verdict it carries (it costs no evaluation of the budget).
 EQUIVALENT = "not evaluated: the same kernel as an evaluated candidate, whose verdict it reuses"
@@ -99,6 +104,11 @@ class Trial:
         return REFUSED in self.verdict.flags
 
     @property
+    def screened(self) -> bool:
+        """Compiled, not run: it spills where its structure's best does not (:data:`SPILLS`)."""
+        return SPILLS in self.verdict.flags
+
+    @property
     def reused(self) -> bool:
         """Equivalent to an evaluated candidate, whose verdict it carries (:data:`EQUIVALENT`)."""
         return EQUIVALENT in self.verdict.flags
@@ -115,9 +125,10 @@ class Trial:
 
     @property
     def evaluated(self) -> bool:
-        """Judged by the harness (neither refused nor a reused verdict nor a confirmation): what
-        a budget counts."""
-        return not (self.refused or self.reused or self.pending or self.confirmation)
+        """Judged by the harness (neither refused nor screened nor a reused verdict nor a
+        confirmation): what a budget counts."""
+        return not (self.refused or self.screened or self.reused or self.pending
+                    or self.confirmation)
 
 
 Proposer: TypeAlias = Suggester[Task, Trial, Proposal]

@@ -9,7 +9,14 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from kernelwright.archive import Archive, Record, RunRow
-from kernelwright.search.proposer import CONFIRMATION, EQUIVALENT, PENDING, REFUSED, best_correct
+from kernelwright.search.proposer import (
+    CONFIRMATION,
+    EQUIVALENT,
+    PENDING,
+    REFUSED,
+    SPILLS,
+    best_correct,
+)
 
 # The proposer of each --search mode, as runs record it, by the mode's name
 _SEARCH = {"templates": "staged"}
@@ -43,6 +50,7 @@ class RunStats:
     # (Verdict.phases), in the order first reached
     phases_s: dict[str, float] = field(default_factory=dict)
     raced: int = 0  # evaluations whose timing stopped early, clearly slower than the best
+    screened: int = 0  # tuning moves compiled, not run: they spill where the best does not
 
 
 def run_stats(store: Archive, at: int | None = None, task: str | None = None) -> list[RunStats]:
@@ -61,7 +69,8 @@ def _stats(run: RunRow, records: list[Record], at: int | None) -> RunStats:
 
     name = str(run.config.get("proposer", "?"))
     evaluated = [r for r in records
-                 if not any(flagged(r, f) for f in (EQUIVALENT, REFUSED, PENDING, CONFIRMATION))]
+                 if not any(flagged(r, f)
+                            for f in (EQUIVALENT, REFUSED, SPILLS, PENDING, CONFIRMATION))]
     start = _when(run.started_at)
     correct = [r for r in evaluated if r.verdict.correct]
     first = (_when(correct[0].created_at) - start) if correct else None
@@ -92,6 +101,7 @@ def _stats(run: RunRow, records: list[Record], at: int | None) -> RunStats:
         else None,
         phases_s=_mean_phases(evaluated),
         raced=sum(r.verdict.timing.raced for r in evaluated),
+        screened=sum(flagged(r, SPILLS) for r in records),
         confirmed_ms=_median(next(
             (r for r in reversed(records) if flagged(r, CONFIRMATION) and best is not None
              and r.candidate_id == best.candidate_id), None)),
