@@ -184,7 +184,20 @@ def _global_accesses(ptx: str, op: str) -> dict[str, int]:
 
 
 def _ptxas_usage(ptx: str, arch: int) -> tuple[int | None, int | None]:
-    """Registers and spill-store bytes reported by ``ptxas -v`` (None when ptxas is missing)."""
+    """Registers and spill-store bytes reported by ``ptxas -v`` (None when ptxas is missing),
+    remembered per PTX text: a model's unchanged kernels cost one ptxas run per process, so a
+    tuning move of one group of a whole model compiles only that group's kernels (Triton's own
+    cache serves the rest of its compile)."""
+    key = (hashlib.sha256(ptx.encode()).hexdigest(), arch)
+    if key not in _USAGE:
+        _USAGE[key] = _run_ptxas(ptx, arch)
+    return _USAGE[key]
+
+
+_USAGE: dict[tuple[str, int], tuple[int | None, int | None]] = {}
+
+
+def _run_ptxas(ptx: str, arch: int) -> tuple[int | None, int | None]:
     import triton
 
     ptxas = Path(triton.__file__).parent / "backends" / "nvidia" / "bin" / "ptxas"
