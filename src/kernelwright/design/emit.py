@@ -19,7 +19,7 @@ from __future__ import annotations
 import keyword
 import math
 import re
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 
 from kernelwright.design.aten import CONSTS, classify, scan_exclusive
 from kernelwright.design.choices import Design, GroupChoice
@@ -71,8 +71,10 @@ def emit(
     task_name: str = "task",
     size: str = "full",
     notes: Mapping[int, str] | None = None,
+    vendor: Collection[int] = (),
 ) -> str:
-    """The ``ModelNew`` source for ``design``; groups without a choice run in PyTorch."""
+    """The ``ModelNew`` source for ``design``; groups without a choice run in PyTorch
+    (``vendor``: those that had a template, left to PyTorch's kernels by this design)."""
     graph = partition.graph
     src = model_source(task_source, size)
     taken = set(src.top_names)
@@ -99,7 +101,8 @@ def emit(
     for h in helpers:  # and the Python helpers those call (the list grows as it is walked)
         if h in PY_HELPERS:
             helpers.extend(d for d in PY_HELPERS if f"{d}(" in PY_HELPERS[h] and d not in helpers)
-    parts: list[str] = [_header(partition, design, rendered, task_name, size, notes or {})]
+    parts: list[str] = [_header(partition, design, rendered, task_name, size, notes or {},
+                                set(vendor))]
     imports = list(BASE_IMPORTS) + [i for i in src.imports if i not in BASE_IMPORTS]
     parts.append("\n".join(dict.fromkeys(imports)))
     parts.extend(src.top_level())  # in the file's order: a constant may call a helper
@@ -125,6 +128,7 @@ def _header(
     task_name: str,
     size: str,
     notes: Mapping[int, str],
+    vendor: set[int],
 ) -> str:
     lines = [
         f'"""ModelNew for {task_name}: Triton kernels designed by kernelwright from its graph.',
@@ -145,7 +149,12 @@ def _header(
             lines.append(f"      params: {ps}")
         for note in rendered[group.id].notes:  # what the template adds (a GEMM's math)
             lines += [f"      {ln}" for ln in wrap_words(note, 86)]
-    left = [g for g in partition.groups if g.id not in rendered]
+    kept = [g for g in partition.groups if g.id in vendor and g.id not in rendered]
+    if kept:
+        lines.append("Left to PyTorch by this design (its cuBLAS, cuDNN or SDPA kernels):")
+        for g in kept:
+            lines.append(f"  g{g.id} " + ", ".join(partition.graph.node(n).target for n in g.nodes))
+    left = [g for g in partition.groups if g.id not in rendered and g.id not in vendor]
     if left:
         lines.append("Left to PyTorch (no template):")
         for g in left:

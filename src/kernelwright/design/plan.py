@@ -49,6 +49,7 @@ class DesignPlan:
             for g in self.groups
             if not g.options
         }
+        chosen = {c.group for c in design.choices}
         return emit(
             self.partition,
             design,
@@ -56,6 +57,7 @@ class DesignPlan:
             task_name=self.task.name,
             size=self.size,
             notes=notes,
+            vendor={g.group.id for g in self.groups if g.options and g.group.id not in chosen},
         )
 
     def constraint_names(self) -> dict[int, dict[str, int]]:

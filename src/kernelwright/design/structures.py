@@ -4,7 +4,10 @@ For every fused group the library's skills are checked against the group's facts
 skill whose conditions hold becomes an option, with the modifier skills that apply to its variant
 (online softmax, Welford) and their reasons. An option the template cannot render for this group
 is dropped with the template's reason. Designs are made by taking the best option everywhere,
-then changing one group at a time.
+then changing one group at a time; last, where a design has several groups, the best design
+with one matrix product, convolution or attention left to PyTorch (the vendor's cuBLAS, cuDNN or
+SDPA kernels, the other groups still ours): a model whose one product kernel loses to the
+vendor's keeps the rest of its gain instead of falling back whole.
 
 Ranking is cost first: each kernel family estimates an option's cost (``Family.cost``); for
 the memory-bound reductions it is the number of sweeps over the input (one for a one-pass or
@@ -32,6 +35,11 @@ from kernelwright.skills.conditions import GroupFacts
 from kernelwright.skills.library import SkillLibrary
 
 TIE = 1.1  # costs within this factor of the cheapest are equal: the gains decide
+# Groups whose kernels a vendor library also offers (cuBLAS, cuDNN, SDPA): a design may leave one
+# of them to PyTorch and keep the rest
+PRODUCT_KINDS = frozenset({"gemm", "conv", "attention"})
+# At most this share of a ranking's designs leave a product group to PyTorch (the heaviest first)
+VENDOR_SHARE = 4
 
 
 @dataclass(frozen=True, slots=True)
@@ -129,10 +137,14 @@ def cost_class(cost: float, cheapest: float) -> int:
 
 
 def rank_designs(per_group: Sequence[GroupOptions], limit: int = 12) -> list[Design]:
-    """Designs, most promising first: the best option everywhere, then one group changed."""
+    """Designs, most promising first: the best option everywhere, then one group changed, then
+    (at most ``limit // VENDOR_SHARE`` of them) the best design with one product group left to
+    PyTorch, the largest product first."""
     usable = [g for g in per_group if g.options]
     if not usable:
         return []
+    n_vendor = min(max(1, limit // VENDOR_SHARE), len(vendor_groups(usable)))
+    limit = max(1, limit - n_vendor) if len(usable) > 1 else limit
     best = tuple(g.options[0] for g in usable)
     sizes = [max(1, g.facts.numel) for g in usable]
     combos = [best]
@@ -149,7 +161,20 @@ def rank_designs(per_group: Sequence[GroupOptions], limit: int = 12) -> list[Des
             designs.append(d)
         if len(designs) >= limit:
             break
-    return designs
+    if len(usable) == 1:  # left to PyTorch, the only group is the task's own model
+        return designs
+    first = designs[0]
+    vendor = [Design(tuple(c for c in first.choices if c.group != g))
+              for g in vendor_groups(usable)[:n_vendor]]
+    return designs + vendor
+
+
+def vendor_groups(usable: Sequence[GroupOptions]) -> list[int]:
+    """The product groups (matrix products, convolutions, attention) a design may leave to
+    PyTorch, the one with the most output elements first."""
+    products = sorted((g for g in usable if g.group.kind in PRODUCT_KINDS),
+                      key=lambda g: -g.facts.numel)
+    return [g.group.id for g in products]
 
 
 def _score(combo: Sequence[Option]) -> float:

@@ -9,7 +9,8 @@ choices in order of promise:
     DecisionSpace.options[g]       group g's ranked choices (skill, variant, modifiers, defaults)
     .parameter_moves(design)       every design one tuned parameter away (the next smaller or
                                    larger value the skill allows, within its constraints)
-    .structure_moves(design)       every design with one group's choice replaced
+    .structure_moves(design)       every design with one group's choice replaced (or, of
+                                   several, one product group left to PyTorch)
     .key(design)                   the kernel it renders at the task's shapes (equal keys: one
                                    candidate; see ``design.canonical``)
 
@@ -29,6 +30,7 @@ from typing import Any
 
 from kernelwright.design.choices import Design, GroupChoice, design_from_json
 from kernelwright.design.kernel.common import DesignError
+from kernelwright.design.structures import PRODUCT_KINDS
 from kernelwright.errors import ConfigError
 from kernelwright.hardware.energy import Objective
 from kernelwright.records import Candidate, Verdict
@@ -96,9 +98,14 @@ class DecisionSpace:
 
     def structure_moves(self, design: Design) -> list[Move]:
         """The designs with one group's choice replaced by another of its options (that
-        option's default parameters)."""
+        option's default parameters), and, where the design has several groups, those with one
+        matrix product, convolution or attention left to PyTorch (its vendor kernels)."""
         moves: list[Move] = []
         for idx, current in enumerate(design.choices):
+            if len(design.choices) > 1 and current.kind in PRODUCT_KINDS:
+                rest = design.choices[:idx] + design.choices[idx + 1:]
+                label = f"g{current.group} {current.skill} -> PyTorch"
+                moves.append((Design(rest, stage="structure"), label))
             for alt in self.options.get(current.group, ()):
                 if _structure(alt) == _structure(current):
                     continue

@@ -195,7 +195,9 @@ def captured(path: Path) -> Any:
 
 def designs_for(path: Path) -> tuple[Any, list[Any]]:
     """(partition, ranked designs) of a task at its small size, captured in this process and
-    rewritten, lowered and fused as ``plan_task`` does."""
+    rewritten, lowered and fused as ``plan_task`` does; only designs with a kernel of ours for
+    every group a template serves (these checks test the templates, not PyTorch's kernels of
+    the designs that leave a product group to it)."""
     from kernelwright.design.fusion import fuse
     from kernelwright.design.lower import lower
     from kernelwright.design.recognise_attention import recognise_attention
@@ -205,7 +207,8 @@ def designs_for(path: Path) -> tuple[Any, list[Any]]:
     library = SkillLibrary.builtin()
     part = fuse(lower(recognise_attention(captured(path))))
     groups = [group_options(part, g, library) for g in part.fused]
-    return part, rank_designs(groups, 20)
+    served = sum(1 for g in groups if g.options)
+    return part, [d for d in rank_designs(groups, 20) if len(d.choices) == served]
 
 
 def with_params(design: Any, params: dict[str, int]) -> Any:
