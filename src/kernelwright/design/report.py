@@ -118,6 +118,24 @@ def _best_math(candidate: Any, policy: str) -> list[str]:
     return ["", *lines] if lines else []
 
 
+def _left_by_design(plan: Any, candidate: Any) -> list[str]:
+    """The groups a template candidate's design leaves to PyTorch although a template serves
+    them (``design.structures.vendor_groups``), for the best candidate's paragraph."""
+    groups = candidate.design.get("groups") if candidate.origin == "template" else None
+    if not groups:
+        return []
+    chosen = {int(str(k).lstrip("g")) for k in groups}
+    graph = plan.partition.graph
+    left = [
+        f"g{g.group.id} ({', '.join(dict.fromkeys(graph.node(n).op for n in g.group.nodes))})"
+        for g in plan.groups if g.options and g.group.id not in chosen
+    ]
+    if not left:
+        return []
+    return [f"This design leaves {', '.join(left)} to PyTorch's own kernels (cuBLAS, cuDNN or "
+            "SDPA); every other group runs on kernelwright's."]
+
+
 def plan_markdown(plan: Any) -> list[str]:
     """Graph and fusion groups, each skill checked (held or skipped, and why), ranked designs."""
     lines = ["## Graph and fusion", ""]
@@ -252,6 +270,7 @@ def report_markdown(result: Any, tree_picture: str | None = None) -> str:
                    if faster else "the least of the run's times, and so biased low."))
         lines += _energy_line(t, result.objective)
         lines += _best_math(best.candidate, v.precision.value)
+        lines += _left_by_design(plan, best.candidate)
         if result.eager_is_better:
             worse = ("Slower than eager PyTorch" if result.objective is Objective.TIME
                      else f"Worse than eager PyTorch by {result.objective.value}")

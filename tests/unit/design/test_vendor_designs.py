@@ -54,3 +54,19 @@ def test_structure_moves_leave_a_product_group_to_pytorch(conv_pool_plan) -> Non
     # a design of one group has no such move: it would be the task's own model
     (alone,) = [d for d in moves.values() if len(d.choices) == 1]
     assert not [k for d, k in space.structure_moves(alone) if k.endswith("PyTorch")]
+
+
+def test_the_report_says_which_groups_the_best_design_leaves_to_pytorch(conv_pool_plan) -> None:  # type: ignore[no-untyped-def]
+    from kernelwright.design.report import _left_by_design
+    from kernelwright.records import Candidate
+
+    plan = conv_pool_plan
+
+    def candidate(design):  # type: ignore[no-untyped-def]
+        return Candidate(plan.render(design), origin="template", design=design.to_json(),
+                         params=design.params_json())
+
+    (line,) = _left_by_design(plan, candidate(plan.designs[-1]))
+    assert line.startswith("This design leaves g0 (convolution, relu) to PyTorch"), line
+    assert _left_by_design(plan, candidate(plan.designs[0])) == []
+    assert _left_by_design(plan, Candidate("class ModelNew: ...", origin="llm")) == []
