@@ -15,7 +15,10 @@ archives the move with a verdict flagged :data:`~kernelwright.search.proposer.SP
 judging it: the proposer learns the move failed, and the budget is not charged. A structure's
 first candidate, a move of a structure whose best spills itself, and any candidate the
 templates did not write are never screened; a compile that fails says nothing here (the harness
-reports it).
+reports it). Nor is a move of a structure whose best holds fewer than :data:`CROWDED`
+registers a thread in every kernel: one step of a parameter (a tile halved or doubled) leaves
+such a kernel room under the 255 a thread may hold, and its compile would only cost the search
+time (the best is compiled once a structure, its moves not at all).
 """
 
 from __future__ import annotations
@@ -32,8 +35,22 @@ from kernelwright.search.proposer import SPILLS, Trial, best_correct
 # A screen: the verdict of a candidate not worth evaluating, or None to judge it
 Screen = Callable[[Candidate, Sequence[Trial]], Verdict | None]
 
-# Compiles a source's kernels: the spilled bytes of each (None where ptxas did not say)
-SpillCounter = Callable[[str], list[int | None]]
+# Compiles a source's kernels: each one's registers a thread and spilled bytes (None where
+# ptxas did not say)
+SpillCounter = Callable[[str], list[tuple[int | None, int | None]]]
+
+# Registers a thread from which a kernel is crowded: a move of its parameters may spill (the
+# direct convolution's default at 152 spilled 280 bytes one step away); below, it has room
+CROWDED = 128
+
+
+@dataclass(frozen=True, slots=True)
+class Usage:
+    """A source's kernels compiled: the most registers any takes, and the bytes all spill
+    (None: unknown, the compile failed or ptxas was not found)."""
+
+    registers: int | None
+    spilled: int | None
 
 
 @dataclass
@@ -44,7 +61,7 @@ class SpillScreen:
     task: Task
     precision: Precision
     count: SpillCounter
-    _spills: dict[str, int | None] = field(default_factory=dict)  # by source sha256
+    _usage: dict[str, Usage] = field(default_factory=dict)  # by source sha256
 
     @classmethod
     def for_gpu(cls, task: Task, size: str, precision: Precision, arch: int) -> SpillScreen:
@@ -58,9 +75,12 @@ class SpillScreen:
             return None
         same = [t for t in history if _structure(t.candidate) == structure and t.evaluated]
         best = best_correct(same)
-        if best is None or self._spilled(best.candidate) != 0:
+        if best is None:
             return None
-        spilled = self._spilled(candidate)
+        room = self._usage_of(best.candidate)
+        if room.spilled != 0 or room.registers is None or room.registers < CROWDED:
+            return None
+        spilled = self._usage_of(candidate).spilled
         if not spilled:
             return None
         return Verdict(
@@ -76,23 +96,28 @@ class SpillScreen:
             solution_sha256=candidate.sha256,
         )
 
-    def _spilled(self, candidate: Candidate) -> int | None:
-        """Bytes the candidate's kernels spill in all (None: unknown, the compile failed)."""
+    def _usage_of(self, candidate: Candidate) -> Usage:
+        """The candidate's kernels compiled (once a source)."""
         key = candidate.sha256
-        if key not in self._spills:
+        if key not in self._usage:
             try:
-                counts = self.count(candidate.source)
+                kernels = self.count(candidate.source)
             except Exception:  # a screen that cannot compile leaves the verdict to the harness
-                counts = [None]
-            known = [c for c in counts if c is not None]
-            self._spills[key] = sum(known) if counts and len(known) == len(counts) else None
-        return self._spills[key]
+                kernels = [(None, None)]
+            regs = [r for r, _ in kernels]
+            spills = [s for _, s in kernels]
+            known = bool(kernels) and None not in regs and None not in spills
+            self._usage[key] = (Usage(max(r for r in regs if r is not None),
+                                      sum(s for s in spills if s is not None))
+                                if known else Usage(None, None))
+        return self._usage[key]
 
 
 def compile_spills(source: str, task_path: str, size: str, arch: int,
-                   precision: Precision) -> list[int | None]:
-    """Each kernel launch's spilled bytes, compiled for ``sm_<arch>`` under the policy's matmul
-    flags (the wrappers choose their math from them), the process's own flags restored after."""
+                   precision: Precision) -> list[tuple[int | None, int | None]]:
+    """Each kernel launch's registers a thread and spilled bytes, compiled for ``sm_<arch>``
+    under the policy's matmul flags (the wrappers choose their math from them), the process's
+    own flags restored after."""
     from kernelwright.design.compile_check import compile_check
     from kernelwright.evaluate.precision import apply_policy, policy_flags
 
@@ -102,7 +127,7 @@ def compile_spills(source: str, task_path: str, size: str, arch: int,
         reports = compile_check(source, task_path, size, arch=arch, precision=precision.value)
     finally:
         _restore(saved)
-    return [r.spill_bytes if r.ok else None for r in reports]
+    return [(r.registers, r.spill_bytes) if r.ok else (None, None) for r in reports]
 
 
 def _restore(flags: dict[str, Any]) -> None:

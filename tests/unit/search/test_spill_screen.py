@@ -1,6 +1,7 @@
 """The spill screen: a template's tuning move whose kernels spill registers where its
 structure's best candidate's do not is archived unjudged and costs no evaluation; everything
-else is judged. Compiles are stood in for by a table of spilled bytes per source."""
+else is judged, and a best with room to spare is not compiled against at all. Compiles are
+stood in for by a table of registers and spilled bytes per source."""
 
 from kernelwright.archive import Archive
 from kernelwright.evaluate import EvalOptions
@@ -25,21 +26,23 @@ def correct(ms: float) -> Verdict:
 
 
 class Spills:
-    """Spilled bytes by the candidate's BLOCK_M (a missing entry: the compile failed)."""
+    """Spilled bytes by the candidate's BLOCK_M (a missing entry: the compile failed), of a
+    kernel taking ``registers`` a thread beside one of 40 that never spills."""
 
-    def __init__(self, table: dict[int, int | None]) -> None:
-        self.table = table
+    def __init__(self, table: dict[int, int | None], registers: int = 200) -> None:
+        self.table, self.registers = table, registers
         self.compiled: list[int] = []
 
-    def __call__(self, source: str) -> list[int | None]:
+    def __call__(self, source: str) -> list[tuple[int | None, int | None]]:
         block_m = int(source.split("block_m = ")[1].split("\n")[0])
         self.compiled.append(block_m)
-        return [0, self.table.get(block_m)]  # a second kernel that never spills
+        spilled = self.table.get(block_m)
+        return [(40, 0), (None if spilled is None else self.registers, spilled)]
 
 
-def screen_of(fixtures, table):
+def screen_of(fixtures, table, registers=200):
     task = load_task(fixtures / "tasks" / "softmax_rows.py")
-    counter = Spills(table)
+    counter = Spills(table, registers)
     return SpillScreen(task, Precision.FP32, counter), counter
 
 
@@ -68,6 +71,13 @@ def test_what_the_screen_leaves_to_the_harness(fixtures):
     screen2, _ = screen_of(fixtures, {128: 0})
     clean_best = [Trial(1, template(128, "structure"), correct(2.6))]
     assert screen2(template(32), clean_best) is None  # its compile failed: the harness says
+
+
+def test_a_best_with_room_to_spare_is_not_compiled_against(fixtures):
+    screen, counter = screen_of(fixtures, {128: 0, 64: 280}, registers=96)
+    history = [Trial(1, template(128, "structure"), correct(2.6))]
+    assert screen(template(64), history) is None
+    assert counter.compiled == [128]  # the best once; its moves never
 
 
 class Moves:
