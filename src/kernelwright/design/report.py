@@ -178,9 +178,13 @@ def plan_markdown(plan: Any) -> list[str]:
             lines.append(f"- math by policy: {_gemm_math(go.options[0].choice.params)}")
         lines.append("")
     lines += ["## Designs, most promising first", ""]
+    served = [g.group.id for g in plan.groups if g.options]
     for i, d in enumerate(plan.designs):
         params = ", ".join(f"{k}={v}" for k, v in sorted(d.params_json().items()))
-        lines.append(f"- d{i:02d}: `{d.structure_key()}` ({params})")
+        chosen = {c.group for c in d.choices}
+        left = [f"g{g}" for g in served if g not in chosen]
+        vendor = f"; {', '.join(left)} left to PyTorch" if left else ""
+        lines.append(f"- d{i:02d}: `{d.structure_key()}` ({params}){vendor}")
     if not plan.designs:
         lines.append("None: no skill applies to any group.")
     lines.append("")

@@ -70,3 +70,11 @@ def test_the_report_says_which_groups_the_best_design_leaves_to_pytorch(conv_poo
     assert line.startswith("This design leaves g0 (convolution, relu) to PyTorch"), line
     assert _left_by_design(plan, candidate(plan.designs[0])) == []
     assert _left_by_design(plan, Candidate("class ModelNew: ...", origin="llm")) == []
+
+
+def test_the_plan_names_the_groups_a_design_leaves_to_pytorch(conv_pool_plan) -> None:  # type: ignore[no-untyped-def]
+    from kernelwright.design.report import plan_markdown
+
+    designs = [ln for ln in plan_markdown(conv_pool_plan) if ln.startswith("- d0")]
+    assert designs[-1].endswith("; g0 left to PyTorch"), designs
+    assert not any("left to PyTorch" in ln for ln in designs[:-1])
