@@ -210,3 +210,21 @@ def test_the_judge_arbitrates_under_bf16(task: str, solution: str, atol: float |
     arbitrated = [label for label in verdict.labels if "float64 answer" in label]
     assert bool(arbitrated) is correct
     assert (verdict.timing.candidate is not None) is correct
+
+
+def test_an_answer_zero_but_for_rounding_accepts_another_orders_noise() -> None:
+    """The mean of a group-normalised tensor is zero but for rounding: the fp32 reference and an
+    honest kernel each return their own noise (normalised error against each other ~2). Noise
+    a few times the reference's passes against the float64 answer; noise ten times larger, or
+    an answer far from zero, does not."""
+    gen = torch.Generator().manual_seed(0)
+    exact = torch.randn(64, generator=gen, dtype=torch.float64) * 1e-17
+    ref = (exact + torch.randn(64, generator=gen, dtype=torch.float64) * 7e-8).float()
+    honest = (exact + torch.randn(64, generator=gen, dtype=torch.float64) * 1.4e-7).float()
+    assert "normalised error" in compare_outputs([ref], [honest], TOL)["message"]
+    judged = compare_outputs([ref], [honest], TOL, exact=[exact])
+    assert judged["ok"] and judged["norm_arbitrated"] == 1
+    sloppy = (exact + torch.randn(64, generator=gen, dtype=torch.float64) * 7e-7).float()
+    assert not compare_outputs([ref], [sloppy], TOL, exact=[exact])["ok"]
+    offset = ref + 1e-4  # within atol everywhere, yet not the answer
+    assert not compare_outputs([ref], [offset], TOL, exact=[exact])["ok"]
