@@ -35,8 +35,8 @@ by at most 0.80, for the attention above). Where the reference is exact its fart
 rounding and nothing farther passes; a candidate is never less accurate than the reference by
 more than the reference's own worst miss, and at few places. The elements so judged are
 counted (``arbitrated``). The normalised error is arbitrated the same way: against the exact
-answer, it may be ``REF_ERROR_FACTOR`` times the reference's own. None of this applies under a user's
-``--atol``, which the judge applies exactly.
+answer, it may be ``REF_ERROR_FACTOR`` times the reference's own. None of this applies under a
+user's ``--atol``, which the judge applies exactly.
 """
 
 from __future__ import annotations

@@ -32,6 +32,12 @@ RUN_PREFIX = "kw-run-"
 # it carries the mark (or sits in a candidate's session), never another child of the program
 # kernelwright runs in.
 SANDBOX_MARK = "KERNELWRIGHT_SANDBOX"
+# PyTorch's caching allocator, unless the user configured it: expandable segments let a freed
+# gigabyte temporary be reused by the next large allocation instead of staying split in the
+# cache. Without them a reference whose call makes a 17 GB temporary (a sum over a 2**31-entry
+# mask, widened to int64) found 18 GB reserved but unusable beside its own and ran out of memory
+# on an 80 GB device its memory plan fitted with room to spare.
+ALLOCATOR = ("PYTORCH_CUDA_ALLOC_CONF", "expandable_segments:True")
 
 
 def child_pythonpath() -> str:
@@ -43,6 +49,7 @@ def child_env(environ: Mapping[str, str], extra: Mapping[str, str]) -> dict[str,
     """The allow-listed part of ``environ``, then ``extra``."""
     env = {k: v for k, v in environ.items() if k in _KEEP or k.startswith(_KEEP_PREFIXES)}
     env.update(PYTHONUNBUFFERED="1", PYTHONDONTWRITEBYTECODE="1")
+    env[ALLOCATOR[0]] = environ.get(ALLOCATOR[0], ALLOCATOR[1])
     env.update(extra)
     return env
 

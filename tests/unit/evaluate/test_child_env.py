@@ -1,0 +1,17 @@
+"""What a harness child inherits: an allow-list of the parent's environment, plus the settings
+every child needs (PyTorch's allocator configured against fragmentation unless the user chose)."""
+
+from __future__ import annotations
+
+from kernelwright.evaluate.spawn import ALLOCATOR, child_env
+
+
+def test_a_child_gets_expandable_segments_and_not_the_parents_other_variables() -> None:
+    env = child_env({"PATH": "/bin", "KERNELWRIGHT_HOME": "/secret", "HOME": "/root"}, {})
+    assert env["PATH"] == "/bin" and "KERNELWRIGHT_HOME" not in env and "HOME" not in env
+    assert env[ALLOCATOR[0]] == "expandable_segments:True"
+
+
+def test_a_users_allocator_setting_is_kept() -> None:
+    env = child_env({ALLOCATOR[0]: "max_split_size_mb:512"}, {})
+    assert env[ALLOCATOR[0]] == "max_split_size_mb:512"
