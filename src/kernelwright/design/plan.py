@@ -108,17 +108,21 @@ class DesignPlan:
         return out
 
     def warm_start(self, design: Design) -> Sequence[tuple[dict[str, int], float, str]]:
-        """Measurements of the same skill on other tasks (single-group designs), for the tuner."""
-        if self.archive is None or len(design.choices) != 1 or self.device != "cuda":
+        """Measurements of each group's skill on other tasks, for the tuner: (the group's
+        parameters under the tuning space's names, ms, source). A group of a larger design
+        brings the timings of candidates that differ in that group's parameters alone
+        (``matching_measurements``), labelled per group here too."""
+        if self.archive is None or self.device != "cuda":
             return []
         from kernelwright.skills.stats import matching_measurements
 
-        choice = design.choices[0]
         found = []
-        for params, ms, source in matching_measurements(
-            self.archive, choice.skill, choice.variant, self.task.sha256
-        ):
-            found.append(({f"g{choice.group}_{k}": v for k, v in params.items()}, ms, source))
+        for choice in design.choices:
+            for params, ms, source in matching_measurements(
+                self.archive, choice.skill, choice.variant, self.task.sha256
+            ):
+                label = source if len(design.choices) == 1 else f"{source}>g{choice.group}"
+                found.append(({f"g{choice.group}_{k}": v for k, v in params.items()}, ms, label))
         return found
 
 

@@ -139,9 +139,18 @@ class DesignSpace:
         by_source: dict[str, list[tuple[Mapping[str, int], float]]] = {}
         for values, prior_ms, source in prior(self.base) if prior else ():
             by_source.setdefault(source, []).append((values, prior_ms))
+        names = {sname for _, _, sname in self.names}
+        # a group's measurement elsewhere, as this space's row: its tuned parameters, the
+        # base's for the other groups tuned here (a source's rows then differ where its timings
+        # do); one whose untuned parameters differ from the base's measured something else
+        base = self.config(self.base) or {}
+        fixed = {f"g{c.group}_{k}": v for c in self.base.choices for k, v in c.params.items()}
         for source, rows in by_source.items():
             for values, prior_ms in rows:
-                found = self.space.index(values)
+                if not set(values) & names or any(
+                        fixed.get(k) != v for k, v in values.items() if k not in names):
+                    continue
+                found = self.space.index({**base, **values})
                 if found is not None:
                     ok = prior_ms is not None and math.isfinite(prior_ms) and prior_ms > 0
                     time_ms = float(prior_ms) if ok else None

@@ -13,6 +13,7 @@ correctness.
 
 from __future__ import annotations
 
+import hashlib
 import math
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
@@ -128,23 +129,32 @@ def skill_priors(archive: Any, library: SkillLibrary, min_tasks: int = 3) -> Map
 def matching_measurements(
     archive: Any, skill: str, variant: str, exclude_task: str
 ) -> list[tuple[dict[str, int], float, str]]:
-    """(params, ms, task) of single-group candidates of ``skill``/``variant`` on other tasks."""
+    """(params, ms, source) of the groups of ``skill``/``variant`` in template candidates on
+    other tasks. A single-group candidate's source is its task; a group of a larger design is
+    labelled by its task, its group and everything else the candidate chose (the other groups'
+    skills and parameters), so that the timings of one source differ in this group's
+    parameters alone: a move's effect can be read off two of them, whatever the task's total
+    time."""
     found: list[tuple[dict[str, int], float, str]] = []
     for rec in _template_records(archive):
         groups = rec.candidate.design.get("groups") or {}
-        if rec.task_sha256 == exclude_task or len(groups) != 1:
-            continue
-        ((gid, g),) = groups.items()
-        if g.get("skill") != skill or g.get("variant") != variant:
+        if rec.task_sha256 == exclude_task or not groups:
             continue
         t = rec.verdict.timing
         if not rec.verdict.correct or not t.representative or t.candidate is None:
             continue
-        prefix = f"{gid}."
-        params = {
-            k[len(prefix) :]: int(v)
-            for k, v in rec.candidate.params.items()
-            if k.startswith(prefix)
-        }
-        found.append((params, t.candidate.median_ms, rec.task_sha256[:8]))
+        for gid, g in groups.items():
+            if g.get("skill") != skill or g.get("variant") != variant:
+                continue
+            prefix = f"{gid}."
+            params = {k[len(prefix):]: int(v) for k, v in rec.candidate.params.items()
+                      if k.startswith(prefix)}
+            source = rec.task_sha256[:8]
+            if len(groups) > 1:
+                rest = (sorted((k, repr(v)) for k, v in groups.items() if k != gid),
+                        sorted((k, v) for k, v in rec.candidate.params.items()
+                               if not k.startswith(prefix)))
+                digest = hashlib.sha256(repr(rest).encode()).hexdigest()[:8]
+                source = f"{source}/{gid}/{digest}"
+            found.append((params, t.candidate.median_ms, source))
     return found

@@ -218,3 +218,24 @@ def test_a_host_bound_best_is_not_tuned(plan, tmp_path: Path) -> None:  # type: 
     stages = [t.candidate.design["stage"] for t in result.trials]
     assert stages == ["structure"] * len(plan.designs) and len(plan.designs) > 2
     assert result.stopped is not None and "host-bound" in result.stopped
+
+
+def test_measurements_elsewhere_become_rows_of_this_space_only_where_they_fit(plan) -> None:  # type: ignore[no-untyped-def]
+    """A prior's tuned parameters fill this space's row (the base's values elsewhere); one whose
+    untuned parameters differ from the base's, or that names none of the tuned ones, measured
+    something else and is left out."""
+    base = plan.designs[0]
+    space = DesignSpace.of(base, plan.library)
+    cfg = space.config(base)
+    assert cfg
+    name = next(iter(cfg))
+    untuned = [f"g{c.group}_{k}" for c in base.choices for k in c.params if
+               f"g{c.group}_{k}" not in cfg]
+    assert untuned
+    fixed = {f"g{c.group}_{k}": v for c in base.choices for k, v in c.params.items()}
+    measurements = [({name: cfg[name]}, 2.0, "fits"),
+                    ({name: cfg[name], untuned[0]: fixed[untuned[0]] + 1}, 1.0, "other"),
+                    ({untuned[0]: fixed[untuned[0]]}, 1.5, "nothing tuned")]
+    history = space.observations([], lambda d: measurements)
+    assert [(o.source, o.time_ms) for o in history] == [("archive:fits", 2.0)]
+    assert history[0].row == space.space.index(cfg)

@@ -68,3 +68,30 @@ def test_priors_compare_designs_on_the_same_task_and_ignore_bad_tuning() -> None
     assert round(priors["row-onepass"], 4) == round((1.0 * 0.5 * 1.0) ** (1 / 3), 4)
     assert round(priors["row-looped"], 4) == round((0.5 * 1.0 * (1.0 / 1.5)) ** (1 / 3), 4)
     assert priors["row-onepass"] > priors["row-looped"]
+
+
+def test_a_group_of_a_larger_design_is_measured_against_its_own_structure() -> None:
+    """Candidates of a two-group design: the convolution group's timings share a source only
+    where everything else the candidate chose is the same, so two of them differ in that
+    group's parameters alone."""
+    archive = Archive(":memory:")
+    task = Task("/c.py", "c", "C", "sha-c")
+    groups = {"g0": {"skill": "conv-direct", "variant": "direct", "options": [], "kind": "conv"},
+              "g1": {"skill": "row-onepass", "variant": "onepass", "options": [],
+                     "kind": "reduction"}}
+
+    def add(m: int, rows: int, ms: float) -> None:
+        cand = Candidate(f"# {m} {rows}", "template",
+                         design={"skills": ["conv-direct", "row-onepass"], "groups": groups},
+                         params={"g0.BLOCK_M": m, "g1.ROWS": rows})
+        archive.add(task, cand, verdict(True, 1.0, ms))
+
+    add(128, 4, 1.0)
+    add(64, 4, 5.0)
+    add(64, 8, 4.0)  # another reduction setting: another source
+    found = matching_measurements(archive, "conv-direct", "direct", exclude_task="sha-x")
+    sources = [source for _, _, source in found]
+    assert [params for params, _, _ in found] == [{"BLOCK_M": 128}, {"BLOCK_M": 64},
+                                                   {"BLOCK_M": 64}]
+    assert sources[0] == sources[1] != sources[2] and sources[0].startswith("sha-c/g0/")
+    assert matching_measurements(archive, "conv-direct", "direct", exclude_task="sha-c") == []

@@ -209,3 +209,47 @@ def test_bo_checks_its_priors_once_the_initial_design_is_measured(measured, monk
     seen.clear()
     run_once(measured, get_strategy("bo", prior_check=False, **fast), 8, seed=0, prior=prior)
     assert not seen
+
+
+def test_neighbours_put_a_move_that_lost_on_other_tasks_last():
+    """Two timings of a source that differ in one parameter say what moving it did there: the
+    halving of BLOCK_M that ran 4x slower elsewhere comes after the other parameters' moves,
+    and BLOCK_M's first move is then upward; a move that won comes first."""
+    from kernelwright.tuning.space import Kind, Param, Space
+    from kernelwright.tuning.strategies.neighbours import move_verdicts
+
+    space = Space((Param("BLOCK_M", (32, 64, 128, 256), Kind.POW2),
+                   Param("BLOCK_N", (16, 32, 64), Kind.POW2),
+                   Param("WARPS", (2, 4, 8), Kind.POW2)), ())
+
+    def row(m: int, n: int, w: int) -> int:
+        return space.require_index({"BLOCK_M": m, "BLOCK_N": n, "WARPS": w})
+
+    neighbours = get_strategy("neighbours")
+    own = [Observation(row(128, 32, 4), 1.0)]
+    plain = neighbours.ask(space, own, 3, 0)
+    assert plain == [row(64, 32, 4), row(128, 16, 4), row(128, 32, 2)]  # file order, smaller first
+    elsewhere = [Observation(row(128, 16, 4), 2.0, "archive:a"),
+                 Observation(row(64, 16, 4), 8.0, "archive:a"),
+                 Observation(row(128, 16, 8), 1.5, "archive:b"),
+                 Observation(row(128, 16, 2), 1.6, "archive:c")]  # another source: no pair
+    # one pair (source a): halving lost 4x, so doubling counts as a win
+    assert move_verdicts(space, elsewhere) == {("BLOCK_M", -1): 1, ("BLOCK_M", 1): -1}
+    informed = neighbours.ask(space, elsewhere + own, 3, 0)
+    assert informed == [row(256, 32, 4), row(128, 16, 4), row(128, 32, 2)]
+    # a move that lost in this very run counts too
+    lost_here = own + [Observation(row(64, 32, 4), 5.0)]
+    assert neighbours.ask(space, lost_here, 3, 0) == informed
+    # only a loss past CLEAR counts: two readings 5% apart change nothing
+    close = [Observation(row(128, 16, 4), 2.0, "archive:a"),
+             Observation(row(64, 16, 4), 2.1, "archive:a")]
+    assert move_verdicts(space, close) == {}
+    assert neighbours.ask(space, close + own, 3, 0) == plain
+    # at the largest BLOCK_M only a halving is left: after the moves without evidence
+    top = [Observation(row(256, 32, 4), 1.0)]
+    halving_lost = [Observation(row(256, 16, 4), 1.0, "archive:d"),
+                    Observation(row(128, 16, 4), 3.0, "archive:d")]
+    assert neighbours.ask(space, top, 3, 0) == [row(128, 32, 4), row(256, 16, 4),
+                                                row(256, 32, 2)]
+    assert neighbours.ask(space, halving_lost + top, 3, 0) == [row(256, 16, 4), row(256, 32, 2),
+                                                               row(128, 32, 4)]
