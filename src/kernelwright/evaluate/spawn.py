@@ -32,12 +32,13 @@ RUN_PREFIX = "kw-run-"
 # it carries the mark (or sits in a candidate's session), never another child of the program
 # kernelwright runs in.
 SANDBOX_MARK = "KERNELWRIGHT_SANDBOX"
-# PyTorch's caching allocator, unless the user configured it: expandable segments let a freed
-# gigabyte temporary be reused by the next large allocation instead of staying split in the
-# cache. Without them a reference whose call makes a 17 GB temporary (a sum over a 2**31-entry
-# mask, widened to int64) found 18 GB reserved but unusable beside its own and ran out of memory
-# on an 80 GB device its memory plan fitted with room to spare.
-ALLOCATOR = ("PYTORCH_CUDA_ALLOC_CONF", "expandable_segments:True")
+# PyTorch's caching allocator in every child: blocks of 256 MB and more are never split, so a
+# freed gigabyte temporary stays whole for the next call's. Split, it left a reference whose
+# call makes a 17 GB temporary (a sum over a 2**31-entry mask, widened to int64) out of memory
+# on an 80 GB H100 that its memory plan fitted, beside 18 GB reserved but unusable; with this
+# setting the same task was judged. Not the user's setting: expandable segments (the other cure)
+# make CUDA IPC handles that the protocol rejects as malformed, which refused every candidate.
+ALLOCATOR = ("PYTORCH_CUDA_ALLOC_CONF", "max_split_size_mb:256")
 
 
 def child_pythonpath() -> str:
@@ -49,7 +50,7 @@ def child_env(environ: Mapping[str, str], extra: Mapping[str, str]) -> dict[str,
     """The allow-listed part of ``environ``, then ``extra``."""
     env = {k: v for k, v in environ.items() if k in _KEEP or k.startswith(_KEEP_PREFIXES)}
     env.update(PYTHONUNBUFFERED="1", PYTHONDONTWRITEBYTECODE="1")
-    env[ALLOCATOR[0]] = environ.get(ALLOCATOR[0], ALLOCATOR[1])
+    env[ALLOCATOR[0]] = ALLOCATOR[1]
     env.update(extra)
     return env
 
