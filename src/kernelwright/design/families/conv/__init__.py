@@ -36,7 +36,7 @@ from kernelwright.design.families.base import input_dtypes
 from kernelwright.design.families.conv import conditions, defaults  # noqa: F401 (register)
 from kernelwright.design.families.conv.helpers import PY_HELPERS
 from kernelwright.design.families.conv.launch import DEFAULTS, render_conv
-from kernelwright.design.families.conv.spec import conv_shape, conv_spec
+from kernelwright.design.families.conv.spec import block_diagonal, conv_shape, conv_spec
 from kernelwright.design.fusion import Group, Partition
 from kernelwright.design.graph import OpGraph
 from kernelwright.design.kernel.common import RenderedKernel
@@ -87,7 +87,8 @@ class ConvFamily:
         1.0 (cuDNN fills the GPU). So under fp32 the vendor path ranks first only where the
         implicit GEMM leaves SMs idle, and elsewhere the skills' expected gains decide (3xTF32
         tensor cores against cuDNN's fp32 CUDA cores); where cuDNN may use tensor cores
-        itself, its kernels rank first."""
+        itself, its kernels rank first. A block-diagonal product does G times the grouped
+        convolution's multiply-adds, and costs G times as much."""
         if choice.variant == "vendor":
             return 1.0
         shape = facts.gemm
@@ -95,6 +96,8 @@ class ConvFamily:
         p = {**DEFAULTS, **choice.params}
         tiles = _blocks(shape.m, p["BLOCK_M"]) * _blocks(shape.n, p["BLOCK_N"])
         factor = TENSOR_CORE_IMPLICIT if defaults.vendor_tensor_cores(facts) else 1.0
+        if shape.transposed and block_diagonal(shape.groups, shape.n // shape.groups):
+            factor *= shape.groups
         return factor / min(1.0, tiles / facts.sm_count)
 
     def render(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from kernelwright.design.families.conv.spec import DENSE_GROUPS, TILE_N, block_diagonal
 from kernelwright.skills.base import Fail, Ok, Outcome
 from kernelwright.skills.conditions import GroupFacts, condition
 
@@ -15,13 +16,16 @@ def conv_gemm_at_least(f: GroupFacts, min_k: int, min_n: int) -> Outcome:
     assert g is not None
     n = g.n // g.groups  # a group's output channels: a tile's columns lie in one group
     what = "C_out" if g.groups == 1 else "C_out/G"
-    if g.k >= min_k and n >= min_n:
+    k = g.k
+    if g.transposed and block_diagonal(g.groups, n):
+        n, k, what = g.n, g.k * g.groups, "C_out (one block-diagonal product)"
+    if k >= min_k and n >= min_n:
         return Ok(
-            f"K = C_in*KH*KW = {g.k} >= {min_k} and {what} = {n} >= {min_n}: "
+            f"K = C_in*KH*KW = {k} >= {min_k} and {what} = {n} >= {min_n}: "
             "tensor-core tiles of an implicit GEMM"
         )
     return Fail(
-        f"K = C_in*KH*KW = {g.k}, {what} = {n}: an implicit GEMM needs K >= {min_k} and "
+        f"K = C_in*KH*KW = {k}, {what} = {n}: an implicit GEMM needs K >= {min_k} and "
         f"{what} >= {min_n} to fill tensor-core tiles (the vendor's convolution serves it)"
     )
 
@@ -90,8 +94,13 @@ def conv_transposed_phases(f: GroupFacts) -> Outcome:
     if g.groups == 1:
         return Ok("a transposed convolution of one group: one implicit GEMM per output phase")
     opg = g.n // g.groups
-    if opg % 16:
+    if block_diagonal(g.groups, opg):
+        return Ok(f"a transposed convolution of {g.groups} groups of {opg} output channels "
+                  f"(no multiple of {TILE_N}): one implicit GEMM per output phase over a "
+                  f"block-diagonal weight, {g.groups}x the products in tiles that fill")
+    if opg % TILE_N:
         return Fail(f"a transposed convolution of {g.groups} groups of {opg} output channels: "
-                    "the phase kernel's tiles need a multiple of 16 a group")
+                    f"the phase kernel's tiles need a multiple of {TILE_N} a group, or at most "
+                    f"{DENSE_GROUPS} groups to run as one block-diagonal product")
     return Ok(f"a transposed convolution of {g.groups} groups of {opg} output channels: one "
               "implicit GEMM per output phase and group")

@@ -10,6 +10,7 @@ takes 128 positions x 16 channels (64 for one group). The sweeps behind them:
 
 from __future__ import annotations
 
+from kernelwright.design.families.conv.spec import block_diagonal
 from kernelwright.skills.conditions import GroupFacts
 from kernelwright.skills.heuristics import heuristic, next_pow2
 
@@ -64,12 +65,14 @@ def conv_transposed_implicit_gemm(f: GroupFacts) -> dict[str, int]:
     """The implicit GEMM's tiles (each phase is one, on channels-last copies, with the same
     loads): on an H200 under fp32 it ran 1.4-3.9x torch.compile at these defaults on five
     transposed tasks (BENCHMARKS.md); 64-row tiles ran 46-85% slower on four of them and 5%
-    faster on the fifth. Grouped, a tile spans at most one group's channels."""
+    faster on the fifth. Grouped, a tile spans at most one group's channels, unless the groups
+    run as one block-diagonal product."""
     params = conv_implicit_gemm(f)
     del params["CHANNELS_LAST"]
     g = f.gemm
     assert g is not None
-    if g.groups > 1:  # a tile's columns lie in one group: BLOCK_N divides its channels
+    if g.groups > 1 and not block_diagonal(g.groups, g.n // g.groups):
+        # a tile's columns lie in one group: BLOCK_N divides its channels
         opg = g.n // g.groups
         params["BLOCK_N"] = max(16, min(params["BLOCK_N"], opg & -opg))
         params["WARPS"] = 8 if params["BLOCK_M"] * params["BLOCK_N"] >= 128 * 64 else 4

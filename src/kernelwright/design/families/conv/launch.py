@@ -19,6 +19,7 @@ nothing from tensor cores).
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Mapping
 from typing import Any
@@ -33,7 +34,13 @@ from kernelwright.design.families.conv.kernels import (
     transposed_kernel,
     vendor_epilogue_kernel,
 )
-from kernelwright.design.families.conv.spec import SMEM_BYTES, ConvSpec, conv_spec
+from kernelwright.design.families.conv.spec import (
+    DENSE_GROUPS,
+    SMEM_BYTES,
+    ConvSpec,
+    block_diagonal,
+    conv_spec,
+)
 from kernelwright.design.families.gemm.precision import FP32_MATH, FP32_NOTES
 from kernelwright.design.fusion import Group
 from kernelwright.design.graph import OpGraph
@@ -92,14 +99,18 @@ def render_conv(
         raise DesignError(f"the {variant} kernel takes forward convolutions, not transposed ones")
     if variant == "transposed" and not spec.transposed:
         raise DesignError("the phase kernel takes transposed convolutions")
+    dense = False
     if variant == "transposed" and spec.groups != 1:
         opg = graph.meta(spec.w).hint[1]  # a transposed convolution's weight: C_in x C_out / G
-        if opg % 16:
+        dense = block_diagonal(spec.groups, opg)
+        if opg % 16 and not dense:
             raise DesignError(
                 f"a transposed convolution of {spec.groups} groups of {opg} output channels: "
-                "the phase kernel's tiles need a multiple of 16 a group"
+                f"the phase kernel's tiles need a multiple of 16 a group, or at most "
+                f"{DENSE_GROUPS} groups to run as one block-diagonal product"
             )
-    epi = ConvEpilogue(graph, group, spec)
+    # a block-diagonal product is a convolution of one group to the kernel
+    epi = ConvEpilogue(graph, group, dataclasses.replace(spec, groups=1) if dense else spec)
     code = Code()
     wparams = wrapper_params(graph, group)
     code.add(f"def {name}({', '.join(wparams)}):")
@@ -125,7 +136,8 @@ def render_conv(
         raise DesignError("the direct kernel reads its input as given (CHANNELS_LAST 0)")
     if variant == "implicit" and spec.nsp != 2 and not p["CHANNELS_LAST"]:
         raise DesignError("the implicit GEMM gathers NCHW patches in 2-D only: CHANNELS_LAST 1")
-    _sizes(graph, group, spec, fp32_math, variant, code, channels_last=p["CHANNELS_LAST"])
+    _sizes(graph, group, spec, fp32_math, variant, code, channels_last=p["CHANNELS_LAST"],
+           dense=dense)
     product = variant in ("implicit", "transposed")
     rows = "MP" if variant == "transposed" else "M"  # a phase's positions, or all
     code.add(
@@ -134,7 +146,7 @@ def render_conv(
         f"BLOCK_M = max(16, min({p['BLOCK_M']}, _pow2({rows})))",
         f"BLOCK_N = max(16, min({p['BLOCK_N']}, _pow2(N)))",
     )
-    if variant == "transposed" and spec.groups != 1:
+    if variant == "transposed" and spec.groups != 1 and not dense:
         code.add("# a tile's columns lie in one group: BLOCK_N divides the group's OPG channels",
                  "BLOCK_N = min(BLOCK_N, OPG & -OPG)")
     outs = [safe_name(o) for o in group.outputs]
@@ -261,8 +273,10 @@ def _sizes(
     code: Code,
     *,
     channels_last: int = 0,
+    dense: bool = False,
 ) -> None:
-    """The operands and the GEMM's sizes from the runtime tensors; tl.dot's input precision
+    """The operands and the GEMM's sizes from the runtime tensors (``dense``: a grouped
+    transposed convolution's weight made block-diagonal, one group); tl.dot's input precision
     (the vendor path: its convolution, channels-last if ``channels_last`` is 1 and cuDNN uses
     tensor cores (16-bit operands or TF32 allowed), always if 2; the implicit GEMM:
     channels-last copies of both operands if ``channels_last`` is 1); the domain's sizes; the
@@ -361,6 +375,22 @@ def _sizes(
                 [f"w_in = w_in.permute(1, {', '.join(str(i + 2) for i in range(spec.nsp))}, 0)"
                  ".contiguous()"]
                 if spec.groups == 1
+                else [
+                    f"# {spec.groups} groups of OPG output channels, no multiple of a tile's 16:"
+                    " one product over a",
+                    "# block-diagonal weight [C_in, C_out, taps], zeros between the groups "
+                    "(exactly: where,",
+                    "# not a multiplication, so a weight's inf or NaN stays in its own group)",
+                    f"_w = w_in.reshape({spec.groups}, CPG, 1, OPG, -1)",
+                    f"_same = torch.eye({spec.groups}, dtype=torch.bool, device=_w.device)"
+                    f".reshape({spec.groups}, 1, {spec.groups}, 1, 1)",
+                    f"w_in = torch.where(_same, _w, _w.new_zeros(())).reshape(C_in, C_out, "
+                    f"{knames})",
+                    f"w_in = w_in.permute(1, {', '.join(str(i + 2) for i in range(spec.nsp))}, 0)"
+                    ".contiguous()",
+                    f"CPG, OPG, K = C_in, C_out, C_in * {taps}",
+                ]
+                if dense
                 else [
                     f"# groups: [G, CPG, OPG, {knames}] to [C_out, {knames}, CPG]: each output "
                     "channel's",

@@ -38,6 +38,18 @@ from kernelwright.skills.conditions import GemmShape
 # pipeline's barriers (as the GEMM family)
 SMEM_BYTES = 232448 - 1024
 
+# A grouped transposed convolution whose groups hold no multiple of a tensor-core tile's 16
+# output channels runs as one product over a block-diagonal weight (zeros between the groups):
+# G times the multiply-adds of the grouped one, for tiles that fill. Past DENSE_GROUPS groups
+# the zeros outweigh the tiles and cuDNN's grouped kernel keeps it.
+DENSE_GROUPS = 4
+TILE_N = 16
+
+
+def block_diagonal(groups: int, out_per_group: int) -> bool:
+    """Whether a grouped transposed convolution runs as one block-diagonal product."""
+    return 1 < groups <= DENSE_GROUPS and out_per_group % TILE_N != 0
+
 
 @dataclass(frozen=True, slots=True)
 class ConvSpec:

@@ -509,6 +509,11 @@ GROUPED_TRANSPOSED_CASES = {
     "groups4-dilated": ("ConvTranspose2d", 32, 64, (3, 5), (2, 3), (1, 2), ", dilation=(2, 1)",
                         4, "3, 4", "2, 3"),
     "groups2-3d": ("ConvTranspose3d", 10, 32, 3, 2, 1, "", 2, "2, 3, 3", "3, 2, 2"),
+    # groups of fewer than 16 output channels: one product over a block-diagonal weight;
+    # KernelBench level-1 72's geometry, smaller (4 groups of 8, kernel 3 x 5 x 7, stride 2)
+    "groups4-of-8-3d": ("ConvTranspose3d", 8, 32, (3, 5, 7), 2, (1, 2, 3),
+                        ", output_padding=1", 4, "2, 3, 4", "3, 2, 2"),
+    "groups2-of-10": ("ConvTranspose2d", 12, 20, 3, 2, 1, "", 2, "4, 5", "3, 3"),
 }
 
 
@@ -516,7 +521,8 @@ GROUPED_TRANSPOSED_CASES = {
 def test_grouped_transposed_convolutions_by_phases_match_float64(check_launches,
                                                                  case: str) -> None:
     """A grouped transposed convolution: each tile's columns in one group, whose input
-    channels it reads; the weight regrouped to [C_out, taps, C_in / G]; 2-D, dilated and 3-D."""
+    channels it reads; the weight regrouped to [C_out, taps, C_in / G]; 2-D, dilated and 3-D.
+    Groups of no multiple of 16 output channels: the weight made block-diagonal."""
     kind, cin, cout, k, stride, padding, extra, groups, size, size2 = (
         GROUPED_TRANSPOSED_CASES[case])
     task = GROUPED_TRANSPOSED.format(kind=kind, cin=cin, cout=cout, k=k, stride=stride,

@@ -179,13 +179,23 @@ def test_a_transposed_convolution_and_its_epilogue_are_one_group_by_phases(
         assert any("transposed" in line for line in why), (skill, why)
 
 
-def test_a_grouped_transposed_convolution_keeps_cudnn(tmp_path: Path) -> None:
-    """Two groups of 24 output channels: no 16-wide tile stays inside one group."""
+def test_a_grouped_transposed_convolution_of_narrow_groups_is_one_block_diagonal_product(
+    tmp_path: Path,
+) -> None:
+    """Two groups of 24 output channels: no 16-wide tile stays inside one group, so the phase
+    kernel applies, multiplying one block-diagonal weight (K and N of the whole convolution,
+    twice the products); eight groups of 8 would be eight times the products: cuDNN keeps
+    them."""
     conv = "ConvTranspose2d(32, 48, 4, stride=2, groups=2)"
     _, designs, (options,) = plan(tmp_path, conv, 48, "2, 32, 12, 12")
+    (ok,) = [o for o in options.options if o.choice.skill == "conv-transposed-implicit-gemm"]
+    assert any("block-diagonal" in line for line in ok.choice.reasons), ok.choice.reasons
+    assert ok.choice.params["BLOCK_N"] >= 32  # a tile may span groups: the zeros are in it
+    conv = "ConvTranspose2d(32, 64, 4, stride=2, groups=8)"
+    _, designs, (options,) = plan(tmp_path, conv, 64, "2, 32, 12, 12")
     assert [o.choice.skill for o in options.options] == ["conv-vendor"]
     (reasons,) = [r for s, r in options.skipped if s == "conv-transposed-implicit-gemm"]
-    assert any("2 groups of 24 output channels" in line for line in reasons), reasons
+    assert any("8 groups of 8 output channels" in line for line in reasons), reasons
 
 
 def test_a_grouped_transposed_convolution_of_16_channels_a_group_takes_the_phase_kernel(
