@@ -6,8 +6,9 @@ import signal
 
 import pytest
 
+from kernelwright.errors import HarnessError
 from kernelwright.evaluate import EvalOptions
-from kernelwright.evaluate.executor import SubprocessExecutor
+from kernelwright.evaluate.executor import JobResult, SubprocessExecutor
 from kernelwright.evaluate.harness import EvalSession
 from kernelwright.records import Candidate, Status
 
@@ -85,3 +86,28 @@ def test_session_closes_the_executor_it_started(fixtures):
         (spare,) = session.executor.spare_pids
         assert _alive(spare)
     assert not _alive(spare)
+
+
+class ProtocolRefusing:
+    """An executor under which every process's report is a protocol refusal (as when the
+    harness's own processes make tensors the protocol cannot read)."""
+
+    def run(self, launch, files, drive):
+        failure = {"status": "rejected", "check": "protocol",
+                   "message": "the process sent a malformed tensor: a CUDA IPC handle"}
+        return JobResult({"failure": failure}, 0, "", 0.1)
+
+    def close(self):
+        pass
+
+
+def test_a_protocol_refusal_of_the_tasks_own_model_is_the_harness_fault(fixtures):
+    """The eager baseline runs the task's own model: refused by the protocol, it says the
+    harness is at fault (a HarnessError) instead of refusing every candidate as hostile."""
+    options = EvalOptions(device="cpu", trials=1, seed=7, compile_baseline=False,
+                          cache_baselines=False)
+    with EvalSession(fixtures / "tasks" / "softmax_rows.py", options,
+                     executor=ProtocolRefusing()) as session:
+        session._start_judge()
+        with pytest.raises(HarnessError, match="refused the task's own model"):
+            session._ensure_baselines()

@@ -34,7 +34,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from kernelwright.errors import EvalError, SolutionError, TaskError
+from kernelwright.errors import EvalError, HarnessError, SolutionError, TaskError
 from kernelwright.evaluate.baseline_cache import baseline_key, load_baselines, store_baselines
 from kernelwright.evaluate.devices import resolve_device
 from kernelwright.evaluate.executor import (
@@ -296,6 +296,14 @@ class EvalSession:
             job = self._run("baseline", baseline_source(self.task, self.size, name), True, False)
             timing = (job.result or {}).get("timing")
             failure = (job.result or {}).get("failure")
+            if name == "eager" and failure and failure.get("check") == "protocol":
+                # the task's own model is trusted: the protocol refusing it is the harness's
+                # fault (its processes' settings), and every honest candidate would be refused
+                why = failure.get("message")
+                raise HarnessError(
+                    f"the harness's protocol refused the task's own model ({why}); this is a "
+                    "kernelwright fault, not a candidate's: nothing of this task can be judged "
+                    "until it is fixed")
             if timing and timing.get("samples_ms") and not failure:
                 found[name] = {"samples_ms": timing["samples_ms"], "method": timing["method"],
                                "energy": timing.get("energy")}
