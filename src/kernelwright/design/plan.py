@@ -117,10 +117,12 @@ class DesignPlan:
         from kernelwright.skills.stats import matching_measurements
 
         found = []
-        for choice in design.choices:
-            for params, ms, source in matching_measurements(
-                self.archive, choice.skill, choice.variant, self.task.sha256
-            ):
+        measured: dict[tuple[str, str], list[tuple[dict[str, int], float, str]]] = {}
+        for choice in design.choices:  # one read of the archive a skill, not a group
+            key = (choice.skill, choice.variant)
+            if key not in measured:
+                measured[key] = matching_measurements(self.archive, *key, self.task.sha256)
+            for params, ms, source in measured[key]:
                 label = source if len(design.choices) == 1 else f"{source}>g{choice.group}"
                 found.append(({f"g{choice.group}_{k}": v for k, v in params.items()}, ms, label))
         return found

@@ -37,6 +37,7 @@ from kernelwright.design.families.conv.kernels import (
 from kernelwright.design.families.conv.spec import (
     DENSE_GROUPS,
     SMEM_BYTES,
+    TILE_N,
     ConvSpec,
     block_diagonal,
     conv_spec,
@@ -103,10 +104,10 @@ def render_conv(
     if variant == "transposed" and spec.groups != 1:
         opg = graph.meta(spec.w).hint[1]  # a transposed convolution's weight: C_in x C_out / G
         dense = block_diagonal(spec.groups, opg)
-        if opg % 16 and not dense:
+        if opg % TILE_N and not dense:
             raise DesignError(
                 f"a transposed convolution of {spec.groups} groups of {opg} output channels: "
-                f"the phase kernel's tiles need a multiple of 16 a group, or at most "
+                f"the phase kernel's tiles need a multiple of {TILE_N} a group, or at most "
                 f"{DENSE_GROUPS} groups to run as one block-diagonal product"
             )
     # a block-diagonal product is a convolution of one group to the kernel
