@@ -41,6 +41,10 @@ class DesignPlan:
     prior: Mapping[str, float] = field(default_factory=dict)
     archive: Any | None = None
     relieved: tuple[str, ...] = ()  # skills ranked higher for a limit a profile showed
+    # the archive's measurements of each (skill, variant) on other tasks, read once a run:
+    # reading a large archive takes seconds, and the tuner asks at every step
+    _measured: dict[tuple[str, str], list[tuple[dict[str, int], float, str]]] = field(
+        default_factory=dict, repr=False, compare=False)
 
     def render(self, design: Design) -> str:
         """The ModelNew source of ``design`` (raises DesignError when it cannot be rendered)."""
@@ -111,18 +115,19 @@ class DesignPlan:
         """Measurements of each group's skill on other tasks, for the tuner: (the group's
         parameters under the tuning space's names, ms, source). A group of a larger design
         brings the timings of candidates that differ in that group's parameters alone
-        (``matching_measurements``), labelled per group here too."""
+        (``matching_measurements``), labelled per group here too. Other tasks' measurements
+        are read once a plan (a run): those another worker archives meanwhile are not seen."""
         if self.archive is None or self.device != "cuda":
             return []
         from kernelwright.skills.stats import matching_measurements
 
         found = []
-        measured: dict[tuple[str, str], list[tuple[dict[str, int], float, str]]] = {}
-        for choice in design.choices:  # one read of the archive a skill, not a group
+        for choice in design.choices:
             key = (choice.skill, choice.variant)
-            if key not in measured:
-                measured[key] = matching_measurements(self.archive, *key, self.task.sha256)
-            for params, ms, source in measured[key]:
+            if key not in self._measured:
+                self._measured[key] = matching_measurements(self.archive, *key,
+                                                            self.task.sha256)
+            for params, ms, source in self._measured[key]:
                 label = source if len(design.choices) == 1 else f"{source}>g{choice.group}"
                 found.append(({f"g{choice.group}_{k}": v for k, v in params.items()}, ms, label))
         return found
