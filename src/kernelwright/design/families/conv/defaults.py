@@ -81,27 +81,39 @@ def conv_transposed_implicit_gemm(f: GroupFacts) -> dict[str, int]:
 
 @heuristic("conv_vendor")
 def conv_vendor(f: GroupFacts) -> dict[str, int]:
-    """The epilogue kernel's tile: 32 positions x 128 channels, 4 warps. Where cuDNN multiplies
-    on tensor cores (16-bit operands, or TF32 allowed) the convolution runs channels-last
+    """The epilogue kernel's tile: 32 positions x 128 channels in 4 warps where the
+    convolution's output is NCHW; 128 positions x 64 channels in 8 warps where cuDNN multiplies
+    on tensor cores (16-bit operands, or TF32 allowed) and so runs channels-last
     (``CHANNELS_LAST`` 1; the wrapper checks the runtime dtype and flag, which the policy
-    sets).
+    sets), the epilogue reading NHWC and writing NCHW. Either way 32 values a thread.
 
     Why channels-last: on an H200 (128 x 64 -> 128 channels, 3 x 3, 128 x 128 pixels) cuDNN's
     NCHW convolution took 3.1x torch.compile's time under bf16 and 2.3x under tf32,
     torch.compile converting such convolutions to channels-last; channels-last brought the
-    bf16 task from 3.07 to 1.46 ms (128 x 32 tiles). Why this tile: compiled for sm_90 (that
-    task, fp32 and bf16, NCHW and NHWC output), 128 positions x 32 channels load the
-    per-channel operands once per element (64-68 loads a thread), 32 x 128 once a thread (2),
-    with the output's reads in vectors either way. Timed under bf16 on an H200 (BENCHMARKS.md):
-    64 positions ran 6-8% faster on KernelBench level-2 tasks 1 and 54 and 4-61% slower on
-    three other convolutions, so the tuner's first move stays a move."""
+    bf16 task from 3.07 to 1.46 ms (128 x 32 tiles). Why 32 x 128 on NCHW outputs: compiled
+    for sm_90, 128 positions x 32 channels load the per-channel operands once per element
+    (64-68 loads a thread), 32 x 128 once a thread (2). Why 128 x 64 where the epilogue
+    transposes: its NCHW stores run along positions, 64 bytes a channel row at 32 bf16
+    positions; on an H100 under bf16 (``sweeps/vendor_epilogue.csv``, `do_bench`, the whole
+    call) the 128 x 64 tile in 8 warps ran 15%, 8% and 3% faster on KernelBench level-2 tasks
+    1, 4 and 54 and 7-10% under tf32 (1, 54), within 1% on five other convolutions, 2% slower
+    on one (level-2 3-D, 0.261 against 0.256 ms). Tiles of 64 values a thread (128 x 128 in 8
+    warps) ran 21% slower on task 93 (GELU: 151 registers a thread, one block an SM)."""
     g = f.gemm
     assert g is not None
+    if vendor_tensor_cores(f):
+        block_m = max(16, min(128, next_pow2(g.m)))
+        block_n = max(16, min(64, next_pow2(g.n)))
+        warps = 8 if block_m * block_n >= 128 * 64 else 4
+    else:
+        block_m = max(16, min(32, next_pow2(g.m)))
+        block_n = max(16, min(128, next_pow2(g.n)))
+        warps = 4
     return {
-        "BLOCK_M": max(16, min(32, next_pow2(g.m))),
-        "BLOCK_N": max(16, min(128, next_pow2(g.n))),
+        "BLOCK_M": block_m,
+        "BLOCK_N": block_n,
         "GROUP_M": 1,
-        "WARPS": 4,
+        "WARPS": warps,
         "CHANNELS_LAST": 1,
     }
 

@@ -62,9 +62,13 @@ def test_under_bf16_and_tf32_cudnn_ranks_before_the_implicit_gemm(tmp_path: Path
     assert [o.choice.skill for o in fp32.options] == ["conv-implicit-gemm", "conv-vendor"]
     assert [o.choice.skill for o in bf16.options] == ["conv-vendor", "conv-implicit-gemm"]
     assert bf16.options[0].choice.params["CHANNELS_LAST"] == 1
-    # the epilogue's tile: 32 positions x up to 128 channels (48 here: 64)
+    # the epilogue's tile, 32 values a thread: where it transposes cuDNN's channels-last
+    # output, 128 positions (long NCHW store runs) x up to 64 channels in 8 warps; on an NCHW
+    # output (fp32), 32 positions x up to 128 channels (48 here: 64) in 4 warps
     tile = bf16.options[0].choice.params
-    assert (tile["BLOCK_M"], tile["BLOCK_N"]) == (32, 64)
+    assert (tile["BLOCK_M"], tile["BLOCK_N"], tile["WARPS"]) == (128, 64, 8)
+    nchw = fp32.options[1].choice.params
+    assert (nchw["BLOCK_M"], nchw["BLOCK_N"], nchw["WARPS"]) == (32, 64, 4)
     # tf32: fp32 operands, but cuDNN may multiply them on tensor cores too
     (tf32,) = [group_options(part, g, library, precision="tf32") for g in part.fused]
     assert tf32.facts.dtypes == ("float32",) and tf32.facts.precision == "tf32"
