@@ -41,6 +41,8 @@ class GemmShape:
         spatial: a convolution's spatial dimensions (2 or 3).
         channels: a convolution's input channels a group (0 for a product): a channels-last
             step of K reads one tap's channels, so a block of K holds at most this many.
+        input_elements: a convolution's input values (0 for a product): a channels-last copy
+            moves each once, against the M x K x groups patch values the product reads.
     """
 
     m: int
@@ -56,6 +58,7 @@ class GemmShape:
     dilated: bool = False
     spatial: int = 2
     channels: int = 0
+    input_elements: int = 0
 
     @property
     def flops(self) -> int:

@@ -4,9 +4,10 @@ The implicit GEMM takes the GEMM family's tile (128 x 128 output tiles in 8 warp
 order over 8 row blocks) with 3 pipeline stages, on channels-last copies of its operands
 (``CHANNELS_LAST`` 1: each step loads one tap's channels as contiguous K-major rows), K blocks
 of 32 fp32 or 64 16-bit values (128 bytes a row either way), or a tap's channels rounded up to
-a power of two where there are fewer. Tiles shrink to the product's size. The direct kernel
+a power of two where there are fewer, or gathering NCHW patches where the copy would move
+about as many values as the product reads. Tiles shrink to the product's size. The direct kernel
 takes 128 positions x 16 channels (64 for one group). The sweeps behind them:
-``conv/sweeps/implicit_layout.csv``."""
+``conv/sweeps/implicit_layout.csv``, ``conv/sweeps/vendor_epilogue.csv``."""
 
 from __future__ import annotations
 
@@ -40,9 +41,20 @@ def conv_implicit_gemm(f: GroupFacts) -> dict[str, int]:
     7.01 ms under fp32 where the NCHW gathers ran 6.87 and 9.97, the copy of the input
     included; 3-D convolutions have only this layout. Why 64 16-bit values: under bf16 the
     same tasks ran 1.00 and 1.76 ms against 1.12 and 2.01 with blocks of 32 (4 stages of 64
-    lost: 1.34 and 1.91)."""
+    lost: 1.34 and 1.91).
+
+    Except where the copy would move about as many values as the product's patches hold
+    (three quarters or more: a convolution strided by about its taps): there the NCHW gathers
+    (``CHANNELS_LAST`` 0). On an H100 under fp32 (``sweeps/implicit_layout.csv``), KernelBench
+    level-1 76 (1-D, 3 taps, stride 3: as many input values as patch values) ran 11.23 ms
+    gathering against 15.62 with the copy, which alone took 6.2 of them; level-1 67 (1-D, 3
+    taps, stride 1: a third) 4.46 against 4.33. A 1 x 1 convolution also copies as many values
+    as it multiplies, but its gathers are not yet timed: it keeps the copy."""
     g = f.gemm
     assert g is not None
+    patches = g.m * g.k * g.groups
+    taps = g.k // g.channels if g.channels else 1
+    copy_dominates = g.spatial == 2 and taps > 1 and 4 * g.input_elements >= 3 * patches > 0
     block_m = max(16, min(128, next_pow2(g.m)))
     block_n = max(16, min(128, next_pow2(g.n)))
     # a channels-last step reads one tap's channels: a block wider than them multiplies zeros
@@ -56,7 +68,7 @@ def conv_implicit_gemm(f: GroupFacts) -> dict[str, int]:
         "STAGES": STAGES,
         "WARPS": 8 if block_m * block_n >= 128 * 64 else 4,
         "FP32_MATH": 0,
-        "CHANNELS_LAST": 1,
+        "CHANNELS_LAST": 0 if copy_dominates else 1,
     }
 
 

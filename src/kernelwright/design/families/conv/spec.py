@@ -158,6 +158,7 @@ def conv_shape(graph: OpGraph, spec: ConvSpec) -> GemmShape:
         dilated=dilated,
         spatial=spec.nsp,
         channels=wm.hint[1],
+        input_elements=math.prod(xm.hint),
     )
 
 

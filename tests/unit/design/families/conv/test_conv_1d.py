@@ -14,6 +14,8 @@ from kernelwright.design.aten import classify
 from kernelwright.design.capture import capture_path
 from kernelwright.design.fusion import fuse
 from kernelwright.design.lower import lower
+from kernelwright.design.structures import group_options
+from kernelwright.skills.library import SkillLibrary
 
 SMALL = {"BLOCK_M": 16, "BLOCK_N": 16, "BLOCK_K": 16, "GROUP_M": 2}
 
@@ -59,6 +61,30 @@ def test_1d_convolutions_with_an_epilogue_match_float64(check, case: str) -> Non
     skill = "conv-transposed-implicit-gemm" if "transposed" in case else "conv-implicit-gemm"
     (src,) = check(conv1d_task(case), skills=(skill,), params=SMALL, reference="float64")
     assert "left to PyTorch" not in src
+
+
+@pytest.mark.parametrize("layout", [0, 1])
+def test_a_strided_1d_convolution_in_either_layout_matches_float64(check, layout: int) -> None:
+    """NCHW gathers (0) and the channels-last copy (1) at stride 3, dilation 4."""
+    (src,) = check(conv1d_task("k3-stride3-dilation4"), skills=("conv-implicit-gemm",),
+                   params={**SMALL, "CHANNELS_LAST": layout}, reference="float64")
+    assert ("_nhwc_copy(" in src) == (layout == 1)
+
+
+@pytest.mark.parametrize(
+    ("case", "layout"), [("k3-stride3-dilation4", 0), ("k3", 1), ("k5-pad2", 1)]
+)
+def test_the_implicit_gemm_gathers_where_the_copy_would_move_as_much_as_it_reads(
+    tmp_path: Path, case: str, layout: int
+) -> None:
+    """Stride 3 over 3 taps: about as many input values (2 x 24 x 61) as patch values (2 x 18
+    outputs x 72 taps), so the channels-last copy would double what the product reads; at
+    stride 1 the patches hold each value 3 or 5 times and the copy stays."""
+    path = write_task(tmp_path, conv1d_task(case))
+    part = fuse(lower(capture_path(path, "full")))
+    (options,) = [group_options(part, g, SkillLibrary.builtin()) for g in part.fused]
+    (implicit,) = [o.choice for o in options.options if o.choice.skill == "conv-implicit-gemm"]
+    assert implicit.params["CHANNELS_LAST"] == layout
 
 
 @pytest.mark.parametrize("case", ["k3", "transposed-k3-stride2-pad1"])
