@@ -18,13 +18,16 @@ to real tensors.
 from __future__ import annotations
 
 import ast
+import contextlib
 import functools
 import json
+import logging
 import math
 import os
 import subprocess
 import sys
 import warnings
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -187,12 +190,26 @@ def held_sizes(model: Any, graph: OpGraph, make_inputs: Any, path: str, *, dynam
             return inputs
 
         try:
-            ep, inputs = _export(model, make_moved, path, dynamic=dynamic)
+            with _quiet_refusals():
+                ep, inputs = _export(model, make_moved, path, dynamic=dynamic)
         except Exception:  # the model does not run at that size: nothing to hold
             continue
         if _float_constants(convert(ep, inputs, graph.size)) != floats:
             held += [(names[position], d) for position, d in dims]
     return tuple(sorted(held))
+
+
+@contextlib.contextmanager
+def _quiet_refusals() -> Iterator[None]:
+    """Fake tensors log a model's refusal of a moved size (a channel count its weights fix) as
+    an error with a traceback, though the refusal is an expected answer here: held back."""
+    logger = logging.getLogger("torch._subclasses.fake_tensor")
+    level = logger.level
+    logger.setLevel(logging.CRITICAL)
+    try:
+        yield
+    finally:
+        logger.setLevel(level)
 
 
 def _is_fake(t: Any) -> bool:
@@ -201,8 +218,6 @@ def _is_fake(t: Any) -> bool:
 
 def _mode_of(t: Any) -> Any:
     """The fake mode a fake tensor belongs to (new tensors alike go in it), else no mode."""
-    import contextlib
-
     return getattr(t, "fake_mode", None) or contextlib.nullcontext()
 
 

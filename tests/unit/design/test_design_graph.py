@@ -186,6 +186,19 @@ def test_a_recurrent_model_is_traced_once_and_holds_its_sizes(tmp_path: Path) ->
     assert graph.held == (("x", 0), ("x", 1), ("x", 2))
 
 
+def test_a_size_the_model_refuses_when_moved_is_probed_quietly(
+    tmp_path: Path, capfd: pytest.CaptureFixture[str]
+) -> None:
+    """The second input's 5 channels are fixed by the convolution's weights: traced again at 4,
+    the model refuses (an answer, not an error), and nothing about it reaches the terminal."""
+    path = task(tmp_path, "self.conv(x) + y", "torch.randn(2, 3, 6, 6), torch.randn(2, 5, 4, 4)",
+                init="self.conv = nn.Conv2d(3, 5, 3)", args="x, y")
+    graph = capture_path(path, "small")
+    assert ("y", 1) not in graph.held
+    out, err = capfd.readouterr()
+    assert "Traceback" not in err + out and "failed while attempting" not in err + out
+
+
 def test_views_of_kernel_values_are_absorbed(tmp_path: Path) -> None:
     found = groups(tmp_path, "F.normalize(x, p=2.0, dim=1)", "torch.randn(2, 5, 7)")
     assert found == [("reduction", ["mul", "sum", "sqrt", "clamp", "expand", "div"])]
