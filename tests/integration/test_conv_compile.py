@@ -139,6 +139,56 @@ def test_the_channels_last_implicit_gemm_copies_whole_rows_of_channels() -> None
 
 
 @pytest.mark.sm90
+def test_the_tma_implicit_gemm_loads_boxes_for_the_tensor_cores() -> None:
+    """``TMA`` 1 at both tasks' full sizes, under fp32 (3xTF32) and bf16: the TMA kernel
+    compiles without spills within shared memory, loads both operands by tensor-memory-
+    accelerator copies (no pointer copies into shared memory), and makes the same tensor-core
+    products as the pointer-load kernel."""
+    pytest.importorskip("triton")
+    paths = [str(ROOT / "kernelbench" / f"{t}.py") for t in TASKS]
+    script = f"""
+        import dataclasses, json, re
+        from kernelwright.design.plan import plan_task
+        from kernelwright.design.compile_check import compile_check
+        from kernelwright.evaluate.precision import apply_policy
+        from kernelwright.records import Precision
+        from kernelwright.task import load_task
+        rows = []
+        for path in {paths!r}:
+            for policy in ("fp32", "bf16"):
+                apply_policy(Precision(policy))
+                plan = plan_task(load_task(path, "full"), "cuda", "full", isolate=False,
+                                 precision=policy)
+                (design,) = [d for d in plan.designs if "conv-implicit-gemm" in d.skills]
+                sources = [plan.render(dataclasses.replace(design, choices=tuple(
+                    dataclasses.replace(c, params={{**c.params, "TMA": tma}})
+                    for c in design.choices))) for tma in (0, 1)]
+                for source in sources:
+                    for r in compile_check(source, path, "full", keep_ptx=True,
+                                           precision=policy):
+                        rows.append(dict(
+                            task=path.rsplit("/", 1)[-1][:-3], policy=policy,
+                            kernel=r.kernel, ok=r.ok, spill=r.spill_bytes,
+                            shared=r.shared_bytes, error=r.error[:300],
+                            tma=len(re.findall(r"cp\\.async\\.bulk\\.tensor", r.ptx)),
+                            copies=len(re.findall(r"cp\\.async\\.c[ag]", r.ptx)),
+                            n_mma=len(re.findall(r"wgmma\\.mma_async", r.ptx))))
+        print(json.dumps(rows))
+        """
+    rows = run_compile_script(script, timeout=900)
+    by = {(r["task"], r["policy"], r["kernel"]): r for r in rows}
+    for t in TASKS:
+        for policy in ("fp32", "bf16"):
+            tma = by[(Path(t).name, policy, "conv_0_tma_kernel")]
+            assert_compiled(tma)
+            assert tma["tma"] > 0 and tma["copies"] == 0, tma
+            # the pointer-load kernel (TMA 0, and the wrapper's fallback)
+            pointers = by[(Path(t).name, policy, "conv_0_kernel")]
+            assert_compiled(pointers)
+            assert tma["n_mma"] == pointers["n_mma"] > 0, (tma, pointers)
+
+
+@pytest.mark.sm90
 def test_the_direct_grouped_kernel_compiles_for_hopper_without_spills() -> None:
     """The suite's depthwise task and the held-out one (a channel multiplier, 5 x 5, stride 2)
     at full size: the conv-direct design compiles, without spills."""

@@ -27,6 +27,28 @@ PY_HELPERS = {
     if item == 4 and m_major:
         room -= block_m * block_k * item
     return max(1, min(stages, room // stage))''',
+    "_conv_tma_operands": '''def _conv_tma_operands(x, w, block_h, block_w, block_n, block_k):
+    """Tensor-memory-accelerator descriptors of a channels-last input (N x C x H x W stored
+    NHWC) as [N, H, W, C] in boxes of [1, block_h, block_w, block_k], and of a [C_out, KH, KW,
+    C_in] weight as [C_out, KH * KW, C_in] in boxes of [block_n, 1, block_k]; (None, None)
+    where a descriptor cannot describe them: a GPU before Hopper, rows of channels no multiple
+    of 16 bytes, an unaligned address, an input not stored channels-last."""
+    if x.device.type == "cuda" and _cuda_device(x.device)[1] < 9:
+        return None, None
+    n, c, h, wd = x.shape
+    c_out = w.shape[0]
+    xs = x.permute(0, 2, 3, 1)
+    ws = w.reshape(c_out, -1, c) if w.is_contiguous() else None
+    if ws is None or not xs.is_contiguous() or min(n, c, h, wd, c_out) == 0:
+        return None, None
+    if (c * x.element_size()) % 16 or x.data_ptr() % 16 or w.data_ptr() % 16:
+        return None, None
+    from triton.tools.tensor_descriptor import TensorDescriptor
+
+    x_desc = TensorDescriptor(xs, list(xs.shape), list(xs.stride()),
+                              [1, block_h, block_w, block_k])
+    w_desc = TensorDescriptor(ws, list(ws.shape), list(ws.stride()), [block_n, 1, block_k])
+    return x_desc, w_desc''',
     "_nhwc_copy": '''@triton.jit
 def _nhwc_copy_kernel(x_ptr, y_ptr, C, P, BLOCK_C: tl.constexpr, BLOCK_P: tl.constexpr):
     # y[n, p, c] = x[n, c, p]: a tile of BLOCK_C channels x BLOCK_P positions of one image,

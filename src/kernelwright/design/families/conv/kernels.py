@@ -15,7 +15,9 @@ epilogue applied to the fp32 accumulator before the single NCHW store.
               patch block loads as whole K-major rows (vectors, one padding mask a row) and
               its addresses are one ``[BLOCK_M]`` vector a step, not a ``[BLOCK_M, BLOCK_K]``
               grid of divisions; channel counts that are no multiple of ``BLOCK_K`` pad the
-              last block of each tap with zeros
+              last block of each tap with zeros; with ``TMA`` 1 (2-D, stride 1) a tile is
+              ``BLOCK_H x BLOCK_W`` positions of one image and each step's blocks are boxes
+              the tensor memory accelerator copies (:func:`implicit_gemm_tma_kernel`)
     transposed
               a transposed convolution, one implicit GEMM per output phase: positions with
               the same (oh % stride_h, ow % stride_w) read the same taps (kh = kh0 + t
@@ -144,6 +146,70 @@ def implicit_gemm_nhwc_kernel(epi: ConvEpilogue, name: str) -> tuple[str, Kernel
     _multiply_rows(body, dims, "tap", "c_ok[None, :]")
     epi.write(args, body)
     consts = [*CONSTS, *geometry(nsp), "DOT_PRECISION"]
+    return "\n".join(signature(name, args, consts) + body.lines), args
+
+
+def implicit_gemm_tma_kernel(epi: ConvEpilogue, name: str) -> tuple[str, KernelArgs]:
+    """The channels-last implicit GEMM of a 2-D convolution of stride 1 with
+    tensor-memory-accelerator loads; its source and its arguments, in order.
+
+    A tile's rows are ``BLOCK_H x BLOCK_W`` output positions of one image (not a run of the
+    flat index), so each step's patch block is one box of the NHWC input: rows ``ih0 + kh *
+    DIL_H`` on, columns ``iw0 + kw * DIL_W`` on, a block of channels, copied to shared memory
+    by the TMA unit; rows, columns and channels outside the input (the padding, a channel
+    block's tail) read as zeros. The filter block is a ``[BLOCK_N, 1, BLOCK_K]`` box of the
+    ``[C_out, taps, C_in]`` weight. No per-element address or mask arithmetic in the loop."""
+    args = KernelArgs()
+    args.pointers += [("x_desc", "x_desc"), ("w_desc", "w_desc")]
+    args.spans.update(x_desc="x_in", w_desc="w_in")
+    for s in ("M", "N", "C_in", "OH", "OW", "TILES", "TILES_H", "TILES_W"):
+        args.scalar(s, s)
+    body = Code()
+    body.indent()
+    body.add(
+        "pid = tl.program_id(0)",
+        "n_m = TILES  # tiles of positions: TILES_H x TILES_W an image",
+        "n_n = tl.cdiv(N, BLOCK_N)",
+        "# grouped order: GROUP_M row blocks take turns on each column block, which stays in L2",
+        "in_group = GROUP_M * n_n",
+        "first_m = pid // in_group * GROUP_M",
+        "group_m = tl.minimum(n_m - first_m, GROUP_M)",
+        "pid_m = first_m + pid % in_group % group_m",
+        "pid_n = pid % in_group // group_m",
+        "# ---- the tile: BLOCK_H x BLOCK_W output positions of one image x BLOCK_N channels",
+        "img = pid_m // (TILES_H * TILES_W)",
+        "t = pid_m % (TILES_H * TILES_W)",
+        "oh0 = t // TILES_W * BLOCK_H",
+        "ow0 = t % TILES_W * BLOCK_W",
+        "n0 = pid_n * BLOCK_N",
+        "acc = tl.zeros([BLOCK_H * BLOCK_W, BLOCK_N], dtype=tl.float32)",
+        "# one loop over (tap, block of channels), which Triton pipelines as one",
+        "c_blocks = tl.cdiv(C_in, BLOCK_K)",
+        "for step in range(0, KH * KW * c_blocks):",
+        "    tap = step // c_blocks",
+        "    c0 = (step - tap * c_blocks) * BLOCK_K",
+        "    # the tap's box of the input: the tile's corner shifted by the tap (stride 1); rows",
+        "    # and columns past either edge are the padding, read as zeros",
+        "    ih = oh0 - PAD_H + tap // KW * DIL_H",
+        "    iw = ow0 - PAD_W + tap % KW * DIL_W",
+        "    patch = x_desc.load([img, ih, iw, c0]).reshape(BLOCK_H * BLOCK_W, BLOCK_K)",
+        "    filt = w_desc.load([n0, tap, c0]).reshape(BLOCK_N, BLOCK_K)",
+        "    acc = tl.dot(patch, filt.T, acc, input_precision=DOT_PRECISION)",
+        "# ---- rows as flat output indices (image, oh, ow); positions past the image's last row",
+        "# or column get M, which the epilogue's row mask leaves unstored",
+        "r = tl.arange(0, BLOCK_H * BLOCK_W)",
+        "oh = oh0 + r // BLOCK_W",
+        "ow = ow0 + r % BLOCK_W",
+        "if INDEX_64:  # 2^31 output elements or more: the flat index in 64 bits",
+        "    offs_m = img.to(tl.int64) * (OH * OW) + oh * OW + ow",
+        "else:",
+        "    offs_m = img * (OH * OW) + oh * OW + ow",
+        "offs_m = tl.where((oh < OH) & (ow < OW), offs_m, M)",
+        "offs_n = n0 + tl.arange(0, BLOCK_N)",
+    )
+    epi.write(args, body)
+    consts = ["BLOCK_H", "BLOCK_W", "BLOCK_N", "BLOCK_K", "GROUP_M", "INDEX_64",
+              *(c for c in geometry(2) if not c.startswith("STRIDE_")), "DOT_PRECISION"]
     return "\n".join(signature(name, args, consts) + body.lines), args
 
 

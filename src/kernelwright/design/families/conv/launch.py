@@ -2,7 +2,9 @@
 allows, the tiles, the launch.
 
     implicit  one implicit-GEMM kernel (the convolution and its epilogue, one store), on the
-              operands as given or (``CHANNELS_LAST`` 1) on channels-last copies of them
+              operands as given or (``CHANNELS_LAST`` 1) on channels-last copies of them;
+              ``TMA`` 1 (2-D, stride 1, channels-last): its blocks loaded as boxes by the
+              tensor memory accelerator where descriptors can describe the operands
     transposed
               a transposed convolution: one implicit GEMM per output phase, channels-last
     direct    one kernel for a grouped (depthwise) convolution, or one of one group with few
@@ -29,6 +31,7 @@ from kernelwright.design.families.conv.kernels import (
     direct_kernel,
     implicit_gemm_kernel,
     implicit_gemm_nhwc_kernel,
+    implicit_gemm_tma_kernel,
     phase_taps,
     spatial,
     transposed_kernel,
@@ -66,6 +69,7 @@ DEFAULTS = {
     "WARPS": 8,
     "FP32_MATH": 0,
     "CHANNELS_LAST": 0,
+    "TMA": 0,
 }
 INDEX_32 = 2**31  # elements from which offsets need 64 bits
 CHANNELS_LAST = {2: "channels_last", 3: "channels_last_3d"}  # PyTorch's memory formats
@@ -167,6 +171,7 @@ def render_conv(
     for key, values in (("STRIDE_", spec.stride), ("PAD_", spec.padding),
                         ("DIL_", spec.dilation)):
         geometry.update({f"{key}{d}": v for d, v in zip(dims, values, strict=True)})
+    extra: tuple[str, ...] = ()  # kernels before the main one (the TMA variant's)
     if vendor:
         text, args = vendor_epilogue_kernel(epi, f"{name}_kernel")
         launch(f"{name}_kernel", grid, args, {**consts, "num_warps": p["WARPS"]}, code)
@@ -194,6 +199,41 @@ def render_conv(
         kernel = implicit_gemm_nhwc_kernel if nhwc else implicit_gemm_kernel
         text, args = kernel(epi, f"{name}_kernel")
         run = {"num_warps": p["WARPS"], "num_stages": "STAGES"}
+        # TMA loads take boxes of the input at the tile's corner: stride 1, channels-last, 2-D
+        tma = bool(p["TMA"]) and nhwc and spec.nsp == 2 and spec.stride == (1, 1)
+        if tma:
+            tma_text, tma_args = implicit_gemm_tma_kernel(epi, f"{name}_tma_kernel")
+            extra = (tma_text,)
+            code.add(
+                "# tensor-memory-accelerator loads (Hopper): tiles of BLOCK_H x BLOCK_W positions"
+                " of one image,",
+                "# each step's blocks boxes of the NHWC input and the [C_out, taps, C_in] weight;"
+                " pointer loads",
+                "# where a descriptor cannot describe them",
+                "BLOCK_W = min(BLOCK_M, _pow2(OW))",
+                "BLOCK_H = BLOCK_M // BLOCK_W",
+                "x_desc, w_desc = _conv_tma_operands(x_in, w_in, BLOCK_H, BLOCK_W, BLOCK_N, "
+                "BLOCK_K)",
+                "if x_desc is not None:",
+            )
+            code.indent()
+            code.add(
+                "TILES_H, TILES_W = _cdiv(OH, BLOCK_H), _cdiv(OW, BLOCK_W)",
+                "TILES = n_img * TILES_H * TILES_W",
+            )
+            launch(
+                f"{name}_tma_kernel",
+                "(TILES * _cdiv(N, BLOCK_N),)",
+                tma_args,
+                {"BLOCK_H": "BLOCK_H", "BLOCK_W": "BLOCK_W", "BLOCK_N": "BLOCK_N",
+                 "BLOCK_K": "BLOCK_K", "GROUP_M": p["GROUP_M"], "INDEX_64": "INDEX_64",
+                 **{k: v for k, v in geometry.items() if not k.startswith("STRIDE_")},
+                 "DOT_PRECISION": "DOT_PRECISION", **run},
+                code,
+            )
+            code.dedent()
+            code.add("else:")
+            code.indent()
         launch(
             f"{name}_kernel",
             grid,
@@ -201,9 +241,11 @@ def render_conv(
             {**consts, "BLOCK_K": "BLOCK_K", **geometry, "DOT_PRECISION": "DOT_PRECISION", **run},
             code,
         )
+        if tma:
+            code.dedent()
     code.add(f"return {', '.join(outs)}" + ("," if len(outs) == 1 else ""))
     return RenderedKernel(
-        (text,),
+        (*extra, text),
         code.text(),
         name,
         tuple(wparams),

@@ -106,6 +106,46 @@ def test_channels_last_implicit_gemm_source_and_bf16(check) -> None:
     assert "m_major=False" in src
 
 
+TMA_CASES = {
+    # name: (fields as CASES, the kernel launched after the input's channels-last copy)
+    "3x3": (CASES["3x3"], "conv_0_tma_kernel"),
+    "3x3-dilation2-pad1": (CASES["3x3-dilation2-pad1"], "conv_0_tma_kernel"),
+    # 24 channels: a tap's second block of 16 is partial, its tail read as zeros
+    "3x3-pad1-24-channels": ((24, 33, 3, 1, 1, 1, True, 7, 13, 5, 6), "conv_0_tma_kernel"),
+    # 65 fp32 channels (260 bytes a position) are no multiple of 16 bytes: no descriptor
+    "1x1-65-channels": (CASES["1x1"], "conv_0_kernel"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(TMA_CASES))
+def test_tma_loads_match_float64(check_launches, case: str) -> None:
+    """``TMA`` 1: tiles of 2 x 8 positions of one image (BLOCK_M 16, outputs 5-11 wide: the
+    last column tile partial) and boxes of the NHWC input at each tap's shifted corner, the
+    padding and a channel block's tail read as zeros; the input variants of other sizes; the
+    pointer-load kernel where a descriptor cannot describe the input."""
+    fields, kernel = TMA_CASES[case]
+    cin, cout, k, stride, padding, dilation, bias, h, w, h2, w2 = fields
+    body = CONV.format(cin=cin, cout=cout, k=k, stride=stride, padding=padding,
+                       dilation=dilation, bias=bias, h=h, w=w, h2=h2, w2=w2,
+                       body="torch.relu(self.conv(x)) + self.bias")
+    runs = check_launches(body, skills=("conv-implicit-gemm",),
+                          params={**SMALL, "CHANNELS_LAST": 1, "TMA": 1},
+                          reference="float64", policy="fp32")
+    assert [launched for _, launched in runs] == [["_nhwc_copy_kernel", kernel] * 2]
+
+
+def test_tma_loads_source_bf16_and_strides(check) -> None:
+    """bf16 operands through the descriptors; a strided convolution keeps the pointer loads
+    (its patches are no box of the input)."""
+    (src,) = check(conv_task("3x3"), skills=("conv-implicit-gemm",),
+                   params={**SMALL, "CHANNELS_LAST": 1, "TMA": 1}, dtype="bfloat16", tol=3e-2)
+    assert "_conv_tma_operands(x_in, w_in, BLOCK_H, BLOCK_W, BLOCK_N, BLOCK_K)" in src
+    assert "x_desc.load([img, ih, iw, c0])" in src
+    (strided,) = check(conv_task("3x3-stride2-pad1"), skills=("conv-implicit-gemm",),
+                       params={**SMALL, "CHANNELS_LAST": 1, "TMA": 1}, reference="float64")
+    assert "x_desc" not in strided
+
+
 @pytest.mark.parametrize("policy", ["fp32", "tf32"])
 def test_the_math_follows_the_policy(check, policy: str) -> None:
     """3xTF32 under fp32 and TF32 under tf32, chosen per call from PyTorch's conv flag; the
