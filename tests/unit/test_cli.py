@@ -157,3 +157,38 @@ def test_a_task_py_is_named_after_its_folder_in_the_verdict_and_the_archive(fixt
     assert "softmax ← softmax_rows__syntax.py" in result.output
     listing = invoke("archive", "list", "--archive", archive, "--task", "softmax")
     assert listing.exit_code == 0 and "│ softmax " in listing.output
+
+
+def test_the_task_table_keeps_every_number_on_a_narrow_terminal():
+    """A long task name folds; the numbers keep their width (Rich squeezed them to an ellipsis
+    when every column refused to wrap)."""
+    import io
+    from types import SimpleNamespace
+
+    from rich.console import Console
+
+    from kernelwright.cli.bench_cmd import _task_table
+
+    row = SimpleNamespace(
+        task_id="72_conv_transposed_3D_asymmetric_input_asymmetric_kernel___strided_padded_grouped_",
+        correct=True, status="correct", candidate_ms=1.3375, sol_fraction=0.0317,
+        baseline_ms=lambda kind: {"eager": 3.0585, "compile": 2.9956}[kind],
+        speedup=lambda kind: {"eager": 2.29, "compile": 2.24}[kind],
+    )
+    console = Console(file=io.StringIO(), width=80)
+    console.print(_task_table({"run": {"precision": "fp32", "baselines": ["eager", "compile"]}},
+                              [row]))
+    text = console.file.getvalue()
+    for value in ("correct", "1.337", "3.058", "2.996", "2.29x", "2.24x", "3.2%"):
+        assert value in text, (value, text)
+    assert "…" not in text
+
+
+def test_output_to_a_file_or_pipe_is_wide(monkeypatch):
+    """Written to a log (not a terminal), tables get LOG_WIDTH columns unless COLUMNS says."""
+    from kernelwright.cli import common
+
+    monkeypatch.delenv("COLUMNS", raising=False)
+    assert common._console().width == common.LOG_WIDTH
+    monkeypatch.setenv("COLUMNS", "90")
+    assert common._console().width == 90

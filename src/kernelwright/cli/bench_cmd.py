@@ -436,14 +436,13 @@ def _task_table(document: dict[str, Any], results: Any) -> Any:
         show_edge=False,
         pad_edge=False,
     )
-    table.add_column("task", no_wrap=True)
-    table.add_column("status", no_wrap=True)
-    for name in ("ms", "eager ms", *(("compile ms",) if with_compile else ())):
-        table.add_column(name, justify="right", no_wrap=True)
-    table.add_column("x eager", justify="right", no_wrap=True)
-    if with_compile:
-        table.add_column("x compile", justify="right", no_wrap=True)
-    table.add_column("SOL", justify="right", no_wrap=True)
+    # a long task name folds onto more lines; the numbers keep their width on a narrow terminal
+    table.add_column("task", overflow="fold")
+    table.add_column("status", no_wrap=True, min_width=7)
+    numbers = ["ms", "eager ms", *(("compile ms",) if with_compile else ()), "x eager",
+               *(("x compile",) if with_compile else ()), "SOL"]
+    for name in numbers:
+        table.add_column(name, justify="right", no_wrap=True, min_width=max(len(name), 6))
     for r in results:
         style = "green" if r.correct else "red"
         cells = [r.task_id, f"[{style}]{r.status}[/]", fmt_ms(r.candidate_ms)]

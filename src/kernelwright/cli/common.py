@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import enum
 import functools
+import os
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -21,9 +22,22 @@ from kernelwright.records import Precision
 F = TypeVar("F", bound=Callable[..., Any])
 C = TypeVar("C", bound=enum.StrEnum)  # a choice among an option's values
 
+LOG_WIDTH = 200  # columns of output written to a file or a pipe
+
+
+def _console(stderr: bool = False) -> Console:
+    """A terminal's own width; written to a file or a pipe (a log), LOG_WIDTH columns unless
+    COLUMNS says otherwise, so tables keep every column whole (Rich would squeeze a table of
+    long task names into 80 columns, numbers cut to an ellipsis)."""
+    stream = sys.stderr if stderr else sys.stdout
+    tty = getattr(stream, "isatty", lambda: False)()
+    width = None if tty or os.environ.get("COLUMNS") else LOG_WIDTH
+    return Console(stderr=stderr, width=width)
+
+
 # Results go to stdout; progress and errors to stderr, so `--json -` stays parseable.
-out = Console()
-err = Console(stderr=True)
+out = _console()
+err = _console(stderr=True)
 
 EXIT_FAILED = 1
 EXIT_USAGE = 2
