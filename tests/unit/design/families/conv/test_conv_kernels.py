@@ -119,10 +119,11 @@ TMA_CASES = {
 
 @pytest.mark.parametrize("case", sorted(TMA_CASES))
 def test_tma_loads_match_float64(check_launches, case: str) -> None:
-    """``TMA`` 1: tiles of 2 x 8 positions of one image (BLOCK_M 16, outputs 5-11 wide: the
-    last column tile partial) and boxes of the NHWC input at each tap's shifted corner, the
-    padding and a channel block's tail read as zeros; the input variants of other sizes; the
-    pointer-load kernel where a descriptor cannot describe the input."""
+    """``TMA`` 1: tiles of 16 positions of one image (2 rows x 8 columns where the output is
+    5-8 wide, 1 x 16 where it is 13: the last column tile partial either way) and boxes of the
+    NHWC input at each tap's shifted corner, the padding and a channel block's tail read as
+    zeros; the input variants of other sizes; the pointer-load kernel where a descriptor
+    cannot describe the input."""
     fields, kernel = TMA_CASES[case]
     cin, cout, k, stride, padding, dilation, bias, h, w, h2, w2 = fields
     body = CONV.format(cin=cin, cout=cout, k=k, stride=stride, padding=padding,
