@@ -375,6 +375,102 @@ def harness_escape(ctx: GuardContext) -> list[str]:
     return _dedupe(reasons)
 
 
+# PyTorch's compilers write kernels of their own: a file that hands them the model would be
+# judged on kernels it did not write. Their settings alone change nothing (_ALLOWED_SETTINGS).
+_COMPILERS = ("torch.compile", "torch._dynamo", "torch._inductor", "torch.export",
+              "torch.jit.script", "torch.jit.trace", "torch.jit.freeze", "torch.jit.fuser",
+              "torch.jit.optimize_for_inference")
+_COMPILER_SETTINGS = ("torch._dynamo.config", "torch._inductor.config")
+
+
+def _is_compiler(dotted: str) -> bool:
+    def under(prefixes: tuple[str, ...]) -> bool:
+        return any(dotted == p or dotted.startswith(p + ".") for p in prefixes)
+
+    return under(_COMPILERS) and not under(_COMPILER_SETTINGS)
+
+
+def _dotted(node: ast.AST, names: dict[str, str]) -> str | None:
+    """The dotted name an expression spells, its local names resolved through the file's
+    imports and assignments (``T.jit.script`` is torch.jit.script after ``import torch as
+    T``); ``getattr(x, "a")`` and ``x.__dict__["a"]`` spell ``x.a``."""
+    if isinstance(node, ast.Name):
+        return names.get(node.id)
+    if isinstance(node, ast.Attribute):
+        base = _dotted(node.value, names)
+        return f"{base}.{node.attr}" if base else None
+    if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+            and node.func.id == "getattr" and len(node.args) >= 2
+            and isinstance(node.args[1], ast.Constant) and isinstance(node.args[1].value, str)):
+        base = _dotted(node.args[0], names)
+        return f"{base}.{node.args[1].value}" if base else None
+    if (isinstance(node, ast.Subscript) and isinstance(node.value, ast.Attribute)
+            and node.value.attr == "__dict__" and isinstance(node.slice, ast.Constant)
+            and isinstance(node.slice.value, str)):
+        base = _dotted(node.value.value, names)
+        return f"{base}.{node.slice.value}" if base else None
+    return None
+
+
+def _dotted_names(tree: ast.Module) -> dict[str, str]:
+    """Local name -> the dotted name it stands for: every import (``from torch import compile
+    as c`` makes ``c`` torch.compile), then every name assigned such a name (``c =
+    torch.compile``), to a fixed point (a few passes: chains of assignments are short)."""
+    names: dict[str, str] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for a in node.names:
+                local = a.asname or a.name.split(".")[0]
+                names[local] = a.name if a.asname else local
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            for a in node.names:
+                names[a.asname or a.name] = f"{node.module}.{a.name}"
+    for _ in range(8):
+        changed = False
+        for node in ast.walk(tree):
+            if (isinstance(node, ast.Assign) and len(node.targets) == 1
+                    and isinstance(node.targets[0], ast.Name)):
+                dotted = _dotted(node.value, names)
+                if dotted and names.get(node.targets[0].id) != dotted:
+                    names[node.targets[0].id] = dotted
+                    changed = True
+        if not changed:
+            break
+    return names
+
+
+@register_check(
+    "compiler-delegation",
+    stage="static",
+    catches="handing the model to PyTorch's compilers (torch.compile, TorchDynamo, TorchInductor, "
+    "TorchScript, torch.export), which write the kernels that would be judged as the file's own",
+    how="the source may not name torch.compile, torch._dynamo, torch._inductor, torch.export or "
+    "TorchScript's script, trace, freeze and fusers, through any alias, import, assignment, "
+    "literal getattr or module __dict__; "
+    "assigning the compilers' settings (torch._dynamo.config, torch._inductor.config) is fine",
+)
+def compiler_delegation(ctx: GuardContext) -> list[str]:
+    if ctx.tree is None:
+        return []
+    names = _dotted_names(ctx.tree)
+    # a chain is judged whole (torch._dynamo.config.x is a setting, its prefix torch._dynamo
+    # alone is not): the inner parts of attribute chains are skipped
+    inner = {id(node.value) for node in ast.walk(ctx.tree) if isinstance(node, ast.Attribute)}
+    reasons: list[str] = []
+    for node in ast.walk(ctx.tree):
+        if isinstance(node, ast.Import | ast.ImportFrom):
+            # what it binds: `from torch._inductor import config` is a setting, no compiler
+            module = f"{node.module}." if isinstance(node, ast.ImportFrom) else ""
+            reasons += [f"line {node.lineno}: imports {module}{a.name}" for a in node.names
+                        if _is_compiler(module + a.name)]
+        if isinstance(node, ast.Name | ast.Attribute | ast.Call | ast.Subscript) and (
+                id(node) not in inner):
+            used = _dotted(node, names)
+            if used and _is_compiler(used):
+                reasons.append(f"line {node.lineno}: uses {used}")
+    return _dedupe(reasons)
+
+
 @register_check(
     "threads-and-processes",
     stage="static",
