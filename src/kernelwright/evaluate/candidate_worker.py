@@ -533,6 +533,7 @@ class Runner:
             subprocesses=list(audit.subprocesses) if audit else [],
             thread_starts=list(audit.thread_starts) if audit else [],
             process_attempts=list(audit.process_attempts) if audit else [],
+            compiled_frames=_compiled_frames(),
         )
         return {"ok": True, "observations": obs}, b""
 
@@ -709,9 +710,24 @@ def _die_with_parent() -> None:
         pass
 
 
+def _compiled_frames() -> int:
+    """Frames TorchDynamo set out to compile in this process (its own counters; those it
+    compiled, where the total is not kept), 0 where it was never imported: the harness never
+    imports it in a candidate's process."""
+    utils = sys.modules.get("torch._dynamo.utils")
+    if utils is None:
+        return 0
+    try:
+        frames = utils.counters["frames"]
+        return int(max(frames["total"], frames["ok"]))
+    except Exception:  # a counter the candidate replaced: say that something was compiled
+        return 1
+
+
 if __name__ == "__main__":
     # Run the imported module's code, not this __main__ copy: the guard watches the module's
     # functions by name.
     from kernelwright.evaluate.candidate_worker import main as _main
 
     _main(sys.argv[1:])
+

@@ -479,7 +479,8 @@ _STR_LIST = ("identity_after_import", "identity_changed", "new_threads", "audit_
              "subprocesses", "answer_from_framework", "thread_starts", "process_attempts",
              "below_mode", "new_os_thread_names")
 _INT_LIST = ("new_os_threads",)
-_INT = ("framework_work", "vendor_work", "numpy_conversions", "launches", "peak_extra_bytes")
+_INT = ("framework_work", "vendor_work", "numpy_conversions", "launches", "peak_extra_bytes",
+        "compiled_frames")
 _BOOL = ("mode_intact",)
 _DICT = ("op_counts", "policy_before", "policy_after", "launches", "launch_names",
          "launch_programs")

@@ -290,6 +290,19 @@ def harness_integrity(ctx: GuardContext) -> list[str]:
 
 
 @register_check(
+    "compiled-frames",
+    stage="runtime",
+    catches="PyTorch's compiler run in the candidate's process by a spelling the source check "
+    "did not resolve (compiler-delegation)",
+    how="the process reports TorchDynamo's count of compiled frames when the evaluation ends "
+    "(the harness never imports TorchDynamo there); any is refused",
+)
+def compiled_frames(ctx: GuardContext) -> list[str]:
+    frames = ctx.observations.get("compiled_frames") or 0
+    return [f"TorchDynamo compiled {frames} frame(s) in its process"] if frames else []
+
+
+@register_check(
     "background-threads",
     stage="runtime",
     catches="work on a background thread that outlives the call, outside the observed region",

@@ -379,7 +379,7 @@ def harness_escape(ctx: GuardContext) -> list[str]:
 # judged on kernels it did not write. Their settings alone change nothing (_ALLOWED_SETTINGS).
 _COMPILERS = ("torch.compile", "torch._dynamo", "torch._inductor", "torch.export",
               "torch.jit.script", "torch.jit.trace", "torch.jit.freeze", "torch.jit.fuser",
-              "torch.jit.optimize_for_inference")
+              "torch.jit.optimize_for_inference", "torch.nn.Module.compile")
 _COMPILER_SETTINGS = ("torch._dynamo.config", "torch._inductor.config")
 
 
@@ -444,9 +444,9 @@ def _dotted_names(tree: ast.Module) -> dict[str, str]:
     stage="static",
     catches="handing the model to PyTorch's compilers (torch.compile, TorchDynamo, TorchInductor, "
     "TorchScript, torch.export), which write the kernels that would be judged as the file's own",
-    how="the source may not name torch.compile, torch._dynamo, torch._inductor, torch.export or "
-    "TorchScript's script, trace, freeze and fusers, through any alias, import, assignment, "
-    "literal getattr or module __dict__; "
+    how="the source may not name torch.compile, torch._dynamo, torch._inductor, torch.export, "
+    "TorchScript's script, trace, freeze and fusers or a module's .compile(), through any alias, "
+    "import, assignment, literal getattr or module __dict__; "
     "assigning the compilers' settings (torch._dynamo.config, torch._inductor.config) is fine",
 )
 def compiler_delegation(ctx: GuardContext) -> list[str]:
@@ -468,6 +468,10 @@ def compiler_delegation(ctx: GuardContext) -> list[str]:
             used = _dotted(node, names)
             if used and _is_compiler(used):
                 reasons.append(f"line {node.lineno}: uses {used}")
+            elif (used is None and isinstance(node, ast.Attribute)
+                  and node.attr == "compile"):
+                # a module's own .compile() (nn.Module.compile) runs torch.compile on it
+                reasons.append(f"line {node.lineno}: calls `{ast.unparse(node)}`")
     return _dedupe(reasons)
 
 
