@@ -166,16 +166,8 @@ def implicit_gemm_tma_kernel(epi: ConvEpilogue, name: str) -> tuple[str, KernelA
         args.scalar(s, s)
     body = Code()
     body.indent()
+    _grouped_order(body, "TILES  # tiles of positions: TILES_H x TILES_W an image")
     body.add(
-        "pid = tl.program_id(0)",
-        "n_m = TILES  # tiles of positions: TILES_H x TILES_W an image",
-        "n_n = tl.cdiv(N, BLOCK_N)",
-        "# grouped order: GROUP_M row blocks take turns on each column block, which stays in L2",
-        "in_group = GROUP_M * n_n",
-        "first_m = pid // in_group * GROUP_M",
-        "group_m = tl.minimum(n_m - first_m, GROUP_M)",
-        "pid_m = first_m + pid % in_group % group_m",
-        "pid_n = pid % in_group // group_m",
         "# ---- the tile: BLOCK_H x BLOCK_W output positions of one image x BLOCK_N channels",
         "img = pid_m // (TILES_H * TILES_W)",
         "t = pid_m % (TILES_H * TILES_W)",
@@ -535,11 +527,12 @@ def _nhwc_strides(hint: tuple[int, ...]) -> dict[str, int]:
     return strides
 
 
-def _tile_head(code: Code, rows: str = "M") -> None:
-    """The program's output tile in grouped order over ``rows`` tile rows x N columns."""
+def _grouped_order(code: Code, row_blocks: str) -> None:
+    """``pid_m`` and ``pid_n``: the program's row block (of ``row_blocks``) and column block of
+    N, in grouped order."""
     code.add(
         "pid = tl.program_id(0)",
-        f"n_m = tl.cdiv({rows}, BLOCK_M)",
+        f"n_m = {row_blocks}",
         "n_n = tl.cdiv(N, BLOCK_N)",
         "# grouped order: GROUP_M row blocks take turns on each column block, which stays in L2",
         "in_group = GROUP_M * n_n",
@@ -547,6 +540,13 @@ def _tile_head(code: Code, rows: str = "M") -> None:
         "group_m = tl.minimum(n_m - first_m, GROUP_M)",
         "pid_m = first_m + pid % in_group % group_m",
         "pid_n = pid % in_group // group_m",
+    )
+
+
+def _tile_head(code: Code, rows: str = "M") -> None:
+    """The program's output tile in grouped order over ``rows`` tile rows x N columns."""
+    _grouped_order(code, f"tl.cdiv({rows}, BLOCK_M)")
+    code.add(
         "offs_m = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)",
         "offs_n = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)",
         "if INDEX_64:  # 2^31 elements or more: row offsets (and all derived from them) in 64 bits",
