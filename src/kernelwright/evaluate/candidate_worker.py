@@ -730,4 +730,3 @@ if __name__ == "__main__":
     from kernelwright.evaluate.candidate_worker import main as _main
 
     _main(sys.argv[1:])
-
