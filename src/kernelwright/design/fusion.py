@@ -587,9 +587,10 @@ def _split_reduction(graph: OpGraph, n: Node, d: _Draft) -> tuple[Node, Node] | 
     inner_t = tuple(sorted(inner))
     inner_meta = meta_reduced(sm, inner_t, True)
     inner_node = Node(f"{n.name}_part", "call", n.target, (src, inner_t, True), (), (inner_meta,))
-    outer_t = tuple(sorted(dims - inner))
-    outer_meta = meta_reduced(inner_meta, outer_t + inner_t, keep)
-    dims_all = tuple(sorted(dims))
+    # the outer node reduces every dimension the reduction named, size-1 ones included (the
+    # inner one kept its dimensions: reducing them again changes nothing)
+    dims_all = tuple(sorted(reduction_dims(n, sm.rank)))
+    outer_meta = meta_reduced(inner_meta, dims_all, keep)
     outer_node = Node(
         n.name, "call", n.target, (Ref(inner_node.name), dims_all, keep), (), (outer_meta,)
     )

@@ -36,6 +36,11 @@
     mm/bmm with N or M = 1     a matrix-vector product: sum(A * x^T, K) (a row or column
                                reduction: memory-bound, so it streams the matrix once through
                                the reduction templates instead of wasting tensor-core tiles)
+    reduce(view(a), dims)      view(reduce(a, dims')) where the reshape splits and merges
+                               runs of dimensions that the reduction reduces whole or keeps
+                               whole: it reads a in its own layout and can join a's group (a
+                               group norm's output averaged over all but the batch is summed
+                               inside the norm's kernel and never written)
     op(view(a), ...)           view(op(a, ...)) for an element-wise op on a reshape of a
                                contiguous a that keeps its last dimension, when the op's other
                                tensors broadcast along that dimension alone (a bias): a Linear
@@ -114,7 +119,8 @@ def lower(graph: OpGraph) -> OpGraph:
                 continue
         b.keep(n)
     outputs = tuple(b.remap(a) for a in graph.outputs)
-    lowered_graph = _unit_reductions(graph.replace(tuple(b.nodes), outputs).pruned())
+    lowered_graph = _reductions_before_reshapes(
+        _unit_reductions(graph.replace(tuple(b.nodes), outputs).pruned()))
     if b.held:  # sizes a rule wrote a value of into the graph (a default attention scale)
         lowered_graph = lowered_graph.with_held(tuple(sorted({*lowered_graph.held, *b.held})))
     return _clone_lookups(_sink_reshapes(lowered_graph))
@@ -660,6 +666,126 @@ def _unit_reductions(graph: OpGraph) -> OpGraph:
 
 
 RESHAPES = ("aten.view.default", "aten._unsafe_view.default")
+
+
+def _reductions_before_reshapes(graph: OpGraph) -> OpGraph:
+    """``reduce(reshape(a), dims)`` -> ``reshape(reduce(a, dims'))`` where the reshape only
+    splits and merges runs of dimensions and each run is reduced whole or kept whole (see
+    :func:`_reshape_runs`): the reduction then reads ``a`` in its own layout, so it can join the
+    group that computes ``a`` (a group norm's ``(N, G, C/G, HxW)`` output reduced over its
+    spatial dimensions, or over all but the batch, no longer makes PyTorch run the view back to
+    ``(N, C, H, W)`` and a kernel write it). The result is reshaped to the reduction's shape
+    (from the reshape's own sizes, 1 where ``keepdim`` kept a reduced dimension) unless it has
+    it; the last node keeps the reduction's name. Left alone: a dtype argument, an empty list
+    (every dimension), a run partly reduced."""
+    by_name = {n.name: n for n in graph.nodes}
+    taken = {n.name for n in graph.nodes} | {i.name for i in graph.inputs}
+    nodes: list[Node] = []
+    for n in graph.nodes:
+        found = _reduction_through_reshape(graph, by_name, n)
+        if found is None:
+            nodes.append(n)
+            continue
+        view, a, dims = found
+        reduced_meta = meta_reduced(graph.meta(a.name), dims, False)
+        if reduced_meta.shape == n.out.shape:
+            nodes.append(Node(n.name, "call", n.target, (a, dims, False), (), n.meta))
+            continue
+        keepdim = bool(n.args[2]) if len(n.args) > 2 else bool(n.kwarg("keepdim", False))
+        reduced = _reduced_dims(n, view.out.rank)
+        sizes = view.args[1]
+        assert isinstance(sizes, tuple)
+        shape = tuple(1 if d in reduced else sizes[d] for d in range(view.out.rank)
+                      if keepdim or d not in reduced)
+        flat = _fresh(taken, f"{n.name}_of_source")
+        nodes.append(Node(flat, "call", n.target, (a, dims, False), (), (reduced_meta,)))
+        nodes.append(Node(n.name, "call", view.target, (Ref(flat), shape), (), n.meta))
+    return graph.replace(tuple(nodes)).pruned()
+
+
+def _reduced_dims(n: Node, rank: int) -> set[int]:
+    """The dimensions a sum/mean/amax/amin node reduces."""
+    dims = n.args[1] if len(n.args) > 1 else n.kwarg("dim")
+    assert isinstance(dims, tuple)
+    return {int(d) % rank for d in dims}  # type: ignore[arg-type]
+
+
+def _reduction_through_reshape(
+    graph: OpGraph, by_name: dict[str, Node], n: Node
+) -> tuple[Node, Ref, tuple[int, ...]] | None:
+    """(the reshape, its source, the source's dimensions to reduce) when ``n`` reduces a
+    reshape whose runs of dimensions it reduces whole or keeps whole; else None."""
+    x = n.args[0] if n.args else None
+    dims = n.args[1] if len(n.args) > 1 else n.kwarg("dim")
+    if (n.target not in UNIT_REDUCTIONS or not isinstance(x, Ref) or x.name not in by_name
+            or n.kwarg("dtype") is not None or not isinstance(dims, tuple) or not dims
+            or len(n.meta) != 1):
+        return None
+    view = by_name[x.name]
+    a = view.args[0] if view.args else None
+    sizes = view.args[1] if len(view.args) > 1 else None
+    if (view.target not in RESHAPES or not isinstance(a, Ref) or not isinstance(sizes, tuple)
+            or len(sizes) != view.out.rank):
+        return None
+    am, vm = _meta(graph, by_name, a.name), view.out
+    runs = _reshape_runs(am, vm) if am.rank and vm.rank else None
+    if runs is None:
+        return None
+    reduced = _reduced_dims(n, vm.rank)
+    source_dims: list[int] = []
+    for a_dims, v_dims in runs:
+        hit = reduced & set(v_dims)
+        if hit == set(v_dims):
+            source_dims += a_dims
+        elif hit:
+            return None
+    kept_sizes = [sizes[d] for d in range(vm.rank) if d not in reduced]
+    if not source_dims or kept_sizes.count(-1) > 1:
+        return None
+    return view, a, tuple(source_dims)
+
+
+def _reshape_runs(
+    am: TensorMeta, vm: TensorMeta
+) -> list[tuple[list[int], list[int]]] | None:
+    """A reshape from ``am`` to ``vm`` as pairs of runs of dimensions (source run, reshaped
+    run) holding the same elements in the same order, the shortest such runs, matched on the
+    capture sizes and then proved equal for every size (the products of the two runs' size
+    expressions are the same expression); None where a size is 0 or a run's product differs
+    symbolically (a reshape that matches at this size only)."""
+    import sympy
+
+    if 0 in am.hint or 0 in vm.hint:
+        return None
+    runs: list[tuple[list[int], list[int]]] = []
+    i = j = 0
+    while i < am.rank and j < vm.rank:
+        a_run, v_run = [i], [j]
+        pa, pv = am.hint[i], vm.hint[j]
+        i, j = i + 1, j + 1
+        while pa != pv:  # the smaller side takes its next dimension
+            if pa < pv and i < am.rank:
+                a_run.append(i)
+                pa, i = pa * am.hint[i], i + 1
+            elif pv < pa and j < vm.rank:
+                v_run.append(j)
+                pv, j = pv * vm.hint[j], j + 1
+            else:
+                return None
+        runs.append((a_run, v_run))
+    if not runs:
+        return None
+    runs[-1][0].extend(range(i, am.rank))  # trailing extent-1 dimensions join the last run
+    runs[-1][1].extend(range(j, vm.rank))
+    for a_run, v_run in runs:
+        try:
+            sa = sympy.Mul(*(sympy.sympify(am.shape[d]) for d in a_run))
+            sv = sympy.Mul(*(sympy.sympify(vm.shape[d]) for d in v_run))
+        except (sympy.SympifyError, TypeError):
+            return None
+        if sympy.expand(sa - sv) != 0:
+            return None
+    return runs
 
 
 def _sink_reshapes(graph: OpGraph) -> OpGraph:

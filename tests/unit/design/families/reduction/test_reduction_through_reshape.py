@@ -1,0 +1,109 @@
+"""A reduction of a reshaped value reads the value in its own layout (lowering's
+``_reductions_before_reshapes``): a group norm's output reduced over every dimension but the
+batch joins the norm's kernel, which then writes no normalised tensor; reshapes that split a
+reduced run, or match only at the capture size, are left alone."""
+
+from __future__ import annotations
+
+import pytest
+
+from kernelwright.design.builder import contiguous_strides
+from kernelwright.design.graph import TensorMeta
+from kernelwright.design.lower import _reshape_runs
+
+LOOP = {"LOOP_BLOCK": 16, "LOOP_COLS": 8, "LOOP_ROWS": 2, "SPLIT_PROGRAMS": 16}
+
+
+def _meta(shape: tuple[str, ...], hint: tuple[int, ...]) -> TensorMeta:
+    return TensorMeta(shape, hint, contiguous_strides(hint), "float32")
+
+
+def test_runs_pair_split_and_merged_dimensions() -> None:
+    grouped = _meta(("s0", "4", "3", "(s1)*(s2)"), (2, 4, 3, 35))
+    image = _meta(("s0", "12", "s1", "s2"), (2, 12, 5, 7))
+    assert _reshape_runs(grouped, image) == [([0], [0]), ([1, 2], [1]), ([3], [2, 3])]
+
+
+def test_runs_refuse_a_match_that_holds_at_the_capture_size_only() -> None:
+    # 6 x 5 and 5 x 6 hold the same count here, but (s1, 6) is no reshape of (5, s2) in general
+    a = _meta(("s0", "s1", "6"), (2, 5, 6))
+    v = _meta(("s0", "5", "s2"), (2, 5, 6))
+    assert _reshape_runs(a, v) is None
+    assert _reshape_runs(a, _meta(("s0", "(s1)*6"), (2, 30))) == [([0], [0]), ([1, 2], [1])]
+
+
+def _group_norm_then(reduce: str) -> str:
+    return f"""
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.norm = nn.GroupNorm(3, 12)
+        with torch.no_grad():
+            self.norm.weight.uniform_(0.5, 1.5)
+            self.norm.bias.normal_(0.0, 0.1)
+    def forward(self, x):
+        y = self.norm(x)
+        return {reduce}
+def get_inputs():
+    return [torch.randn(5, 12, 7, 9) * 2.0 + 1.0]
+def get_input_variants():
+    return [[torch.randn(2, 12, 5, 3)], [torch.randn(3, 12, 4, 4) + 50.0]]
+def get_init_inputs():
+    return []
+"""
+
+
+@pytest.mark.parametrize(
+    "reduce",
+    [
+        "y.mean(dim=[1, 2, 3])",
+        "y.sum(dim=[1, 2, 3], keepdim=True)",
+        "torch.amax(y, dim=(1, 2, 3))",
+        "y.mean(dim=[2, 3])",  # per channel: (group, channel in group) reshaped to channels
+        "y.mean(dim=1, keepdim=True)",
+    ],
+)
+def test_group_norm_reduced_over_all_but_the_batch_writes_no_normalised_tensor(
+    check, reduce: str
+) -> None:
+    # the sum adds 192 normalised values of a group whose mean is 50: fp32's rounding of that
+    # mean shifts every one of them alike, so the tolerance is that of a 192-term sum
+    for src in check(_group_norm_then(reduce), params=LOOP, tol=2e-3):
+        # the norm's kernel reduces its output (what the reduction keeps of it, partials where
+        # it reduces more than a row): the (N, C, H, W) view of the normalised tensor, which a
+        # kernel would have written, is never made
+        forward = src.split("def forward")[1]
+        assert "native_group_norm_out" not in forward, forward
+
+
+def test_a_reduction_that_splits_a_merged_run_keeps_the_reshape(check) -> None:
+    """A mean over the rows alone cuts the norm's (H x W) run: the reshape back to
+    (N, C, H, W) still runs, and the result is right."""
+    for src in check(_group_norm_then("y.mean(dim=2)"), params=LOOP, tol=1e-4):
+        assert "native_group_norm_out = " in src.split("def forward")[1]
+
+
+def test_a_group_norm_of_features_averaged_per_row(check) -> None:
+    """GroupNorm over a (rows, features) input views it (rows, groups, features a group, 1):
+    the mean over the features reduces that trailing extent-1 dimension too, and the result
+    has one value a row (the split of the reduction into the norm's part and the rest keeps
+    every dimension the reduction names)."""
+    body = """
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.norm = nn.GroupNorm(4, 24)
+        with torch.no_grad():
+            self.norm.weight.uniform_(0.5, 1.5)
+            self.norm.bias.uniform_(-0.5, 0.5)
+    def forward(self, x):
+        return self.norm(x).mean(dim=1)
+def get_inputs():
+    return [torch.randn(37, 24)]
+def get_input_variants():
+    return [[torch.randn(5, 24) * 3.0 + 2.0]]
+def get_init_inputs():
+    return []
+"""
+    for src in check(body, params=LOOP, tol=1e-4):
+        assert "native_group_norm_out" not in src.split("def forward")[1]
