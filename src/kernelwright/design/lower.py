@@ -677,12 +677,18 @@ def _reductions_before_reshapes(graph: OpGraph) -> OpGraph:
     ``(N, C, H, W)`` and a kernel write it). The result is reshaped to the reduction's shape
     (from the reshape's own sizes, 1 where ``keepdim`` kept a reduced dimension) unless it has
     it; the last node keeps the reduction's name. Left alone: a dtype argument, an empty list
-    (every dimension), a run partly reduced."""
+    (every dimension), a run partly reduced, a reshape that something else reads as well (a
+    softmax over a flattened view reads it in every step: its maximum must stay in the same
+    layout as the rest, or the steps stop fusing)."""
     by_name = {n.name: n for n in graph.nodes}
     taken = {n.name for n in graph.nodes} | {i.name for i in graph.inputs}
+    users = graph.users()
+    outputs = {a.name for a in graph.outputs if isinstance(a, Ref)}
     nodes: list[Node] = []
     for n in graph.nodes:
         found = _reduction_through_reshape(graph, by_name, n)
+        if found is not None and (users[found[0].name] != [n.name] or found[0].name in outputs):
+            found = None  # others read the reshape too: it stays, and so does this reduction
         if found is None:
             nodes.append(n)
             continue

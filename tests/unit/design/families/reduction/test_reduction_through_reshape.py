@@ -107,3 +107,25 @@ def get_init_inputs():
 """
     for src in check(body, params=LOOP, tol=1e-4):
         assert "native_group_norm_out" not in src.split("def forward")[1]
+
+
+def test_a_softmax_over_a_flattened_view_keeps_its_one_kernel(check) -> None:
+    """Every step of a softmax over ``x.view(N, -1)`` reads the view: its maximum is not moved
+    to the unflattened input (which would split it from the sum of exponentials it fuses
+    with); one kernel computes the whole softmax."""
+    body = """
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+    def forward(self, x):
+        return torch.softmax(x.view(x.shape[0], -1), dim=1)
+def get_inputs():
+    return [torch.randn(5, 3, 7, 9)]
+def get_input_variants():
+    return [[torch.randn(2, 3, 4, 5) * 4.0]]
+def get_init_inputs():
+    return []
+"""
+    for src in check(body, params=LOOP, tol=1e-4):
+        forward = src.split("def forward")[1]
+        assert "= reduce_0(" in forward and "reduce_1" not in forward, forward
