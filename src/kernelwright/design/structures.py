@@ -7,7 +7,11 @@ is dropped with the template's reason. Designs are made by taking the best optio
 then changing one group at a time; last, where a design has several groups, the best design
 with one matrix product, convolution or attention left to PyTorch (the vendor's cuBLAS, cuDNN or
 SDPA kernels, the other groups still ours): a model whose one product kernel loses to the
-vendor's keeps the rest of its gain instead of falling back whole.
+vendor's keeps the rest of its gain instead of falling back whole. Where the largest product's
+kernel fuses nothing beyond its bias (a convolution followed by a norm) and runs on the units
+the vendor's does (tensor cores under bf16 and tf32; CUDA cores for a direct convolution), it
+can only win on its own speed against the vendor's: the design leaving it to PyTorch then
+comes second.
 
 Ranking is cost first: each kernel family estimates an option's cost (``Family.cost``); for
 the memory-bound reductions it is the number of sweeps over the input (one for a one-pass or
@@ -164,9 +168,31 @@ def rank_designs(per_group: Sequence[GroupOptions], limit: int = 12) -> list[Des
     if len(usable) == 1:  # left to PyTorch, the only group is the task's own model
         return designs
     first = designs[0]
-    vendor = [Design(tuple(c for c in first.choices if c.group != g))
-              for g in vendor_groups(usable)[:n_vendor]]
+    products = vendor_groups(usable)[:n_vendor]
+    vendor = [Design(tuple(c for c in first.choices if c.group != g)) for g in products]
+    if vendor and _vendor_peer(usable, products[0], first):
+        # its kernel competes with the vendor's alone (nothing fused to save a pass over): the
+        # design that leaves it to PyTorch is measured second, not after every variant
+        designs.insert(1, vendor.pop(0))
     return designs + vendor
+
+
+def _vendor_peer(usable: Sequence[GroupOptions], gid: int, design: Design) -> bool:
+    """Whether ``design``'s kernel for product group ``gid`` (a matrix product or convolution)
+    fuses no element-wise epilogue beyond its own bias (which the vendor's call adds too) and
+    runs on the units the vendor's kernel runs on under the group's policy: tensor cores for
+    16-bit or TF32 operands, CUDA cores for a direct convolution's fp32 sums. (Under fp32 the
+    vendor's products run on CUDA cores, where a 3xTF32 tensor-core kernel is in another
+    class.)"""
+    (g,) = [g for g in usable if g.group.id == gid]
+    (choice,) = [c for c in design.choices if c.group == gid]
+    shape = g.facts.gemm
+    # a convolution's own bias is not counted as its epilogue; a matrix product's bias (or one
+    # added matrix) is the add that PyTorch's addmm makes in the vendor's call
+    own = ("add",) if g.group.kind == "gemm" else ()
+    if shape is None or shape.epilogue not in ((), own):
+        return False
+    return g.facts.precision != "fp32" or choice.variant == "direct"
 
 
 def vendor_groups(usable: Sequence[GroupOptions]) -> list[int]:

@@ -78,3 +78,26 @@ def test_the_plan_names_the_groups_a_design_leaves_to_pytorch(conv_pool_plan) ->
     designs = [ln for ln in plan_markdown(conv_pool_plan) if ln.startswith("- d0")]
     assert designs[-1].endswith("; g0 left to PyTorch"), designs
     assert not any("left to PyTorch" in ln for ln in designs[:-1])
+
+
+@pytest.mark.parametrize(("precision", "second"), [("bf16", "vendor"), ("fp32", "ours")])
+def test_a_product_that_fuses_nothing_meets_the_vendor_second(precision: str, second: str) -> None:
+    """A linear layer whose only epilogue is its bias, then GroupNorm and a mean: under bf16
+    the GEMM kernel runs on the tensor cores cuBLAS uses and fuses nothing cuBLAS's addmm does
+    not, so the design leaving it to PyTorch is the second one measured; under fp32 (3xTF32
+    against cuBLAS's CUDA-core fp32) it stays last."""
+    task = load_task(ROOT / "heldout" / "level2" / "44_linear_group_norm_token_mean.py", "small")
+    plan = plan_task(task, "cuda", "small", isolate=False, precision=precision)
+    kinds = [[c.kind for c in d.choices] for d in plan.designs]
+    assert kinds[0][0] == "gemm", kinds
+    vendor_at = [k[0] for k in kinds].index("reduction")  # the design without the GEMM group
+    assert vendor_at == (1 if second == "vendor" else len(kinds) - 1), kinds
+
+
+def test_a_product_with_a_fused_epilogue_keeps_the_vendor_last() -> None:
+    """A convolution with ReLU fused, then an average pool, under bf16: the fused kernel saves
+    a pass over the convolution's output, so every variant of it comes before the vendor's."""
+    task = load_task(ROOT / "heldout" / "level2" / "34_conv2d_relu_avg_pool.py", "small")
+    plan = plan_task(task, "cuda", "small", isolate=False, precision="bf16")
+    kinds = [[c.kind for c in d.choices] for d in plan.designs]
+    assert kinds[-1] == ["pool"] and sum(k == ["pool"] for k in kinds) == 1, kinds
