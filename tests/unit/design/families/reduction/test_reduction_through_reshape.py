@@ -32,22 +32,29 @@ def test_runs_refuse_a_match_that_holds_at_the_capture_size_only() -> None:
     assert _reshape_runs(a, _meta(("s0", "(s1)*6"), (2, 30))) == [([0], [0]), ([1, 2], [1])]
 
 
-def _group_norm_then(reduce: str) -> str:
+IMAGES = ("torch.randn(5, 12, 7, 9) * 2.0 + 1.0",
+          "[[torch.randn(2, 12, 5, 3)], [torch.randn(3, 12, 4, 4) + 50.0]]")
+
+
+def _group_norm_then(reduce: str, groups: int = 3, channels: int = 12,
+                     inputs: tuple[str, str] = IMAGES) -> str:
+    """A task: GroupNorm (weight in [0.5, 1.5], bias in [-0.5, 0.5]) of x, then ``reduce`` of
+    its output ``y``; ``inputs``: the input and the variants' list."""
     return f"""
 class Model(nn.Module):
     def __init__(self):
         super().__init__()
-        self.norm = nn.GroupNorm(3, 12)
+        self.norm = nn.GroupNorm({groups}, {channels})
         with torch.no_grad():
             self.norm.weight.uniform_(0.5, 1.5)
-            self.norm.bias.normal_(0.0, 0.1)
+            self.norm.bias.uniform_(-0.5, 0.5)
     def forward(self, x):
         y = self.norm(x)
         return {reduce}
 def get_inputs():
-    return [torch.randn(5, 12, 7, 9) * 2.0 + 1.0]
+    return [{inputs[0]}]
 def get_input_variants():
-    return [[torch.randn(2, 12, 5, 3)], [torch.randn(3, 12, 4, 4) + 50.0]]
+    return {inputs[1]}
 def get_init_inputs():
     return []
 """
@@ -88,23 +95,8 @@ def test_a_group_norm_of_features_averaged_per_row(check) -> None:
     the mean over the features reduces that trailing extent-1 dimension too, and the result
     has one value a row (the split of the reduction into the norm's part and the rest keeps
     every dimension the reduction names)."""
-    body = """
-class Model(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.norm = nn.GroupNorm(4, 24)
-        with torch.no_grad():
-            self.norm.weight.uniform_(0.5, 1.5)
-            self.norm.bias.uniform_(-0.5, 0.5)
-    def forward(self, x):
-        return self.norm(x).mean(dim=1)
-def get_inputs():
-    return [torch.randn(37, 24)]
-def get_input_variants():
-    return [[torch.randn(5, 24) * 3.0 + 2.0]]
-def get_init_inputs():
-    return []
-"""
+    body = _group_norm_then("y.mean(dim=1)", 4, 24, (
+        "torch.randn(37, 24)", "[[torch.randn(5, 24) * 3.0 + 2.0]]"))
     for src in check(body, params=LOOP, tol=1e-4):
         assert "native_group_norm_out" not in src.split("def forward")[1]
 
