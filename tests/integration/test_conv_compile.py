@@ -274,9 +274,14 @@ def test_the_vendor_epilogue_on_channels_last_output_compiles_for_hopper() -> No
         assert first == (policy != "fp32"), policy
         layout = "sy_c=1" if policy != "fp32" else "sy_p=1"
         assert layout in consts.split(", "), (policy, consts)
-        # the output read in vectors; the two per-channel operands loaded once a thread
+        # the output read in vectors; each value of the two per-channel operands a thread uses
+        # loaded once: one channel a thread under fp32 (NCHW, 32 positions x 128 channels in
+        # 4 warps) and tf32 (16-byte vectors in the read's layout); under bf16 Triton computes
+        # in the store's layout, 8 channels a thread (64 over 8 warps), loaded as [N] vectors
+        # (ROW_VECTORS), not once per position a thread holds (64 scalar loads)
         scalar = sum(n for form, n in loads.items() if ".v" not in form)
-        assert scalar <= 2 and sum(loads.values()) > scalar, (policy, loads)
+        most = 2 * 8 if policy == "bf16" else 2
+        assert scalar <= most and sum(loads.values()) > scalar, (policy, loads)
         # NCHW stores in vectors: an output row of 126 positions breaks no run, since rows and
         # columns are indexed as one run of positions
         assert stores and all(".v" in form for form in stores), (policy, stores)

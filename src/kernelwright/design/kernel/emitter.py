@@ -240,9 +240,13 @@ class BodyEmitter:
         inputs: Sequence[str],
         *,
         hoist: bool = True,
+        column_vectors: str = "",
     ) -> None:
         self.graph = graph
         self.hoist = hoist  # per-row inputs load in the prelude (False: where they are used)
+        # the kernel's constexpr that says whether a [1, N] operand of a 2-D tile loads as [N],
+        # expanded (see _load_row): tiles Triton may lay along axis 0 (an NCHW store)
+        self.column_vectors = column_vectors
         self.members = set(nodes)
         self.layout = layout
         self.args = args
@@ -421,6 +425,10 @@ class BodyEmitter:
         if self.one_value_a_row(name, ctx):
             self.helpers.add("_load_col")
             out.append(f"{var} = _load_col({loc}, {mask or 'None'}, {other}){conv}")
+        elif self.column_vectors and self.one_value_a_column(name, ctx):
+            self.helpers.add("_load_row")
+            out.append(f"{var} = _load_row({loc}, {mask or 'None'}, {other}, "
+                       f"{self.column_vectors}){conv}")
         elif mask:
             out.append(f"{var} = tl.load({loc}, mask={mask}, other={other}){conv}")
         else:
@@ -433,6 +441,13 @@ class BodyEmitter:
         tile = {g.axis for g in ctx.groups if g.axis is not None}
         along = {g.axis for g in ctx.groups if g.axis is not None and varies & set(g.dims)}
         return tile == {0, 1} and along == {0}
+
+    def one_value_a_column(self, name: str, ctx: Context) -> bool:
+        """Whether ``name`` varies along a 2-D tile's columns (axis 1) alone: a [1, N] load."""
+        varies = self.varies(name)
+        tile = {g.axis for g in ctx.groups if g.axis is not None}
+        along = {g.axis for g in ctx.groups if g.axis is not None and varies & set(g.dims)}
+        return tile == {0, 1} and along == {1}
 
     def store(
         self, name: str, target: str, ctx: Context, out: list[str], contiguous: bool = True

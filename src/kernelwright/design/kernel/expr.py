@@ -267,6 +267,21 @@ def _load_col(ptrs, mask, other):
     if mask is None:
         return tl.load(flat)[:, None]
     return tl.load(flat, mask=tl.reshape(mask, [mask.shape[0]]), other=other)[:, None]""",
+    "_load_row": """@triton.jit
+def _load_row(ptrs, mask, other, AS_VECTOR: tl.constexpr):
+    # a [1, N] operand of a 2-D tile (one value a column: a per-channel parameter), loaded as [N]
+    # and expanded where AS_VECTOR: where Triton lays the tile along axis 0 (positions, for an
+    # NCHW store) the [1, N] shape repeats each column's load once per row a thread holds
+    # (sm_90, a bf16 conv epilogue of 128 x 64: 32 scalar loads a parameter where 8 columns
+    # need 8); along axis 1 the [1, N] load is the vector one
+    if AS_VECTOR:
+        flat = tl.reshape(ptrs, [ptrs.shape[1]])
+        if mask is None:
+            return tl.load(flat)[None, :]
+        return tl.load(flat, mask=tl.reshape(mask, [mask.shape[1]]), other=other)[None, :]
+    if mask is None:
+        return tl.load(ptrs)
+    return tl.load(ptrs, mask=mask, other=other)""",
     "_sleep_then": """@triton.jit
 def _sleep_then(seen):
     # a pause between two polls of a count (about 100 ns), so that waiting programs do not

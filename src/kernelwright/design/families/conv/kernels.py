@@ -472,9 +472,16 @@ def vendor_epilogue_kernel(epi: ConvEpilogue, name: str) -> tuple[str, KernelArg
         f"acc = tl.load({y} + img[:, None] * sy_n + chan[None, :] * sy_c + pix[:, None] * sy_p,",
         "              mask=inside, other=0.0).to(tl.float32)",
     )
-    epi.write(args, body)
+    # NCHW stores lay the tile along positions (axis 0). Triton moves a 16-bit tile to that
+    # layout before the epilogue's math (converting fewer bytes), where [1, N] per-channel
+    # operands would load once per position a thread holds: there (ROW_VECTORS, set by the
+    # wrapper for 16-bit outputs) they load as vectors. A 32-bit tile keeps the read's layout
+    # for the math, where [1, N] loads are 16-byte vectors already (sm_90, triton 3.6: as [N]
+    # vectors they split into scalars)
+    epi.write(args, body, column_vectors="ROW_VECTORS")
     return "\n".join(
-        signature(name, args, ["BLOCK_M", "BLOCK_N", "GROUP_M", "INDEX_64"]) + body.lines
+        signature(name, args, ["BLOCK_M", "BLOCK_N", "GROUP_M", "INDEX_64", "ROW_VECTORS"])
+        + body.lines
     ), args
 
 

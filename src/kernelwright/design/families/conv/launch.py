@@ -174,7 +174,10 @@ def render_conv(
     extra: tuple[str, ...] = ()  # kernels before the main one (the TMA variant's)
     if vendor:
         text, args = vendor_epilogue_kernel(epi, f"{name}_kernel")
-        launch(f"{name}_kernel", grid, args, {**consts, "num_warps": p["WARPS"]}, code)
+        # 16-bit outputs: per-channel operands as vectors (vendor_epilogue_kernel says why)
+        launch(f"{name}_kernel", grid, args,
+               {**consts, "ROW_VECTORS": "conv_out.element_size() == 2",
+                "num_warps": p["WARPS"]}, code)
     elif variant == "direct":
         text, args = direct_kernel(epi, f"{name}_kernel")
         launch(f"{name}_kernel", grid, args,

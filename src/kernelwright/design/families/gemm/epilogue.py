@@ -38,12 +38,15 @@ class TileEpilogue:
         """The tile's index groups (``rows`` along tile axis 0, ``cols`` along axis 1)."""
         raise NotImplementedError
 
-    def write(self, args: KernelArgs, code: Code, declare: bool = True) -> None:
+    def write(self, args: KernelArgs, code: Code, declare: bool = True,
+              column_vectors: str = "") -> None:
         """The epilogue's statements and stores (``declare``: first define ``rows``/``cols``
-        from ``offs_m``/``offs_n``)."""
+        from ``offs_m``/``offs_n``; ``column_vectors``: the kernel's constexpr that says whether
+        per-column operands load as vectors, for a tile Triton may lay along its rows)."""
         layout = self.group.layout
         assert layout is not None
-        em = BodyEmitter(self.graph, self.group.nodes, layout, args, self.group.inputs, hoist=False)
+        em = BodyEmitter(self.graph, self.group.nodes, layout, args, self.group.inputs,
+                         hoist=False, column_vectors=column_vectors)
         ctx = self.context()
         em.done[em.key(self.product, ctx)] = "acc"
         code.add("# ---- epilogue: the group's element-wise ops on the fp32 accumulator, one store")

@@ -216,6 +216,12 @@ def test_the_vendor_conv_runs_channels_last_and_its_epilogue_reads_nhwc(check, d
         tensor_cores = "if x_in.element_size() == 2 or torch.backends.cudnn.allow_tf32:"
         assert (tensor_cores in src) == (layout == 1)
         assert "_position_strides(conv_out)" in src and "tl.dot" not in src
+        # the per-channel operands (the added bias; the conv's own where it has one) through
+        # _load_row: [N] vectors for 16-bit outputs (the bf16 case runs that branch), [1, N]
+        # loads otherwise
+        own = CASES[case][6]
+        assert src.count("= _load_row(") == 1 + own, src
+        assert "ROW_VECTORS=conv_out.element_size() == 2" in src
 
 
 def test_the_channels_last_copy_matches_torchs(monkeypatch) -> None:
