@@ -31,8 +31,10 @@ class GemmShape:
         lhs_k_contiguous, rhs_k_contiguous: each operand's K stride is 1 (else the other
             dimension is the contiguous one: a transposed operand).
         tma_aligned: both operands have a unit stride and 16-byte aligned other strides at
-            capture, so tensor-memory-accelerator descriptors can load them (the wrapper checks
-            again on the runtime tensors, whose dtype the policy may have changed).
+            capture, or the wrapper copies them with K padded to a multiple of 16 (a K that is
+            none, M and N both 256 or more), so tensor-memory-accelerator descriptors can load
+            them (the wrapper checks again on the runtime tensors, whose dtype the policy may
+            have changed).
         epilogue: the element-wise operations applied to the product before it is stored.
         groups: a convolution's groups: each of the n output channels reads its group's
             share of the input channels, so k counts one group's taps (1 for a product).

@@ -24,7 +24,7 @@ from kernelwright.design.families.gemm.kernels import (
     tiled_kernel,
 )
 from kernelwright.design.families.gemm.precision import FP32_MATH, math_note
-from kernelwright.design.families.gemm.spec import SMEM_BYTES, GemmSpec, gemm_spec
+from kernelwright.design.families.gemm.spec import K_MAJOR_REUSE, SMEM_BYTES, GemmSpec, gemm_spec
 from kernelwright.design.fusion import Group
 from kernelwright.design.graph import OpGraph
 from kernelwright.design.kernel.common import (
@@ -50,9 +50,6 @@ DEFAULTS = {
     "FP32_MATH": 0,
     "SPLIT_PROGRAMS": 264,
 }
-# K-major copies of 32-bit operands under TF32 math, from this size of the other operand's free
-# dimension on (M for the right operand, N for the left: see the wrapper's comment)
-K_MAJOR_REUSE = 256
 # the fp32 accumulator's values a thread at most (the skills' constraint BLOCK_M * BLOCK_N <=
 # 4096 * WARPS): the widest tile a 2-byte TMA kernel takes without spilling
 ACC_PER_THREAD = 128

@@ -20,6 +20,11 @@ from kernelwright.skills.conditions import GemmShape
 
 # The alignment a tensor-memory-accelerator descriptor needs of every stride but the unit one
 TMA_BYTES = 16
+# The wrapper copies both operands K-major, K rounded up to a multiple of 16 with zeros, where K
+# is no multiple of 16 and M and N are both at least this (each copied element serves that many
+# products; launch.py's _k_padded): the copies are then aligned for TMA whatever the operands'
+# own strides. The same size gates the K-major copies of 32-bit operands under TF32 math.
+K_MAJOR_REUSE = 256
 ITEM_BYTES = {"float32": 4, "bfloat16": 2, "float16": 2}
 # The shared memory a GEMM block may ask for: an H200's (and H100's) 232448 bytes a block, less
 # 1 KB for the pipeline's barriers (Triton adds 24 to 48 bytes of them)
@@ -86,10 +91,17 @@ def gemm_shape(graph: OpGraph, spec: GemmSpec) -> GemmShape:
         batch,
         lhs_k_contiguous=lm.strides[-1] == 1 or k == 1,
         rhs_k_contiguous=rm.strides[-2] == 1 and n != 1,
-        tma_aligned=_tma_aligned(lm.strides, lm.hint, lm.dtype)
-        and _tma_aligned(rm.strides, rm.hint, rm.dtype),
+        tma_aligned=_k_padded(m, n, k) or (
+            _tma_aligned(lm.strides, lm.hint, lm.dtype)
+            and _tma_aligned(rm.strides, rm.hint, rm.dtype)),
         epilogue=tuple(o for o in ops if o not in ("view", "unsqueeze", "permute", "expand")),
     )
+
+
+def _k_padded(m: int, n: int, k: int) -> bool:
+    """Whether the wrapper copies the operands with K padded to a multiple of 16 (at capture
+    sizes; the wrapper decides the same at every call)."""
+    return k > 1 and k % 16 != 0 and min(m, n) >= K_MAJOR_REUSE
 
 
 def _tma_aligned(strides: tuple[int, ...], hint: tuple[int, ...], dtype: str) -> bool:

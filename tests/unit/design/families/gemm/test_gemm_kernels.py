@@ -104,6 +104,23 @@ def test_aligned_operands_load_through_tma_descriptors(check_launches, layout: s
     assert set(by_design[False]) == {"gemm_0_kernel"}
 
 
+def test_a_k_off_multiples_of_16_loads_the_padded_copies_through_tma(check_launches) -> None:
+    """K = 37 with M and N both 256 or more: the wrapper pads K with zeros to 48 in K-major
+    copies, which TMA describes whatever the operands' own strides, so the TMA design is offered
+    (the skill's tma_aligned fact counts the padding) and launches the descriptor kernel; the
+    variant of 200 rows (below the padding's size) keeps the pointer kernel."""
+    body = product_task(
+        "torch.matmul(a, b)",
+        "torch.randn(260, 37), torch.randn(37, 257)",
+        "[[torch.randn(200, 37), torch.randn(37, 257)]]",
+    )
+    params = {**SMALL, "BLOCK_M": 64, "BLOCK_N": 64}
+    runs = check_launches(body, skills=("gemm-tiled",), params=params, expect=2)
+    by_design = {"gemm-tma-loads" in skills: launched for skills, launched in runs}
+    assert by_design[True] == ["gemm_0_tma_kernel", "gemm_0_kernel"], by_design
+    assert set(by_design[False]) == {"gemm_0_kernel"}
+
+
 # 21 x 24 outputs: 2 x 2 tiles of SMALL, partial along M and N (K = 45 partial too)
 LINEAR = """
 class Model(nn.Module):
@@ -275,7 +292,9 @@ def test_an_operand_read_again_by_the_epilogue(check, forward: str) -> None:
 # K_MAJOR_REUSE (256): under TF32 math the wrapper copies them K-major; the variants (below it)
 # are read as they are stored
 K_MAJOR = {
-    # name: (expr, inputs TMA cannot describe (K = 45), 16-byte aligned inputs, variants)
+    # name: (expr, inputs TMA cannot describe as stored (K = 45), 16-byte aligned inputs,
+    # variants); where M and N are both 256 or more (both-copied, batched) the wrapper pads the
+    # odd K into copies TMA describes, so the TMA design is offered for those inputs too
     "rhs-row-major": (
         "torch.matmul(a, b)",
         "torch.randn(259, 45), torch.randn(45, 29)",
@@ -312,7 +331,8 @@ def test_k_major_copies_under_tf32_math(check_launches, layout: str, policy: str
     # 128-wide tiles over K blocks of 32 (still two, the second partial): the copies need 256
     # rows or columns, and the interpreter's cost is per tile and K step
     params = {**SMALL, "BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 32}
-    for inputs, expect in ((odd, 1), (aligned, 2)):
+    padded = layout in ("both-copied", "batched")
+    for inputs, expect in ((odd, 2 if padded else 1), (aligned, 2)):
         runs = check_launches(
             product_task(expr, inputs, variants),
             skills=("gemm-tiled",),
