@@ -70,17 +70,24 @@ def get_init_inputs():
         "y.mean(dim=1, keepdim=True)",
     ],
 )
-def test_group_norm_reduced_over_all_but_the_batch_writes_no_normalised_tensor(
-    check, reduce: str
-) -> None:
+def test_a_reduction_of_a_group_norm_reads_it_in_the_norms_layout(check, reduce: str) -> None:
+    """Each reduction reads the norm's (N, G, C/G, H x W) output as the norm's kernel computes
+    it: the view back to (N, C, H, W) is never made. Over all but the batch (the first three
+    cases) the reduction joins the norm's kernel (partials a group, then a sum over the groups),
+    so the normalised tensor is not written at all (the next test)."""
     # the sum adds 192 normalised values of a group whose mean is 50: fp32's rounding of that
     # mean shifts every one of them alike, so the tolerance is that of a 192-term sum
     for src in check(_group_norm_then(reduce), params=LOOP, tol=2e-3):
-        # the norm's kernel reduces its output (what the reduction keeps of it, partials where
-        # it reduces more than a row): the (N, C, H, W) view of the normalised tensor, which a
-        # kernel would have written, is never made
         forward = src.split("def forward")[1]
         assert "native_group_norm_out" not in forward, forward
+
+
+def test_a_mean_over_all_but_the_batch_joins_the_norms_kernel(check) -> None:
+    """The norm's kernel stores only the per-group partial sums: no output of the size of its
+    input is allocated by its wrapper."""
+    for src in check(_group_norm_then("y.mean(dim=[1, 2, 3])"), params=LOOP, tol=1e-4):
+        forward = src.split("def forward")[1]
+        assert "mean_part, = reduce_0(" in forward and "mean, = reduce_1(mean_part)" in forward
 
 
 def test_a_reduction_that_splits_a_merged_run_keeps_the_reshape(check) -> None:
