@@ -43,10 +43,13 @@ from kernelwright.design.kernel.common import RenderedKernel
 from kernelwright.skills.conditions import GroupFacts
 
 # the implicit GEMM's cost factor against cuDNN where cuDNN multiplies on tensor cores itself
-# (16-bit operands, or TF32 allowed): on an H200 it ran 0.71-0.97x eager PyTorch's NCHW cuDNN
-# convolution under the bf16 policy (three level-2 tasks, 3 x 3 filters, 48-64 -> 96-128
-# channels) and 0.92-0.97x under tf32 (level-2 task 1), and cuDNN runs faster still
-# channels-last (torch.compile's layout: 2.3x eager under tf32, 1.6-3.2x under bf16)
+# (16-bit operands, or TF32 allowed), with pointer loads: on an H200 it ran 0.71-0.97x eager
+# PyTorch's NCHW cuDNN convolution under the bf16 policy (three level-2 tasks, 3 x 3 filters,
+# 48-64 -> 96-128 channels) and 0.92-0.97x under tf32 (level-2 task 1), and cuDNN runs faster
+# still channels-last (torch.compile's layout: 2.3x eager under tf32, 1.6-3.2x under bf16).
+# With TMA loads it is cuDNN's peer: on an H100 under bf16 (``conv/sweeps/implicit_tma.csv``)
+# the whole call ran 0.82, 0.99, 1.01 and 0.89x the time of cuDNN's channels-last convolution
+# with our epilogue kernel (KernelBench level-2 1, 54, 4; held-out 33)
 TENSOR_CORE_IMPLICIT = 1.25
 
 
@@ -83,11 +86,12 @@ class ConvFamily:
         self, partition: Partition, group: Group, facts: GroupFacts, choice: GroupChoice
     ) -> float:
         """The implicit GEMM: the inverse of the fraction of the SMs its output tiles fill,
-        times :data:`TENSOR_CORE_IMPLICIT` for 16-bit operands or under tf32. The vendor path:
-        1.0 (cuDNN fills the GPU). So under fp32 the vendor path ranks first only where the
-        implicit GEMM leaves SMs idle, and elsewhere the skills' expected gains decide (3xTF32
-        tensor cores against cuDNN's fp32 CUDA cores); where cuDNN may use tensor cores
-        itself, its kernels rank first. A block-diagonal product does G times the grouped
+        times :data:`TENSOR_CORE_IMPLICIT` for 16-bit operands or under tf32 unless its blocks
+        load as TMA boxes. The vendor path: 1.0 (cuDNN fills the GPU). So under fp32 the vendor
+        path ranks first only where the implicit GEMM leaves SMs idle, and elsewhere the
+        skills' expected gains decide (3xTF32 tensor cores against cuDNN's fp32 CUDA cores);
+        where cuDNN may use tensor cores itself, its kernels rank first unless the implicit
+        GEMM loads by TMA. A block-diagonal product does G times the grouped
         convolution's multiply-adds, and costs G times as much."""
         if choice.variant == "vendor":
             return 1.0
@@ -95,7 +99,10 @@ class ConvFamily:
         assert shape is not None
         p = {**DEFAULTS, **choice.params}
         tiles = _blocks(shape.m, p["BLOCK_M"]) * _blocks(shape.n, p["BLOCK_N"])
-        factor = TENSOR_CORE_IMPLICIT if defaults.vendor_tensor_cores(facts) else 1.0
+        factor = 1.0
+        if defaults.vendor_tensor_cores(facts):
+            tma = choice.variant == "implicit" and _tma_loads(partition, group, facts, p)
+            factor = 1.0 if tma else TENSOR_CORE_IMPLICIT
         if shape.transposed and block_diagonal(shape.groups, shape.n // shape.groups):
             factor *= shape.groups
         return factor / min(1.0, tiles / facts.sm_count)
@@ -104,6 +111,23 @@ class ConvFamily:
         self, graph: OpGraph, group: Group, choice: GroupChoice, name: str
     ) -> RenderedKernel:
         return render_conv(graph, group, name, choice.variant, dict(choice.params))
+
+
+def _tma_loads(
+    partition: Partition, group: Group, facts: GroupFacts, params: Mapping[str, int]
+) -> bool:
+    """Whether the implicit GEMM loads its blocks as TMA boxes at these parameters: a 2-D
+    convolution of stride 1 on channels-last operands whose rows of channels are whole 16-byte
+    units (the wrapper checks the runtime tensors again)."""
+    spec = conv_spec(partition.graph, group)
+    shape = facts.gemm
+    assert shape is not None
+    item = 2 if defaults.sixteen_bit(facts) else 4
+    return (
+        bool(params["TMA"]) and bool(params["CHANNELS_LAST"]) and spec.nsp == 2
+        and all(s == 1 for s in spec.stride) and not spec.transposed
+        and shape.channels * item % 16 == 0
+    )
 
 
 def _blocks(n: int, block: int) -> int:

@@ -44,17 +44,26 @@ def conv_implicit_gemm(f: GroupFacts) -> dict[str, int]:
     lost: 1.34 and 1.91).
 
     Except where the copy would move about as many values as the product's patches hold
-    (three quarters or more: a convolution strided by about its taps): there the NCHW gathers
-    (``CHANNELS_LAST`` 0). On an H100 under fp32 (``sweeps/implicit_layout.csv``), KernelBench
-    level-1 76 (1-D, 3 taps, stride 3: as many input values as patch values) ran 11.23 ms
-    gathering against 15.62 with the copy, which alone took 6.2 of them; level-1 67 (1-D, 3
-    taps, stride 1: a third) 4.46 against 4.33. A 1 x 1 convolution also copies as many values
-    as it multiplies, but its gathers are not yet timed: it keeps the copy."""
+    (three quarters or more: a convolution strided by about its taps, or a 1 x 1 one): there
+    the NCHW gathers (``CHANNELS_LAST`` 0). On an H100 under fp32
+    (``sweeps/implicit_layout.csv``), KernelBench level-1 76 (1-D, 3 taps, stride 3: as many
+    input values as patch values) ran 11.23 ms gathering against 15.62 with the copy, which
+    alone took 6.2 of them; level-1 67 (1-D, 3 taps, stride 1: a third) 4.46 against 4.33;
+    level-1 87 (1 x 1, 64 -> 128 channels) 7.67 against 11.64, and the suite's level-2 12
+    (1 x 1 after a pool) 0.73 against 0.83.
+
+    With ``TMA`` 1 a 2-D convolution of stride 1 on channels-last operands loads its blocks
+    as boxes (``implicit_gemm_tma_kernel``; elsewhere the flag is ignored). On an H100
+    (``sweeps/implicit_tma.csv``: KernelBench level-2 1, 4 and 54 and held-out 33, 3 x 3,
+    48-64 -> 64-128 channels) 128-position tiles with TMA ran 17-35% faster than pointer
+    loads under bf16 and 7-29% faster under fp32 on the first three; held-out 33's 192-wide
+    images in 128-wide tiles ran 18% slower under fp32, a third of its tiles' positions past
+    the edge, hence tiles shaped to the image (``_tma_tile``). 64-position tiles and 4 stages
+    lost everywhere with TMA."""
     g = f.gemm
     assert g is not None
     patches = g.m * g.k * g.groups
-    taps = g.k // g.channels if g.channels else 1
-    copy_dominates = g.spatial == 2 and taps > 1 and 4 * g.input_elements >= 3 * patches > 0
+    copy_dominates = g.spatial == 2 and 4 * g.input_elements >= 3 * patches > 0
     block_m = max(16, min(128, next_pow2(g.m)))
     block_n = max(16, min(128, next_pow2(g.n)))
     # a channels-last step reads one tap's channels: a block wider than them multiplies zeros
@@ -69,8 +78,7 @@ def conv_implicit_gemm(f: GroupFacts) -> dict[str, int]:
         "WARPS": 8 if block_m * block_n >= 128 * 64 else 4,
         "FP32_MATH": 0,
         "CHANNELS_LAST": 0 if copy_dominates else 1,
-        # the TMA loads are not yet timed on a GPU: a move for the tuner, not the default
-        "TMA": 0,
+        "TMA": int(g.spatial == 2 and not copy_dominates),
     }
 
 

@@ -49,6 +49,22 @@ PY_HELPERS = {
                               [1, block_h, block_w, block_k])
     w_desc = TensorDescriptor(ws, list(ws.shape), list(ws.stride()), [block_n, 1, block_k])
     return x_desc, w_desc''',
+    "_tma_tile": '''def _tma_tile(oh, ow, block_m):
+    """(block_h, block_w): a TMA tile of block_m output positions as block_h rows of block_w
+    columns of one image (block_w a power of two), the shape whose tiles cover the fewest
+    positions past the image's edges, the widest of those: 192 columns in tiles 128 wide
+    would multiply a third more positions than there are, 64 wide none."""
+    best = None
+    bw = 1
+    while bw < min(block_m, ow):
+        bw *= 2
+    while bw >= 1:
+        bh = block_m // bw
+        covered = -(-oh // bh) * bh * (-(-ow // bw) * bw)
+        if best is None or covered < best[0]:
+            best = (covered, bh, bw)
+        bw //= 2
+    return best[1], best[2]''',
     "_nhwc_copy": '''@triton.jit
 def _nhwc_copy_kernel(x_ptr, y_ptr, C, P, BLOCK_C: tl.constexpr, BLOCK_P: tl.constexpr):
     # y[n, p, c] = x[n, c, p]: a tile of BLOCK_C channels x BLOCK_P positions of one image,

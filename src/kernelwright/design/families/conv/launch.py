@@ -213,8 +213,7 @@ def render_conv(
                 "# each step's blocks boxes of the NHWC input and the [C_out, taps, C_in] weight;"
                 " pointer loads",
                 "# where a descriptor cannot describe them",
-                "BLOCK_W = min(BLOCK_M, _pow2(OW))",
-                "BLOCK_H = BLOCK_M // BLOCK_W",
+                "BLOCK_H, BLOCK_W = _tma_tile(OH, OW, BLOCK_M)",
                 "x_desc, w_desc = _conv_tma_operands(x_in, w_in, BLOCK_H, BLOCK_W, BLOCK_N, "
                 "BLOCK_K)",
                 "if x_desc is not None:",

@@ -78,11 +78,11 @@ def test_channels_last_implicit_gemm_matches_float64(check_launches, case: str) 
     """``CHANNELS_LAST`` 1: the input copied NHWC, the weight permuted to [C_out, KH, KW, C_in],
     a step of K one tap's block of channels: channel counts below, at and past a 16-channel
     block (7, 8, 65: partial and several blocks a tap), every geometry of the cases, the
-    input variants of other sizes; the copy, then one kernel."""
+    input variants of other sizes; the copy, then one kernel (pointer loads: ``TMA`` 0)."""
     runs = check_launches(
         conv_task(case),
         skills=("conv-implicit-gemm",),
-        params={**SMALL, "CHANNELS_LAST": 1},
+        params={**SMALL, "CHANNELS_LAST": 1, "TMA": 0},
         reference="float64",
         policy="fp32",
     )
@@ -119,8 +119,9 @@ TMA_CASES = {
 
 @pytest.mark.parametrize("case", sorted(TMA_CASES))
 def test_tma_loads_match_float64(check_launches, case: str) -> None:
-    """``TMA`` 1: tiles of 16 positions of one image (2 rows x 8 columns where the output is
-    5-8 wide, 1 x 16 where it is 13: the last column tile partial either way) and boxes of the
+    """``TMA`` 1: tiles of 16 positions of one image (8 rows x 2 columns where the output is
+    5 x 7, 1 x 16 where it is 7 x 13: the shape covering the fewest positions past the edges,
+    the last tile partial either way) and boxes of the
     NHWC input at each tap's shifted corner, the padding and a channel block's tail read as
     zeros; the input variants of other sizes; the pointer-load kernel where a descriptor
     cannot describe the input."""
@@ -133,6 +134,31 @@ def test_tma_loads_match_float64(check_launches, case: str) -> None:
                           params={**SMALL, "CHANNELS_LAST": 1, "TMA": 1},
                           reference="float64", policy="fp32")
     assert [launched for _, launched in runs] == [["_nhwc_copy_kernel", kernel] * 2]
+
+
+@pytest.mark.parametrize(
+    ("oh", "ow", "block_m", "tile"),
+    [
+        (192, 192, 128, (2, 64)),  # 128 wide would cover 256 columns of 192
+        (128, 128, 128, (1, 128)),  # the widest of the exact fits
+        (7, 7, 128, (16, 8)),  # 16 x 8 covers 128 positions an image; 32 x 4 covers 256
+        (7, 5, 16, (8, 2)),
+        (7, 13, 16, (1, 16)),
+        (1, 3000, 128, (1, 128)),  # a 1-D convolution's single row
+    ],
+)
+def test_tma_tile_covers_the_fewest_positions_past_the_edges(oh, ow, block_m, tile) -> None:
+    """The wrapper's TMA tile shape (``_tma_tile``): block_m positions as rows x a
+    power-of-two width, the fewest positions computed past the image's edges, the widest of
+    equals."""
+    from kernelwright.design.families.conv.helpers import PY_HELPERS
+
+    scope: dict[str, object] = {}
+    exec(PY_HELPERS["_tma_tile"], scope)
+    got = scope["_tma_tile"](oh, ow, block_m)  # type: ignore[operator]
+    assert got == tile
+    bh, bw = got
+    assert bh * bw == block_m and bw & (bw - 1) == 0
 
 
 def test_tma_loads_source_bf16_and_strides(check) -> None:

@@ -49,9 +49,13 @@ def test_a_wide_convolution_and_its_epilogue_are_one_implicit_gemm(tmp_path: Pat
     assert g is not None and (g.m, g.n, g.k) == (8 * 48 * 48, 48, 16 * 9)
 
 
-def test_under_bf16_and_tf32_cudnn_ranks_before_the_implicit_gemm(tmp_path: Path) -> None:
+def test_under_bf16_and_tf32_cudnn_ranks_first_unless_the_implicit_gemm_loads_by_tma(
+    tmp_path: Path,
+) -> None:
     """The same wide convolution under the bf16 and tf32 policies: the facts carry the policy
-    and the dtypes it runs, and cuDNN's tensor-core convolution (channels-last) ranks first."""
+    and the dtypes it runs. Where cuDNN multiplies on tensor cores itself, the implicit GEMM
+    ranks first only with TMA loads (stride 1 here; measured cuDNN's peer), and cuDNN's
+    channels-last convolution first where the stride leaves it pointer loads."""
     path = write_task(tmp_path, TASK.format(conv="Conv2d(16, 48, 3, padding=1)", cout=48,
                                             shape="8, 16, 50, 50", body=EPILOGUE))
     part, _ = designs_for(path)
@@ -60,25 +64,34 @@ def test_under_bf16_and_tf32_cudnn_ranks_before_the_implicit_gemm(tmp_path: Path
     (bf16,) = [group_options(part, g, library, precision="bf16") for g in part.fused]
     assert fp32.facts.dtypes == ("float32",) and bf16.facts.dtypes == ("bfloat16",)
     assert [o.choice.skill for o in fp32.options] == ["conv-implicit-gemm", "conv-vendor"]
-    assert [o.choice.skill for o in bf16.options] == ["conv-vendor", "conv-implicit-gemm"]
-    assert bf16.options[0].choice.params["CHANNELS_LAST"] == 1
+    assert [o.choice.skill for o in bf16.options] == ["conv-implicit-gemm", "conv-vendor"]
+    assert bf16.options[0].choice.params["TMA"] == 1
+    assert bf16.options[1].choice.params["CHANNELS_LAST"] == 1
     # the epilogue's tile, 32 values a thread: where it transposes cuDNN's channels-last
     # output, 128 positions (long NCHW store runs) x up to 64 channels in 8 warps; on an NCHW
     # output (fp32), 32 positions x up to 128 channels (48 here: 64) in 4 warps
-    tile = bf16.options[0].choice.params
+    tile = bf16.options[1].choice.params
     assert (tile["BLOCK_M"], tile["BLOCK_N"], tile["WARPS"]) == (128, 64, 8)
     nchw = fp32.options[1].choice.params
     assert (nchw["BLOCK_M"], nchw["BLOCK_N"], nchw["WARPS"]) == (32, 64, 4)
     # tf32: fp32 operands, but cuDNN may multiply them on tensor cores too
     (tf32,) = [group_options(part, g, library, precision="tf32") for g in part.fused]
     assert tf32.facts.dtypes == ("float32",) and tf32.facts.precision == "tf32"
-    assert [o.choice.skill for o in tf32.options] == ["conv-vendor", "conv-implicit-gemm"]
+    assert [o.choice.skill for o in tf32.options] == ["conv-implicit-gemm", "conv-vendor"]
     # the implicit GEMM reads channels-last copies under every policy (measured faster than
-    # the NCHW gathers under fp32, where it ranks first), in K blocks no wider than a tap's 16
-    # channels (a wider block would multiply zeros)
-    implicit = [opts.options[i].choice.params for opts, i in ((fp32, 0), (bf16, 1), (tf32, 1))]
+    # the NCHW gathers under fp32), in K blocks no wider than a tap's 16 channels (a wider
+    # block would multiply zeros)
+    implicit = [opts.options[0].choice.params for opts in (fp32, bf16, tf32)]
     assert [p["CHANNELS_LAST"] for p in implicit] == [1, 1, 1]
     assert [p["BLOCK_K"] for p in implicit] == [16, 16, 16]
+    # strided: the patches are no box of the input, so pointer loads, and cuDNN first
+    path = write_task(tmp_path, TASK.format(conv="Conv2d(16, 48, 3, stride=2, padding=1)",
+                                            cout=48, shape="8, 16, 50, 50", body=EPILOGUE),
+                      name="strided")
+    part, _ = designs_for(path)
+    for policy in ("bf16", "tf32"):
+        (opts,) = [group_options(part, g, library, precision=policy) for g in part.fused]
+        assert [o.choice.skill for o in opts.options] == ["conv-vendor", "conv-implicit-gemm"]
 
 
 @pytest.mark.parametrize(("cin", "blocks"), [(8, (16, 16)), (48, (32, 64)), (256, (32, 64))])
