@@ -45,7 +45,11 @@
                                contiguous a that keeps its last dimension, when the op's other
                                tensors broadcast along that dimension alone (a bias): a Linear
                                on a (batch, seq, features) input is mm on rows then a view back,
-                               and its activation then joins the product's epilogue
+                               and its activation then joins the product's epilogue; for any
+                               reshape of a contiguous a when the op's other operands are
+                               single values (a group norm's (N, G, C/G, HxW) output viewed
+                               back to (N, C, H, W), then SiLU: the activation joins the norm's
+                               kernel)
     table[index] read twice    one copy of the lookup (and the views after it) per reader, so
                                each reader's kernel loads the rows itself (see _clone_lookups);
     arange read twice          likewise, one copy a reader: each kernel computes the range
@@ -801,10 +805,10 @@ def _sink_reshapes(graph: OpGraph) -> OpGraph:
     ``<name>_flat`` in ``a``'s shape. Another operand that is the same reshape of a value of
     ``a``'s shape reads that value; another operand of the view's shape (a residual) is
     reshaped to ``a``'s rows when ``a`` is a matrix (``(-1, last)``: a view where its strides
-    allow, else a copy). Left alone: a reshape that changes the last dimension or of a
-    value not contiguous at capture, an op whose result is larger than the view (it broadcasts
-    it), any other operand of more dimensions than ``a`` or that varies along any dimension but
-    the last."""
+    allow, else a copy). Left alone: a reshape of a value not contiguous at capture, an op
+    whose result is larger than the view (it broadcasts it), any other operand of more
+    dimensions than ``a`` or that varies along any dimension but the last, and where the
+    reshape changes the last dimension, any other operand but a single value."""
     taken = {n.name for n in graph.nodes} | {i.name for i in graph.inputs}
     by_name = {n.name: n for n in graph.nodes}
     nodes: list[Node] = []
@@ -876,8 +880,10 @@ def _sinkable(
                 or _meta(graph, by_name, src.name).strides != am.strides):
             return None
     if (n.out.shape != vm.shape or am.rank == 0 or vm.rank == 0
-            or am.shape[-1] != vm.shape[-1] or am.strides != contiguous_strides(am.hint)):
+            or am.strides != contiguous_strides(am.hint)):
         return None
+    # a reshape that keeps the last dimension keeps rows: an operand along it still lines up
+    keeps_rows = am.shape[-1] == vm.shape[-1]
     residuals: list[str] = []
     for x in n.args:
         if isinstance(x, tuple):
@@ -885,6 +891,10 @@ def _sinkable(
         if not isinstance(x, Ref) or x.name in {v.name for v in views}:
             continue
         om = _meta(graph, by_name, x.name)
+        if not keeps_rows:
+            if om.rank > am.rank or any(s != "1" for s in om.shape):
+                return None  # only a single value broadcasts alike before and after
+            continue
         if om.shape == vm.shape and am.rank == 2 and vm.rank > 2 and _last_size(view) is not None:
             residuals.append(x.name)
             continue

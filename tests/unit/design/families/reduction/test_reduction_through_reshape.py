@@ -128,3 +128,27 @@ def get_init_inputs():
     for src in check(body, params=LOOP, tol=1e-4):
         forward = src.split("def forward")[1]
         assert "= reduce_0(" in forward and "reduce_1" not in forward, forward
+
+
+@pytest.mark.parametrize(
+    "activation",
+    [
+        "torch.nn.functional.silu(y)",
+        "y * torch.sigmoid(y) + 0.5",
+        "torch.nn.functional.hardswish(y).clamp(max=2.0)",
+    ],
+)
+def test_an_activation_of_a_group_norm_joins_the_norms_kernel(check_launches, activation) -> None:
+    """An element-wise op of the norm's output viewed back to (N, C, H, W), whose other
+    operands are single values, runs before the view (lowering's ``_sink_reshapes``): one
+    kernel computes the norm and the activation, and the normalised tensor is never stored."""
+    runs = check_launches(_group_norm_then(activation), params=LOOP, tol=1e-4)
+    assert runs and all(len(set(launched)) == 1 for _, launched in runs), runs
+
+
+def test_a_per_channel_operand_after_the_view_keeps_its_own_kernel(check_launches) -> None:
+    """A per-channel scale varies along C, which the norm's layout splits into (G, C/G): the
+    op stays after the view, in a kernel of its own, and the result is right."""
+    body = _group_norm_then("y * torch.arange(12.0).view(12, 1, 1)")
+    runs = check_launches(body, params=LOOP, tol=1e-4)
+    assert runs and all(len(set(launched)) == 2 for _, launched in runs), runs
