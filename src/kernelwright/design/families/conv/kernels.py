@@ -187,19 +187,20 @@ def implicit_gemm_tma_kernel(epi: ConvEpilogue, name: str) -> tuple[str, KernelA
         "    patch = x_desc.load([img, ih, iw, c0]).reshape(BLOCK_H * BLOCK_W, BLOCK_K)",
         "    filt = w_desc.load([n0, tap, c0]).reshape(BLOCK_N, BLOCK_K)",
         "    acc = tl.dot(patch, filt.T, acc, input_precision=DOT_PRECISION)",
-        "# ---- rows as flat output indices (image, oh, ow); positions past the image's last row",
-        "# or column get M, which the epilogue's row mask leaves unstored",
+        "# ---- rows as flat output indices (image, oh, ow), runs of BLOCK_W contiguous ones",
+        "# (so the NCHW store is vectors); positions past the image's last row or column are",
+        "# masked (their indices alias other positions)",
         "r = tl.arange(0, BLOCK_H * BLOCK_W)",
         "oh = oh0 + r // BLOCK_W",
         "ow = ow0 + r % BLOCK_W",
+        "inside = (oh < OH) & (ow < OW)",
         "if INDEX_64:  # 2^31 output elements or more: the flat index in 64 bits",
         "    offs_m = img.to(tl.int64) * (OH * OW) + oh * OW + ow",
         "else:",
         "    offs_m = img * (OH * OW) + oh * OW + ow",
-        "offs_m = tl.where((oh < OH) & (ow < OW), offs_m, M)",
         "offs_n = n0 + tl.arange(0, BLOCK_N)",
     )
-    epi.write(args, body)
+    epi.write(args, body, row_mask="inside[:, None]")
     consts = ["BLOCK_H", "BLOCK_W", "BLOCK_N", "BLOCK_K", "GROUP_M", "INDEX_64",
               *(c for c in geometry(2) if not c.startswith("STRIDE_")), "DOT_PRECISION"]
     return "\n".join(signature(name, args, consts) + body.lines), args

@@ -39,10 +39,11 @@ class TileEpilogue:
         raise NotImplementedError
 
     def write(self, args: KernelArgs, code: Code, declare: bool = True,
-              column_vectors: str = "") -> None:
+              column_vectors: str = "", row_mask: str = "rows < M") -> None:
         """The epilogue's statements and stores (``declare``: first define ``rows``/``cols``
         from ``offs_m``/``offs_n``; ``column_vectors``: the kernel's constexpr that says whether
-        per-column operands load as vectors, for a tile Triton may lay along its rows)."""
+        per-column operands load as vectors, for a tile Triton may lay along its rows;
+        ``row_mask``: which of the tile's rows exist)."""
         layout = self.group.layout
         assert layout is not None
         em = BodyEmitter(self.graph, self.group.nodes, layout, args, self.group.inputs,
@@ -53,7 +54,7 @@ class TileEpilogue:
         if declare:
             code.add("rows = offs_m[:, None]", "cols = offs_n[None, :]")
         code.add(
-            "row_mask = rows < M  # edge tiles run past the last row and column",
+            f"row_mask = {row_mask}  # edge tiles run past the last row and column",
             "col_mask = cols < N",
         )
         for out in self.group.outputs:
