@@ -162,8 +162,10 @@ def implicit_gemm_tma_kernel(epi: ConvEpilogue, name: str) -> tuple[str, KernelA
     args = KernelArgs()
     args.pointers += [("x_desc", "x_desc"), ("w_desc", "w_desc")]
     args.spans.update(x_desc="x_in", w_desc="w_in")
-    for s in ("M", "N", "C_in", "OH", "OW", "TILES", "TILES_H", "TILES_W"):
+    for s in ("M", "N", "C_in", "OH", "TILES", "TILES_H", "TILES_W"):
         args.scalar(s, s)
+    # the width's alignment at capture: rows of 126 positions still store 2 values at a time
+    args.scalar("OW", "OW", epi.spec.node.out.hint[-1])
     body = Code()
     body.indent()
     _grouped_order(body, "TILES  # tiles of positions: TILES_H x TILES_W an image")
@@ -187,20 +189,19 @@ def implicit_gemm_tma_kernel(epi: ConvEpilogue, name: str) -> tuple[str, KernelA
         "    patch = x_desc.load([img, ih, iw, c0]).reshape(BLOCK_H * BLOCK_W, BLOCK_K)",
         "    filt = w_desc.load([n0, tap, c0]).reshape(BLOCK_N, BLOCK_K)",
         "    acc = tl.dot(patch, filt.T, acc, input_precision=DOT_PRECISION)",
-        "# ---- rows as flat output indices (image, oh, ow), runs of BLOCK_W contiguous ones",
-        "# (so the NCHW store is vectors); positions past the image's last row or column are",
-        "# masked (their indices alias other positions)",
+        "# ---- rows as the image's positions (oh, ow), runs of BLOCK_W contiguous ones (so",
+        "# the NCHW store is vectors), the image a scalar; positions past the image's last row",
+        "# or column are masked (their indices alias other positions)",
         "r = tl.arange(0, BLOCK_H * BLOCK_W)",
         "oh = oh0 + r // BLOCK_W",
         "ow = ow0 + r % BLOCK_W",
         "inside = (oh < OH) & (ow < OW)",
-        "if INDEX_64:  # 2^31 output elements or more: the flat index in 64 bits",
-        "    offs_m = img.to(tl.int64) * (OH * OW) + oh * OW + ow",
-        "else:",
-        "    offs_m = img * (OH * OW) + oh * OW + ow",
+        "offs_m = oh * OW + ow",
+        "if INDEX_64:  # 2^31 output elements or more: the image's offset in 64 bits",
+        "    img = img.to(tl.int64)",
         "offs_n = n0 + tl.arange(0, BLOCK_N)",
     )
-    epi.write(args, body, row_mask="inside[:, None]")
+    epi.per_image().write(args, body, row_mask="inside[:, None]")
     consts = ["BLOCK_H", "BLOCK_W", "BLOCK_N", "BLOCK_K", "GROUP_M", "INDEX_64",
               *(c for c in geometry(2) if not c.startswith("STRIDE_")), "DOT_PRECISION"]
     return "\n".join(signature(name, args, consts) + body.lines), args
