@@ -808,12 +808,14 @@ def _sink_reshapes(graph: OpGraph) -> OpGraph:
     allow, else a copy). Left alone: a reshape of a value not contiguous at capture, an op
     whose result is larger than the view (it broadcasts it), any other operand of more
     dimensions than ``a`` or that varies along any dimension but the last, and where the
-    reshape changes the last dimension, any other operand but a single value."""
+    reshape changes the last dimension, any other operand but a single value, or an op that
+    a reduction reads (which reduces in the reshape's layout)."""
     taken = {n.name for n in graph.nodes} | {i.name for i in graph.inputs}
     by_name = {n.name: n for n in graph.nodes}
+    readers = graph.users()
     nodes: list[Node] = []
     for n in graph.nodes:
-        found = _sinkable(graph, by_name, n)
+        found = _sinkable(graph, by_name, n, readers)
         if found is None:
             nodes.append(n)
             continue
@@ -862,10 +864,11 @@ def _fresh(taken: set[str], base: str) -> str:
 
 
 def _sinkable(
-    graph: OpGraph, by_name: dict[str, Node], n: Node
+    graph: OpGraph, by_name: dict[str, Node], n: Node, readers: dict[str, list[str]]
 ) -> tuple[Node, Ref, list[str]] | None:
     """(the reshape, its source, the operands of the reshape's shape to bring to the source's
-    rows) when ``n`` can run before the reshape it reads; else None."""
+    rows) when ``n`` can run before the reshape it reads; else None. ``readers``: the graph's
+    readers of each node."""
     if n.kind != "call" or len(n.meta) != 1 or classify(n) != "pointwise":
         return None
     views = _reshapes_read(by_name, n)
@@ -884,6 +887,11 @@ def _sinkable(
         return None
     # a reshape that keeps the last dimension keeps rows: an operand along it still lines up
     keeps_rows = am.shape[-1] == vm.shape[-1]
+    if not keeps_rows and any(classify(by_name[r]) == "reduction"
+                              for r in readers.get(n.name, ()) if r in by_name):
+        # a reduction of the reshaped layout reads it (a norm of a flattened view squares
+        # it): the op stays with that reduction, in the reshape's layout
+        return None
     residuals: list[str] = []
     for x in n.args:
         if isinstance(x, tuple):

@@ -152,3 +152,24 @@ def test_a_per_channel_operand_after_the_view_keeps_its_own_kernel(check_launche
     body = _group_norm_then("y * torch.arange(12.0).view(12, 1, 1)")
     runs = check_launches(body, params=LOOP, tol=1e-4)
     assert runs and all(len(set(launched)) == 2 for _, launched in runs), runs
+
+
+def test_a_norm_of_a_flattened_view_keeps_its_square_with_its_sum(check_launches) -> None:
+    """``F.normalize(x.reshape(B, -1))`` squares the view for its sum: the square stays in the
+    view's layout with the reduction that reads it (moved before the view, it would be a
+    kernel of its own and the sum another), so the whole norm is one kernel."""
+    body = """
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+    def forward(self, x):
+        return torch.nn.functional.normalize(x.reshape(x.shape[0], -1))
+def get_inputs():
+    return [torch.randn(6, 5, 7)]
+def get_input_variants():
+    return [[torch.randn(3, 4, 9)]]
+def get_init_inputs():
+    return []
+"""
+    runs = check_launches(body, params=LOOP, tol=1e-4)
+    assert runs and all(len(set(launched)) == 1 for _, launched in runs), runs
