@@ -21,9 +21,11 @@ COPY = r"cp\.async\.c[ag]\.shared\.global \[[^]]*\], \[[^]]*\], (\w+)"  # its by
 
 
 def first_designs(paths: list[str], policies: tuple[str, ...] = ("fp32",),
-                  layouts: tuple[int | None, ...] = (None,)) -> list[dict]:
+                  layouts: tuple[int | None, ...] = (None,),
+                  params: dict[str, int] | None = None) -> list[dict]:
     """Each task's first design at full size compiled for sm_90 under each policy (and with
-    ``CHANNELS_LAST`` set to each layout; None: the design's own): a row a kernel."""
+    ``CHANNELS_LAST`` set to each layout; None: the design's own; ``params`` set on every
+    group): a row a kernel."""
     script = f"""
         import dataclasses, json, re
         from kernelwright.design.plan import plan_task
@@ -36,9 +38,10 @@ def first_designs(paths: list[str], policies: tuple[str, ...] = ("fp32",),
             plan = plan_task(load_task(path, "full"), "cuda", "full", isolate=False)
             design = plan.designs[0]
             for layout in {list(layouts)!r}:
-                choices = design.choices if layout is None else tuple(
-                    dataclasses.replace(c, params={{**c.params, "CHANNELS_LAST": layout}})
-                    for c in design.choices)
+                fixed = {params or {}!r} if layout is None else {{**{params or {}!r},
+                                                                  "CHANNELS_LAST": layout}}
+                choices = tuple(dataclasses.replace(c, params={{**c.params, **fixed}})
+                                for c in design.choices)
                 source = plan.render(dataclasses.replace(design, choices=choices))
                 for policy in {list(policies)!r}:
                     apply_policy(Precision(policy))  # the wrappers read the flags per call
@@ -89,10 +92,10 @@ def test_implicit_gemm_compiles_for_hopper_without_spills() -> None:
         """
     rows = run_compile_script(script, timeout=900)
     # the copy of the input to NHWC (the default layout) compiles too; the checks below are
-    # the convolution's
+    # the convolution's (its TMA kernel: 2-D, stride 1, channels-last)
     for r in rows:
         assert r[4] and r[6] in (0, None), r
-    rows = [r for r in rows if r[3] == "conv_0_kernel"]
+    rows = [r for r in rows if r[3] == "conv_0_tma_kernel"]
     # task 1's ReLU keeps NaN as PyTorch's does (the plain max.f32 would drop it)
     assert all(r[-1] for r in rows if "1_Conv2D_ReLU" in r[0]), rows
     rows = [r[:-1] for r in rows]
@@ -117,9 +120,10 @@ def test_the_channels_last_implicit_gemm_copies_whole_rows_of_channels() -> None
     """``CHANNELS_LAST`` 1 at both tasks' full sizes, fp32: compiles without spills within
     shared memory, the same tensor-core products as the NCHW kernel, and every asynchronous
     copy into shared memory 16 bytes (one tap's channels are contiguous), where the NCHW
-    kernel gathers its patch block 4 bytes a copy."""
+    kernel gathers its patch block 4 bytes a copy (pointer loads: ``TMA`` 0)."""
     pytest.importorskip("triton")
-    rows = first_designs([str(ROOT / "kernelbench" / f"{t}.py") for t in TASKS], layouts=(0, 1))
+    rows = first_designs([str(ROOT / "kernelbench" / f"{t}.py") for t in TASKS], layouts=(0, 1),
+                         params={"TMA": 0})
     convs = [r for r in rows if r["kernel"] == "conv_0_kernel"]
     assert {(r["task"], r["layout"]) for r in convs} == {
         (Path(t).name, layout) for t in TASKS for layout in (0, 1)
@@ -217,13 +221,13 @@ def test_the_direct_grouped_kernel_compiles_for_hopper_without_spills() -> None:
 
 @pytest.mark.sm90
 def test_the_vendor_epilogue_on_channels_last_output_compiles_for_hopper() -> None:
-    """Under tf32 and bf16 cuDNN's convolution ranks first and runs channels-last: its
-    epilogue kernel, reading the NHWC output as stored (a unit channel stride, which Triton
-    specialises on) and writing NCHW, compiles for sm_90 at level-2 task 1's size without
-    spills; under fp32 it reads NCHW. Either way the output is read in vectors and each
-    per-channel operand loaded once a thread. PyTorch's meta convolution returns NCHW whatever
-    its input's layout, where cuDNN returns a channels-last input's output channels-last: the
-    file's convolution is made to do the same here."""
+    """Under tf32 and bf16 cuDNN's convolution runs channels-last (ranked after the implicit
+    GEMM with TMA loads, its measured peer): its epilogue kernel, reading the NHWC output as
+    stored (a unit channel stride, which Triton specialises on) and writing NCHW, compiles for
+    sm_90 at level-2 task 1's size without spills; under fp32 it reads NCHW. Either way the
+    output is read in vectors and each per-channel operand loaded once a thread. PyTorch's meta
+    convolution returns NCHW whatever its input's layout, where cuDNN returns a channels-last
+    input's output channels-last: the file's convolution is made to do the same here."""
     pytest.importorskip("triton")
     path = str(ROOT / "kernelbench" / f"{TASKS[0]}.py")
     script = f"""
@@ -250,7 +254,7 @@ def test_the_vendor_epilogue_on_channels_last_output_compiles_for_hopper() -> No
             call = "torch.ops.aten.convolution.default("
             assert call in source
             source = source.replace(call, "_as_cudnn(") + chr(10) + helper + chr(10)
-            rows += [[policy, plan.designs[0] == design, r.kernel, r.ok, r.spill_bytes,
+            rows += [[policy, plan.designs.index(design), r.kernel, r.ok, r.spill_bytes,
                       r.constexprs, global_loads(r.ptx), global_stores(r.ptx), r.error[:300]]
                      for r in compile_check(source, {path!r}, "full", keep_ptx=True,
                                             precision=policy)]
@@ -264,14 +268,15 @@ def test_the_vendor_epilogue_on_channels_last_output_compiles_for_hopper() -> No
     assert set(copies) == {"tf32", "bf16"}, copies
     for loads, stores in copies.values():
         assert set(loads) == {"ld.global.v4.b32"} and set(stores) == {"st.global.v4.b32"}
-    for policy, first, kernel, ok, spill, consts, loads, stores, error in rows:
+    for policy, rank, kernel, ok, spill, consts, loads, stores, error in rows:
         assert ok, (policy, kernel, error)
         assert spill in (0, None), (policy, kernel, spill)
         if kernel == "_nhwc_copy_kernel":
             continue
-        # ranked first where cuDNN uses tensor cores, and reading the output as it wrote it:
-        # NHWC there (a unit channel stride), NCHW under fp32 (a unit position stride)
-        assert first == (policy != "fp32"), policy
+        # second where cuDNN uses tensor cores (the TMA implicit GEMM first), and reading the
+        # output as it wrote it: NHWC there (a unit channel stride), NCHW under fp32 (a unit
+        # position stride)
+        assert rank == 1 or policy == "fp32", (policy, rank)
         layout = "sy_c=1" if policy != "fp32" else "sy_p=1"
         assert layout in consts.split(", "), (policy, consts)
         # the output read in vectors; each value of the two per-channel operands a thread uses
@@ -315,14 +320,17 @@ def test_the_transposed_phase_kernel_compiles_for_hopper_without_spills() -> Non
 def test_1d_and_dilated_transposed_convolutions_compile_for_hopper_without_spills() -> None:
     """KernelBench level-1 tasks 67 (a 1-D convolution, lowered to height 1) and 79 (a 1-D
     transposed one of stride 2 and dilation 2, whose phases read every tap) at full size,
-    fp32: the implicit GEMM and the phase kernel compile without spills, on 3xTF32 wgmma."""
+    fp32: the implicit GEMM (TMA loads: stride 1) and the phase kernel compile without
+    spills, on 3xTF32 wgmma."""
     pytest.importorskip("triton")
     paths = [str(ROOT / "kernelbench" / "level1" / "67_conv_standard_1D.py"),
              str(ROOT / "kernelbench" / "level1" / "79_conv_transposed_1D_asymmetric_input_"
                  "square_kernel___padded____strided____dilated__.py")]
-    convs = [r for r in first_designs(paths) if r["kernel"] == "conv_0_kernel"]
-    assert [r["skills"] for r in convs] == [["conv-implicit-gemm"],
-                                             ["conv-transposed-implicit-gemm"]]
+    convs = [r for r in first_designs(paths)
+             if r["kernel"] in ("conv_0_kernel", "conv_0_tma_kernel")]
+    assert [(r["skills"], r["kernel"]) for r in convs] == [
+        (["conv-implicit-gemm"], "conv_0_tma_kernel"),
+        (["conv-transposed-implicit-gemm"], "conv_0_kernel")]
     for r in convs:
         assert_compiled(r)
         assert r["mma"] == ["tf32"], r
@@ -389,10 +397,11 @@ def test_the_direct_kernel_of_shallow_inputs_compiles_for_hopper_without_spills(
 
 @pytest.mark.sm90
 def test_16_bit_implicit_gemms_take_k_blocks_of_64_and_fit_the_sm() -> None:
-    """Under bf16 the implicit GEMM (level-2 task 1) and the phase kernel (task 93), second
-    behind cuDNN there, default to K blocks of 64 values (128-byte rows, measured faster than
-    32 on the H200): at full size both compile without spills within an SM's shared memory
-    (the wrapper takes as many stages as fit), on bf16 wgmma, every copy 16 bytes."""
+    """Under bf16 the implicit GEMM (level-2 task 1, TMA loads) and the phase kernel (task
+    93, second behind cuDNN there) default to K blocks of 64 values (128-byte rows, measured
+    faster than 32 on the H200): at full size both compile without spills within an SM's
+    shared memory (the wrapper takes as many stages as fit), on bf16 wgmma, every pointer copy
+    16 bytes (the TMA kernel makes none)."""
     pytest.importorskip("triton")
     paths = [str(ROOT / "kernelbench" / f"{TASKS[0]}.py"),
              str(ROOT / "kernelbench" / "level2" / "93_ConvTranspose2d_Add_Min_GELU_Multiply.py")]
@@ -411,8 +420,8 @@ def test_16_bit_implicit_gemms_take_k_blocks_of_64_and_fit_the_sm() -> None:
             design = next(d for d in plan.designs if d.skills[0] != "conv-vendor")
             for r in compile_check(plan.render(design), path, "full", keep_ptx=True,
                                    precision="bf16"):
-                if r.kernel == "conv_0_kernel":
-                    rows.append(dict(task=path, skills=list(design.skills),
+                if r.kernel in ("conv_0_kernel", "conv_0_tma_kernel"):
+                    rows.append(dict(task=path, skills=list(design.skills), kernel=r.kernel,
                                      block_k=design.choices[0].params["BLOCK_K"], ok=r.ok,
                                      spill=r.spill_bytes, shared=r.shared_bytes,
                                      mma=sorted(set(re.findall({WGMMA!r}, r.ptx))),
@@ -423,7 +432,9 @@ def test_16_bit_implicit_gemms_take_k_blocks_of_64_and_fit_the_sm() -> None:
     rows = run_compile_script(script, timeout=900)
     skills = [r["skills"] for r in rows]
     assert skills == [["conv-implicit-gemm"], ["conv-transposed-implicit-gemm"]], skills
+    assert [r["kernel"] for r in rows] == ["conv_0_tma_kernel", "conv_0_kernel"], rows
     for r in rows:
         assert r["block_k"] == 64, r
         assert_compiled(r)
-        assert r["mma"] == ["bf16"] and r["copies"] == ["0x10"], r
+        copies = [] if r["kernel"] == "conv_0_tma_kernel" else ["0x10"]
+        assert r["mma"] == ["bf16"] and r["copies"] == copies, r
