@@ -138,3 +138,40 @@ def test_an_output_width_that_is_no_multiple_of_16_keeps_vector_stores() -> None
     assert ok, kernel
     assert stores and all(".v" in form for form in stores), stores
     assert all(".v" in form for form in loads), loads
+
+
+@pytest.mark.sm90
+def test_bf16_tiles_widen_to_256_columns_only_on_aligned_output_rows() -> None:
+    """Under bf16 the TMA kernel takes 256 output columns where the output's rows are 16-byte
+    aligned (the suite's GEMM + bias + GELU, 4096 wide: vector stores, no spills); with an odd
+    N (held-out level-2 36, 4099 wide) every value is stored alone, and at 256 columns the
+    store addresses spilled 150 bytes a thread: there it keeps 128, and spills nothing."""
+    pytest.importorskip("triton")
+    paths = [str(ROOT / "benchmarks" / "level2" / "01_gemm_bias_gelu.py"),
+             str(ROOT / "heldout" / "level2" / "36_linear_odd_features_gelu.py")]
+    script = f"""
+        import json
+        from kernelwright.design.plan import plan_task
+        from kernelwright.design.compile_check import compile_check, global_stores
+        from kernelwright.evaluate.precision import apply_policy
+        from kernelwright.records import Precision
+        from kernelwright.task import load_task
+        apply_policy(Precision("bf16"))
+        rows = []
+        for path in {paths!r}:
+            plan = plan_task(load_task(path, "full"), "cuda", "full", isolate=False,
+                             precision="bf16")
+            rows += [[path.rsplit("/", 1)[-1], r.kernel, r.ok, r.spill_bytes, r.constexprs,
+                      global_stores(r.ptx)]
+                     for r in compile_check(plan.render(plan.designs[0]), path, "full",
+                                            keep_ptx=True, precision="bf16")
+                     if r.kernel == "gemm_0_tma_kernel"]
+        print(json.dumps(rows))
+        """
+    rows = run_compile_script(script, timeout=600)
+    by = {r[0]: r for r in rows}
+    aligned, odd = by["01_gemm_bias_gelu.py"], by["36_linear_odd_features_gelu.py"]
+    for _, kernel, ok, spill, _, _ in (aligned, odd):
+        assert ok and spill in (0, None), (kernel, spill)
+    assert "BLOCK_N=256" in aligned[4].split(", ") and "BLOCK_N=128" in odd[4].split(", ")
+    assert all(".v" in form for form in aligned[5]), aligned[5]

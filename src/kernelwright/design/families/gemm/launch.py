@@ -105,9 +105,14 @@ def render_gemm(
             code.add(
                 "# and twice the output columns (up to 256) where the fp32 accumulator still fits"
                 f" in {ACC_PER_THREAD}",
-                "# values a thread: each left-operand tile then serves twice the columns",
+                "# values a thread: each left-operand tile then serves twice the columns; not"
+                " where",
+                "# output rows are off 16-byte boundaries (N % 8): each value is then stored"
+                " alone, and",
+                "# 256 columns of store addresses spill (sm_90, an odd N under bf16: 150 bytes"
+                " a thread)",
                 "BLOCK_N_TMA = BLOCK_N",
-                "if lhs.element_size() == 2 and BLOCK_M * BLOCK_N * 2 <= "
+                "if lhs.element_size() == 2 and N % 8 == 0 and BLOCK_M * BLOCK_N * 2 <= "
                 f"{ACC_PER_THREAD * 32 * p['WARPS']}:",
                 "    BLOCK_N_TMA = max(16, min(BLOCK_N * 2, 256, _pow2(N)))",
             )
