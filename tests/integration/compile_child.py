@@ -16,6 +16,16 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
+# the imports of a script that plans tasks and compiles their designs under a policy (indented
+# as the scripts written inside a test are, which run_compile_script dedents)
+PLAN_IMPORTS = """
+        import json, re
+        from kernelwright.design.plan import plan_task
+        from kernelwright.design.compile_check import compile_check, global_loads, global_stores
+        from kernelwright.evaluate.precision import apply_policy
+        from kernelwright.records import Precision
+        from kernelwright.task import load_task
+"""
 
 
 def run_compile_script(script: str, timeout: float = 900) -> Any:

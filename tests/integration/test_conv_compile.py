@@ -8,7 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from compile_child import run_compile_script
+from compile_child import PLAN_IMPORTS, run_compile_script
 
 ROOT = Path(__file__).resolve().parents[2]
 TASKS = [
@@ -405,13 +405,7 @@ def test_16_bit_implicit_gemms_take_k_blocks_of_64_and_fit_the_sm() -> None:
     pytest.importorskip("triton")
     paths = [str(ROOT / "kernelbench" / f"{TASKS[0]}.py"),
              str(ROOT / "kernelbench" / "level2" / "93_ConvTranspose2d_Add_Min_GELU_Multiply.py")]
-    script = f"""
-        import json, re
-        from kernelwright.design.plan import plan_task
-        from kernelwright.design.compile_check import compile_check
-        from kernelwright.evaluate.precision import apply_policy
-        from kernelwright.records import Precision
-        from kernelwright.task import load_task
+    script = PLAN_IMPORTS + f"""
         apply_policy(Precision("bf16"))
         rows = []
         for path in {paths!r}:

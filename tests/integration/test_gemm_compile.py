@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from compile_child import run_compile_script
+from compile_child import PLAN_IMPORTS, run_compile_script
 
 ROOT = Path(__file__).resolve().parents[2]
 TASKS = [
@@ -149,13 +149,7 @@ def test_bf16_tiles_widen_to_256_columns_only_on_aligned_output_rows() -> None:
     pytest.importorskip("triton")
     paths = [str(ROOT / "benchmarks" / "level2" / "01_gemm_bias_gelu.py"),
              str(ROOT / "heldout" / "level2" / "36_linear_odd_features_gelu.py")]
-    script = f"""
-        import json
-        from kernelwright.design.plan import plan_task
-        from kernelwright.design.compile_check import compile_check, global_stores
-        from kernelwright.evaluate.precision import apply_policy
-        from kernelwright.records import Precision
-        from kernelwright.task import load_task
+    script = PLAN_IMPORTS + f"""
         apply_policy(Precision("bf16"))
         rows = []
         for path in {paths!r}:
