@@ -58,8 +58,8 @@ def conv_implicit_gemm(f: GroupFacts) -> dict[str, int]:
     48-64 -> 64-128 channels) 128-position tiles with TMA ran 17-35% faster than pointer
     loads under bf16 and 7-29% faster under fp32 on the first three; held-out 33's 192-wide
     images in 128-wide tiles ran 18% slower under fp32, a third of its tiles' positions past
-    the edge, hence tiles shaped to the image (``_tma_tile``). 64-position tiles and 4 stages
-    lost everywhere with TMA."""
+    the edge, hence tiles shaped to the image (``_tma_tile``). With TMA, 64-position tiles lost
+    on every task, and 4 stages on all but fp32 task 1 (1% faster there)."""
     g = f.gemm
     assert g is not None
     patches = g.m * g.k * g.groups
