@@ -162,7 +162,7 @@ def implicit_gemm_tma_kernel(epi: ConvEpilogue, name: str) -> tuple[str, KernelA
     args = KernelArgs()
     args.pointers += [("x_desc", "x_desc"), ("w_desc", "w_desc")]
     args.spans.update(x_desc="x_in", w_desc="w_in")
-    for s in ("M", "N", "C_in", "OH", "TILES", "TILES_H", "TILES_W"):
+    for s in ("N", "C_in", "OH", "TILES", "TILES_H", "TILES_W"):
         args.scalar(s, s)
     # the width's alignment at capture: rows of 126 positions still store 2 values at a time
     args.scalar("OW", "OW", epi.spec.node.out.hint[-1])
