@@ -41,6 +41,11 @@
                                whole: it reads a in its own layout and can join a's group (a
                                group norm's output averaged over all but the batch is summed
                                inside the norm's kernel and never written)
+    mean(x * a + c, D)         mean(x, D) * a + c where a and c are constant along D (a norm's
+                               statistics, scale and shift), for chains of add, sub, mul, div
+                               and neg (a sum through mul, div and neg alone): a norm then
+                               averaged over space reduces the norm's input, and the normalised
+                               tensor is never written (see affine_reductions.py)
     op(view(a), ...)           view(op(a, ...)) for an element-wise op on a reshape of a
                                contiguous a that keeps its last dimension, when the op's other
                                tensors broadcast along that dimension alone (a bias): a Linear
@@ -73,6 +78,7 @@ import dataclasses
 import math
 from collections.abc import Callable, Sequence
 
+from kernelwright.design.affine_reductions import reductions_through_affine
 from kernelwright.design.aten import classify, conv_args, lookup_fusible
 from kernelwright.design.builder import (
     Builder,
@@ -123,8 +129,8 @@ def lower(graph: OpGraph) -> OpGraph:
                 continue
         b.keep(n)
     outputs = tuple(b.remap(a) for a in graph.outputs)
-    lowered_graph = _reductions_before_reshapes(
-        _unit_reductions(graph.replace(tuple(b.nodes), outputs).pruned()))
+    lowered_graph = reductions_through_affine(_reductions_before_reshapes(
+        _unit_reductions(graph.replace(tuple(b.nodes), outputs).pruned())))
     if b.held:  # sizes a rule wrote a value of into the graph (a default attention scale)
         lowered_graph = lowered_graph.with_held(tuple(sorted({*lowered_graph.held, *b.held})))
     return _clone_lookups(_sink_reshapes(lowered_graph))
