@@ -1,4 +1,5 @@
-"""Where a call's GPU time goes: each kernel of a task's designs, eager PyTorch and torch.compile.
+"""Where a call's time goes: each kernel of a task's designs, eager PyTorch and torch.compile,
+and the host's time to issue a call.
 
     python scripts/profile_design.py kernelbench/level2/1_Conv2D_ReLU_BiasAdd.py \\
         --precision bf16 --designs 2 --out runs/profile-conv
@@ -8,11 +9,14 @@ A development instrument, like ``sweep_design.py``, not a verdict: kernelwright'
 kernels (trusted code) are imported in this process. For each contender (the task's ``Model``,
 ``torch.compile`` of it, then the first ``--designs`` ranked designs at their defaults) the
 script times a call with ``triton.testing.do_bench`` (the median; on a CPU the wall clock of
-the interpreter, which means nothing), checks its largest error
-against the task's model, and records five calls under ``torch.profiler``: each kernel's name,
-launches a call and device time a call. Model, inputs and plan follow ``--precision`` as the
-harness applies it. Writes ``OUT/profile.csv`` row by row (a crash keeps what was measured) and
-``OUT/candidates/*.py``, and prints each contender's kernels, slowest first.
+the interpreter, which means nothing), measures on a GPU the host's time to issue a call (calls
+made back to back without waiting: where it passes the call's device time, the device waits for
+the host, as in the harness's timed batches, and a faster kernel does not make the call
+faster), checks its largest error against the task's model, and records five calls under
+``torch.profiler``: each kernel's name, launches a call and device time a call. Model, inputs
+and plan follow ``--precision`` as the harness applies it. Writes ``OUT/profile.csv`` row by row
+(a crash keeps what was measured) and ``OUT/candidates/*.py``, and prints each contender's
+kernels, slowest first.
 """
 
 from __future__ import annotations
@@ -26,10 +30,11 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_gemm import _time, load_module, pick_device  # noqa: E402
+from bench_gemm import _host_time, _time, load_module, pick_device  # noqa: E402
 
 FIELDS = [
-    "task", "contender", "precision", "call_ms", "max_err", "kernel", "launches", "us_a_call"
+    "task", "contender", "precision", "call_ms", "host_ms", "max_err", "kernel", "launches",
+    "us_a_call",
 ]
 CALLS = 5  # profiled calls a contender
 
@@ -100,13 +105,19 @@ def profile_task(path: Path, args: argparse.Namespace, device: str, write: Any) 
                 got = fn(*inputs)
                 err = (got.float() - want.float()).abs().max().item()
                 ms = _time(lambda fn=fn: fn(*inputs), device)
+                host = _host_time(lambda fn=fn: fn(*inputs)) if device == "cuda" else None
                 kernels = kernel_times(lambda fn=fn: fn(*inputs), device)
             except Exception as exc:  # one contender's failure is a row, not the end
                 write({**row, "kernel": f"{type(exc).__name__}: {exc}"[:200]})
                 continue
-            print(f"== {path.stem} | {name}: {ms:.4f} ms a call, max error {err:.3g}")
+            issued = f", issued in {host:.4f} ms" if host is not None else ""
+            bound = " (host-bound)" if host is not None and host > ms else ""
+            print(f"== {path.stem} | {name}: {ms:.4f} ms a call{issued}{bound}, "
+                  f"max error {err:.3g}")
             for kernel, launches, us in kernels[: args.top]:
-                write({**row, "call_ms": f"{ms:.4f}", "max_err": f"{err:.3g}", "kernel": kernel,
+                write({**row, "call_ms": f"{ms:.4f}",
+                       "host_ms": f"{host:.4f}" if host is not None else "",
+                       "max_err": f"{err:.3g}", "kernel": kernel,
                        "launches": f"{launches:g}", "us_a_call": f"{us:.1f}"})
 
 
