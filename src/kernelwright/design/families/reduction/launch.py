@@ -421,7 +421,7 @@ def _team_launch(
         "# a team waits for all of its programs, so all must be resident at once: at most one",
         "# per SM (every SM holds one)",
         f'if {first}.device.type == "cuda":',
-        f"    resident = torch.cuda.get_device_properties({first}.device).multi_processor_count",
+        f"    resident = _cuda_device({first}.device)[0]  # SMs, queried once a process",
         f'elif {first}.device.type == "cpu":',
         "    resident = 1  # Triton's interpreter runs programs one after another",
         "else:",
