@@ -38,15 +38,19 @@ class FakeExecutor:
         self.killed = killed
         self.stderr = stderr
         self.launches: list[tuple[Launch, dict[str, str]]] = []
+        self.shared: list[bool] = []  # each run's share_kernels
 
     def run(
         self,
         launch: Launch,
         files: Mapping[str, str],
         drive: Callable[[CandidateProcess], dict[str, Any]],
+        *,
+        share_kernels: bool = False,
     ) -> JobResult:
         """See :class:`kernelwright.evaluate.executor.Executor`."""
         self.launches.append((launch, dict(files)))
+        self.shared.append(share_kernels)
         if self.exc is not None:
             raise self.exc
         return JobResult(

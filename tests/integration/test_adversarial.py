@@ -102,8 +102,9 @@ class _MemoryLimited:
         self.inner = inner
         self.limit = limit_bytes
 
-    def run(self, launch: Any, files: Any, drive: Any) -> Any:
-        return self.inner.run(dataclasses.replace(launch, memory_bytes=self.limit), files, drive)
+    def run(self, launch: Any, files: Any, drive: Any, *, share_kernels: bool = False) -> Any:
+        return self.inner.run(dataclasses.replace(launch, memory_bytes=self.limit), files, drive,
+                              share_kernels=share_kernels)
 
     def close(self) -> None:
         self.inner.close()

@@ -22,8 +22,8 @@ class Recording:
         self.inner = inner
         self.results = []
 
-    def run(self, launch, files, drive):
-        result = self.inner.run(launch, files, drive)
+    def run(self, launch, files, drive, *, share_kernels=False):
+        result = self.inner.run(launch, files, drive, share_kernels=share_kernels)
         self.results.append(result)
         return result
 
@@ -92,7 +92,7 @@ class ProtocolRefusing:
     """An executor under which every process's report is a protocol refusal (as when the
     harness's own processes make tensors the protocol cannot read)."""
 
-    def run(self, launch, files, drive):
+    def run(self, launch, files, drive, *, share_kernels=False):
         failure = {"status": "rejected", "check": "protocol",
                    "message": "the process sent a malformed tensor: a CUDA IPC handle"}
         return JobResult({"failure": failure}, 0, "", 0.1)

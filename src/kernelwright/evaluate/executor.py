@@ -40,6 +40,7 @@ from kernelwright.evaluate.channel import Channel, ChannelError, pair
 from kernelwright.evaluate.containment import default_read_roots
 from kernelwright.evaluate.forkserver import ForkServer, pdeathsig
 from kernelwright.evaluate.forkserver import enabled as forks_for
+from kernelwright.evaluate.kernel_cache import KernelCache
 from kernelwright.evaluate.launchers import RecentSignatures
 from kernelwright.evaluate.spawn import (
     RUN_PREFIX,
@@ -104,6 +105,11 @@ class JobResult:
     wait_s: float = 0.0
 
 
+def triton_cache(home: Path) -> Path:
+    """Where the process whose home is ``home`` keeps Triton's compiled kernels."""
+    return home / ".cache" / "triton"
+
+
 def candidate_env(launch: Launch, home: Path, mark: str) -> dict[str, str]:
     """A candidate's environment: the allow-listed part of ours, its own folders under
     ``home``, and ``mark`` under :data:`SANDBOX_MARK` (how its leftovers are known)."""
@@ -112,7 +118,7 @@ def candidate_env(launch: Launch, home: Path, mark: str) -> dict[str, str]:
         "HOME": str(home),
         "TMPDIR": str(home / "tmp"),
         "XDG_CACHE_HOME": str(cache),
-        "TRITON_CACHE_DIR": str(cache / "triton"),
+        "TRITON_CACHE_DIR": str(triton_cache(home)),
         "TORCHINDUCTOR_CACHE_DIR": str(cache / "inductor"),
         "TORCH_EXTENSIONS_DIR": str(cache / "torch_extensions"),
         "CUDA_CACHE_PATH": str(cache / "nv"),
@@ -241,8 +247,13 @@ class Executor(Protocol):
         launch: Launch,
         files: Mapping[str, str],
         drive: Callable[[CandidateProcess], dict[str, Any]],
+        *,
+        share_kernels: bool = False,
     ) -> JobResult:
-        """Start a process, place ``files`` in its scratch folder, ``drive`` it, end it."""
+        """Start a process, place ``files`` in its scratch folder, ``drive`` it, end it.
+        ``share_kernels``: the files are kernelwright's own candidate, whose process may start
+        with the kernels earlier such candidates compiled and leave its own to later ones
+        (:mod:`~kernelwright.evaluate.kernel_cache`)."""
         ...
 
     def close(self) -> None:
@@ -270,6 +281,9 @@ class SubprocessExecutor:
         self._servers: dict[tuple[Any, ...], ForkServer] = {}
         # the launchers earlier candidates' kernels needed, built by each new spare
         self._signatures = RecentSignatures()
+        # the kernels kernelwright's own candidates compiled, for the next ones (never a
+        # candidate kernelwright did not write: see kernel_cache)
+        self.kernels = KernelCache(self.base / "kernels")
         self._finalizer = weakref.finalize(self, shutil.rmtree, self.base, True)
 
     @property
@@ -303,6 +317,8 @@ class SubprocessExecutor:
         launch: Launch,
         files: Mapping[str, str],
         drive: Callable[[CandidateProcess], dict[str, Any]],
+        *,
+        share_kernels: bool = False,
     ) -> JobResult:
         """See :class:`Executor`."""
         start = time.monotonic()
@@ -321,12 +337,16 @@ class SubprocessExecutor:
         waited = time.monotonic() - start
         for name, text in files.items():
             (process.scratch / name).write_text(text)
+        if share_kernels:  # before the candidate is imported, so its compiles find them
+            self.kernels.seed(triton_cache(process.scratch))
         result: dict[str, Any] | None = None
         try:
             result = drive(process)
             if result is not None:
                 result["extra_processes"] = process.extra_processes()
                 self._signatures.add(result.get("launchers"))
+                if share_kernels:
+                    self.kernels.harvest(triton_cache(process.scratch))
         finally:
             code = process.proc.poll()
             log = tail(process.log)

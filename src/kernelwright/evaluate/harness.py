@@ -59,6 +59,9 @@ SOLUTION_FILE = "solution.py"
 # The first of an evaluation's phases: the candidate's process starting (a cold start, or the
 # rest of a spare's warm-up)
 WAITING = "waiting for its process"
+# Candidates whose source kernelwright's templates wrote: their processes share compiled
+# kernels (evaluate.kernel_cache); no other candidate's process gets or leaves any
+KERNEL_SHARING_ORIGINS = frozenset({"template"})
 # Spread (inter-quartile range over median) past which a baseline is not cached: the machine was
 # busy, and a cached number would mislead every later evaluation.
 MAX_CACHED_SPREAD = {"cuda": 0.2, "cpu": 0.5}
@@ -185,7 +188,8 @@ class EvalSession:
             return build_verdict(self._evidence(candidate, None, tuple(static), started))
         self._start_judge()
         baselines = self._ensure_baselines()
-        job = self._run("candidate", candidate.source, opts.timing, opts.guard, race_ms)
+        job = self._run("candidate", candidate.source, opts.timing, opts.guard, race_ms,
+                        share_kernels=candidate.origin in KERNEL_SHARING_ORIGINS)
         violations: list[Any] = []
         if opts.guard and job.result is not None:
             ctx = GuardContext(candidate.source, tree, self.device, self._prepared, job.result)
@@ -244,7 +248,7 @@ class EvalSession:
         return hashlib.sha256(f"kernelwright seed {self.options.seed}".encode()).hexdigest()
 
     def _run(self, role: str, source: str, timing: bool, guard: bool,
-             race_ms: float | None = None) -> JobResult:
+             race_ms: float | None = None, *, share_kernels: bool = False) -> JobResult:
         judge = self._judge
         assert judge is not None
         plan = self._prepared.get("memory") or {}
@@ -264,7 +268,8 @@ class EvalSession:
                 report["containment"] = (process.ready or {}).get("containment") or {}
             return report
 
-        job = self.executor.run(self.launch, {SOLUTION_FILE: source}, drive)
+        job = self.executor.run(self.launch, {SOLUTION_FILE: source}, drive,
+                                share_kernels=share_kernels)
         if job.result is not None:  # where the evaluation's seconds went, its wait first
             job.result["phases_s"] = [[WAITING, round(job.wait_s, 4)],
                                       *(job.result.get("phases_s") or [])]

@@ -19,9 +19,9 @@ class Switch:
     def __init__(self) -> None:
         self.fake: FakeExecutor | None = None
 
-    def run(self, launch, files, drive):
+    def run(self, launch, files, drive, *, share_kernels=False):
         assert self.fake is not None
-        return self.fake.run(launch, files, drive)
+        return self.fake.run(launch, files, drive, share_kernels=share_kernels)
 
     def close(self) -> None:
         pass
@@ -65,3 +65,15 @@ def test_a_report_without_runs_is_not_correct(fixtures):
     v = evaluate(fixtures / "tasks" / "softmax_rows.py",
                  fixtures / "solutions" / "softmax_rows__honest.py", OPTS, executor=fake)
     assert v.status is Status.INCORRECT and not v.correct
+
+
+@pytest.mark.parametrize(("origin", "shared"), [("template", True), ("user", False),
+                                                 ("llm", False)])
+def test_only_candidates_kernelwright_wrote_share_compiled_kernels(session, origin, shared):
+    """A process starts with earlier candidates' compiled kernels, and leaves its own, only
+    where kernelwright's templates wrote the candidate (evaluate.kernel_cache)."""
+    judge, switch = session
+    switch.fake = fake = FakeExecutor(failure("compile_error", "SyntaxError: x"))
+    source = (FIXTURES / "solutions" / "softmax_rows__honest.py").read_text()
+    judge.evaluate(Candidate(source, origin=origin))
+    assert fake.shared == [shared]
