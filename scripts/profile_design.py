@@ -12,8 +12,10 @@ script times a call with ``triton.testing.do_bench`` (the median; on a CPU the w
 the interpreter, which means nothing), measures on a GPU the host's time to issue a call (calls
 made back to back without waiting: where it passes the call's device time, the device waits for
 the host, as in the harness's timed batches, and a faster kernel does not make the call
-faster), checks its largest error against the task's model, and records five calls under
-``torch.profiler``: each kernel's name, launches a call and device time a call. Model, inputs
+faster) and, for kernelwright's designs, where that host time goes (the forward with its Triton
+launches skipped, then each launch made alone again), checks its largest error against the
+task's model, and records five calls under ``torch.profiler``: each kernel's name, launches a
+call and device time a call. Model, inputs
 and plan follow ``--precision`` as the harness applies it. Writes ``OUT/profile.csv`` row by row
 (a crash keeps what was measured) and ``OUT/candidates/*.py``, and prints each contender's
 kernels, slowest first.
@@ -34,9 +36,41 @@ from bench_gemm import _host_time, _time, load_module, pick_device  # noqa: E402
 
 FIELDS = [
     "task", "contender", "precision", "call_ms", "host_ms", "max_err", "kernel", "launches",
-    "us_a_call",
+    "us_a_call", "host_us",
 ]
 CALLS = 5  # profiled calls a contender
+WRAPPERS = "(host) the forward without its Triton launches"  # the host rows' first kernel name
+
+
+def launch_costs(fn: Any) -> list[tuple[str, float]]:
+    """Where a design's host time goes, on a GPU: µs a call of ``fn`` with every Triton launch
+    skipped (its wrappers' Python and PyTorch's own calls), then µs a launch of each Triton
+    launch of one call, made alone again with the arguments its wrapper chose."""
+    from triton.runtime.jit import JITFunction
+
+    original = JITFunction.run
+    recorded: list[tuple[Any, tuple[Any, ...], dict[str, Any]]] = []
+
+    def record(self: Any, *args: Any, **kwargs: Any) -> Any:
+        recorded.append((self, args, kwargs))
+        return original(self, *args, **kwargs)
+
+    def skip(self: Any, *args: Any, **kwargs: Any) -> None:
+        return None
+
+    try:
+        JITFunction.run = record  # type: ignore[method-assign]
+        fn()
+        JITFunction.run = skip  # type: ignore[method-assign]
+        costs = [(WRAPPERS, _host_time(fn) * 1e3)]
+    finally:
+        JITFunction.run = original  # type: ignore[method-assign]
+    for jit, args, kwargs in recorded:
+        def again(jit: Any = jit, args: Any = args, kwargs: Any = kwargs) -> Any:
+            return original(jit, *args, **kwargs)
+
+        costs.append((f"(host) launch of {jit.__name__}", _host_time(again) * 1e3))
+    return costs
 
 
 def kernel_times(fn: Any, device: str) -> list[tuple[str, float, float]]:
@@ -119,6 +153,9 @@ def profile_task(path: Path, args: argparse.Namespace, device: str, write: Any) 
                        "host_ms": f"{host:.4f}" if host is not None else "",
                        "max_err": f"{err:.3g}", "kernel": kernel,
                        "launches": f"{launches:g}", "us_a_call": f"{us:.1f}"})
+            if device == "cuda" and name.startswith("design"):
+                for what, us in launch_costs(lambda fn=fn: fn(*inputs)):
+                    write({**row, "kernel": what, "host_us": f"{us:.1f}"})
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -146,6 +183,8 @@ def main(argv: list[str] | None = None) -> int:
             fh.flush()
             if row.get("us_a_call"):
                 print(f"   {row['us_a_call']:>10} µs  x{row['launches']:<4} {row['kernel'][:90]}")
+            elif row.get("host_us"):
+                print(f"   {row['host_us']:>10} µs  host   {row['kernel'][:90]}")
             else:
                 print(f"   {row['contender']}: {row['kernel']}", flush=True)
 
