@@ -29,7 +29,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from kernelwright.design.builder import meta_reduced
+from kernelwright.design.builder import fresh_name, meta_reduced
 from kernelwright.design.graph import Arg, Node, OpGraph, Ref, TensorMeta
 
 MEAN_OR_SUM = {"aten.mean.dim": "mean", "aten.sum.dim_IntList": "sum"}
@@ -150,7 +150,7 @@ def _reduce_first(
     rank = graph.meta(source.name).rank
     dims = sorted(_reduced_dims(graph, n) or ())
     keepdim = bool(n.args[2]) if len(n.args) > 2 else bool(n.kwarg("keepdim", False))
-    reduced_name = _fresh(taken, f"{source.name}_{MEAN_OR_SUM[n.target]}")
+    reduced_name = fresh_name(taken, f"{source.name}_{MEAN_OR_SUM[n.target]}")
     made = [Node(reduced_name, "call", n.target, (source, *n.args[1:]), n.kwargs,
                  (meta_reduced(graph.meta(source.name), dims, keepdim),), origin=REDUCED_FIRST)]
     value = Ref(reduced_name)
@@ -165,7 +165,7 @@ def _reduce_first(
                 args.append(_squeezed(graph, a, dims, rank, squeezed, made, taken))
             else:
                 args.append(a)
-        name = n.name if last else _fresh(taken, f"{step.name}_reduced")
+        name = n.name if last else fresh_name(taken, f"{step.name}_reduced")
         meta = n.meta if last else (meta_reduced(step.out, dims, keepdim),)
         made.append(Node(name, "call", step.target, tuple(args), (), meta, origin=CHAIN_AFTER))
         value = Ref(name)
@@ -193,18 +193,10 @@ def _squeezed(
     kept = [d for d in range(m.rank) if d not in own]
     meta = TensorMeta(tuple(m.shape[d] for d in kept), tuple(m.hint[d] for d in kept),
                       tuple(m.strides[d] for d in kept), m.dtype)
-    name = _fresh(taken, f"{a.name}_squeezed")
+    name = fresh_name(taken, f"{a.name}_squeezed")
     made.append(Node(name, "call", "aten.squeeze.dims", (a, own), (), (meta,), origin=SQUEEZED))
     done[a.name] = Ref(name)
     return done[a.name]
-
-
-def _fresh(taken: set[str], base: str) -> str:
-    """``base``, or ``base`` with underscores added, unused in ``taken`` (then taken)."""
-    while base in taken:
-        base += "_"
-    taken.add(base)
-    return base
 
 
 __all__ = ["reductions_through_affine"]

@@ -24,6 +24,14 @@ def contiguous_strides(hint: Sequence[int]) -> tuple[int, ...]:
     return tuple(reversed(strides))
 
 
+def fresh_name(taken: set[str], base: str) -> str:
+    """``base``, or ``base`` with underscores added, unused in ``taken`` (then taken)."""
+    while base in taken:
+        base += "_"
+    taken.add(base)
+    return base
+
+
 def meta_like(m: TensorMeta, dtype: str | None = None) -> TensorMeta:
     """Same shape, contiguous, optionally another dtype."""
     return TensorMeta(m.shape, m.hint, contiguous_strides(m.hint), dtype or m.dtype)

@@ -46,6 +46,9 @@
                                and neg (a sum through mul, div and neg alone): a norm then
                                averaged over space reduces the norm's input, and the normalised
                                tensor is never written (see affine_reductions.py)
+    mean/var of x over G       from per-slice statistics over C (a proper subset of G) where a
+                               mean of x over C is taken anyway: x read once, per slice, and the
+                               norm's statistics combined from (N, C) values (channel_statistics.py)
     op(view(a), ...)           view(op(a, ...)) for an element-wise op on a reshape of a
                                contiguous a that keeps its last dimension, when the op's other
                                tensors broadcast along that dimension alone (a bias): a Linear
@@ -84,11 +87,13 @@ from kernelwright.design.builder import (
     Builder,
     broadcast_meta,
     contiguous_strides,
+    fresh_name,
     meta_like,
     meta_reduced,
     meta_shape,
     meta_swapped,
 )
+from kernelwright.design.channel_statistics import statistics_from_finer_means
 from kernelwright.design.graph import Arg, Node, OpGraph, Ref, TensorMeta
 
 Rule = Callable[[Builder, Node, dict[str, list[Node]]], dict[int, Arg] | None]
@@ -129,8 +134,9 @@ def lower(graph: OpGraph) -> OpGraph:
                 continue
         b.keep(n)
     outputs = tuple(b.remap(a) for a in graph.outputs)
-    lowered_graph = reductions_through_affine(_reductions_before_reshapes(
-        _unit_reductions(graph.replace(tuple(b.nodes), outputs).pruned())))
+    lowered_graph = statistics_from_finer_means(reductions_through_affine(
+        _reductions_before_reshapes(
+            _unit_reductions(graph.replace(tuple(b.nodes), outputs).pruned()))))
     if b.held:  # sizes a rule wrote a value of into the graph (a default attention scale)
         lowered_graph = lowered_graph.with_held(tuple(sorted({*lowered_graph.held, *b.held})))
     return _clone_lookups(_sink_reshapes(lowered_graph))
@@ -668,7 +674,7 @@ def _unit_reductions(graph: OpGraph) -> OpGraph:
         if keepdim:
             nodes.append(Node(n.name, "call", "aten.clone.default", (x,), (), n.meta))
             continue
-        copy = _fresh(taken, f"{n.name}_copy")
+        copy = fresh_name(taken, f"{n.name}_copy")
         nodes.append(Node(copy, "call", "aten.clone.default", (x,), (), (meta_like(mx),)))
         nodes.append(Node(n.name, "call", "aten.squeeze.dims", (Ref(copy), tuple(reduced)), (),
                           n.meta))
@@ -713,7 +719,7 @@ def _reductions_before_reshapes(graph: OpGraph) -> OpGraph:
         assert isinstance(sizes, tuple)
         shape = tuple(1 if d in reduced else sizes[d] for d in range(view.out.rank)
                       if keepdim or d not in reduced)
-        flat = _fresh(taken, f"{n.name}_of_source")
+        flat = fresh_name(taken, f"{n.name}_of_source")
         nodes.append(Node(flat, "call", n.target, (a, dims, False), (), (reduced_meta,)))
         nodes.append(Node(n.name, "call", view.target, (Ref(flat), shape), (), n.meta))
     return graph.replace(tuple(nodes)).pruned()
@@ -827,11 +833,11 @@ def _sink_reshapes(graph: OpGraph) -> OpGraph:
             continue
         view, a, residuals = found
         am = _meta(graph, by_name, a.name)
-        flat = _fresh(taken, f"{n.name}_flat")
+        flat = fresh_name(taken, f"{n.name}_flat")
         # each reshape read becomes its source (the first is a; others have a's shape)
         rows: dict[Arg, Arg] = {Ref(v.name): v.args[0] for v in _reshapes_read(by_name, n)}
         for r in residuals:
-            reshaped = Node(_fresh(taken, f"{r}_rows"), "call", view.target,
+            reshaped = Node(fresh_name(taken, f"{r}_rows"), "call", view.target,
                             (Ref(r), (-1, _last_size(view))), (),
                             (meta_like(am, _meta(graph, by_name, r).dtype),))
             nodes.append(reshaped)
@@ -859,14 +865,6 @@ def _last_size(view: Node) -> Arg:
     if not isinstance(sizes, tuple) or not sizes or sizes[-1] == -1:
         return None
     return sizes[-1]
-
-
-def _fresh(taken: set[str], base: str) -> str:
-    """``base``, or ``base`` with underscores added, unused in ``taken`` (then taken)."""
-    while base in taken:
-        base += "_"
-    taken.add(base)
-    return base
 
 
 def _sinkable(
