@@ -73,7 +73,7 @@ def _affine_chain(
     """(the chain's steps from the one ``n`` reads back, each with the position of the operand
     that varies, and the tensor the chain starts from) when ``n`` is a mean or sum that can
     reduce that tensor first; else None."""
-    dims = _reduced_dims(graph, n)
+    dims = reduced_dims(graph, n)
     head = n.args[0] if n.args else None
     if dims is None or not isinstance(head, Ref) or not graph.has_node(head.name):
         return None
@@ -93,7 +93,7 @@ def _affine_chain(
     return (chain, source) if chain else None
 
 
-def _reduced_dims(graph: OpGraph, n: Node) -> set[int] | None:
+def reduced_dims(graph: OpGraph, n: Node) -> set[int] | None:
     """The dimensions ``n`` reduces, when it is a float mean or sum over listed dimensions
     that keeps its input's dtype; else None."""
     if n.target not in MEAN_OR_SUM or len(n.meta) != 1 or n.kwarg("dtype") is not None:
@@ -148,7 +148,7 @@ def _reduce_first(
     without the reduced dimensions where the reduction drops them, then ``chain``'s steps
     (innermost first) on the reduced values, the last under ``n``'s name."""
     rank = graph.meta(source.name).rank
-    dims = sorted(_reduced_dims(graph, n) or ())
+    dims = sorted(reduced_dims(graph, n) or ())
     keepdim = bool(n.args[2]) if len(n.args) > 2 else bool(n.kwarg("keepdim", False))
     reduced_name = fresh_name(taken, f"{source.name}_{MEAN_OR_SUM[n.target]}")
     made = [Node(reduced_name, "call", n.target, (source, *n.args[1:]), n.kwargs,
@@ -199,4 +199,4 @@ def _squeezed(
     return done[a.name]
 
 
-__all__ = ["reductions_through_affine"]
+__all__ = ["reduced_dims", "reductions_through_affine"]

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from kernelwright.design.affine_reductions import reduced_dims
 from kernelwright.design.builder import fresh_name, meta_reduced
 from kernelwright.design.graph import Arg, Node, OpGraph, Ref, TensorMeta
 
@@ -81,16 +82,8 @@ def _found(graph: OpGraph) -> list[_Statistics]:
 
 def _mean_dims(graph: OpGraph, n: Node) -> tuple[int, ...] | None:
     """The dims a float mean over listed dims reduces (its input's dtype kept); else None."""
-    if n.target != MEAN or len(n.meta) != 1 or n.kwarg("dtype") is not None or not n.args:
-        return None
-    x = n.args[0]
-    dims = n.args[1] if len(n.args) > 1 else n.kwarg("dim")
-    if not isinstance(x, Ref) or not isinstance(dims, tuple) or not dims:
-        return None
-    xm = graph.meta(x.name)
-    if xm.rank == 0 or not xm.is_float or n.out.dtype != xm.dtype:
-        return None
-    return tuple(sorted({int(d) % xm.rank for d in dims}))  # type: ignore[arg-type]
+    dims = reduced_dims(graph, n) if n.target == MEAN else None
+    return tuple(sorted(dims)) if dims is not None else None
 
 
 def _keepdim(n: Node) -> bool:

@@ -45,6 +45,26 @@ def write_task(folder: Path, body: str, name: str = "task") -> Path:
     return path
 
 
+def module_task(init: str, forward: str, inputs: tuple[str, str]) -> str:
+    """A task whose ``__init__`` runs the statements ``init`` (lines after the first indented
+    by 8 spaces) and whose forward returns ``forward`` of x; ``inputs``: the input and the
+    list of variant input sets."""
+    return f"""
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        {init}
+    def forward(self, x):
+        return {forward}
+def get_inputs():
+    return [{inputs[0]}]
+def get_input_variants():
+    return {inputs[1]}
+def get_init_inputs():
+    return []
+"""
+
+
 def norm_task(norm: str, shape: str, variants: str = "[]") -> str:
     """A task applying ``nn.<norm>`` (weight in [0.5, 1.5], bias near 0) to x of ``shape``."""
     return f"""

@@ -8,7 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from design_checks import write_task
+from design_checks import module_task, write_task
 
 from kernelwright.design.affine_reductions import REDUCED_FIRST
 from kernelwright.design.capture import capture_path
@@ -23,20 +23,7 @@ IMAGES = ("torch.randn(3, 12, 5, 7) * 2.0 + 1.0", "[[torch.randn(2, 12, 3, 5) + 
 def _task(init: str, forward: str, inputs: tuple[str, str] = IMAGES) -> str:
     """A task whose ``__init__`` runs ``init`` (one line) and whose forward returns
     ``forward`` of x."""
-    return f"""
-class Model(nn.Module):
-    def __init__(self):
-        super().__init__()
-        {init}
-    def forward(self, x):
-        return {forward}
-def get_inputs():
-    return [{inputs[0]}]
-def get_input_variants():
-    return {inputs[1]}
-def get_init_inputs():
-    return []
-"""
+    return module_task(init, forward, inputs)
 
 
 VOLUMES = ("torch.randn(2, 8, 3, 5, 7) * 2.0 + 1.0", "[[torch.randn(3, 8, 2, 3, 5) + 4.0]]")

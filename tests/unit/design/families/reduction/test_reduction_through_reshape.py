@@ -6,6 +6,7 @@ reduced run, or match only at the capture size, are left alone."""
 from __future__ import annotations
 
 import pytest
+from design_checks import module_task
 
 from kernelwright.design.builder import contiguous_strides
 from kernelwright.design.graph import TensorMeta
@@ -40,24 +41,12 @@ def _group_norm_then(reduce: str, groups: int = 3, channels: int = 12,
                      inputs: tuple[str, str] = IMAGES) -> str:
     """A task: GroupNorm (weight in [0.5, 1.5], bias in [-0.5, 0.5]) of x, then ``reduce`` of
     its output ``y``; ``inputs``: the input and the variants' list."""
-    return f"""
-class Model(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.norm = nn.GroupNorm({groups}, {channels})
-        with torch.no_grad():
-            self.norm.weight.uniform_(0.5, 1.5)
-            self.norm.bias.uniform_(-0.5, 0.5)
-    def forward(self, x):
-        y = self.norm(x)
-        return {reduce}
-def get_inputs():
-    return [{inputs[0]}]
-def get_input_variants():
-    return {inputs[1]}
-def get_init_inputs():
-    return []
-"""
+    init = (f"self.norm = nn.GroupNorm({groups}, {channels})\n"
+            "        with torch.no_grad():\n"
+            "            self.norm.weight.uniform_(0.5, 1.5)\n"
+            "            self.norm.bias.uniform_(-0.5, 0.5)")
+    forward = f"(lambda y: {reduce})(self.norm(x))"
+    return module_task(init, forward, inputs)
 
 
 @pytest.mark.parametrize(

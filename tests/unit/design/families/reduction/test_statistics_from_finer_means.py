@@ -8,7 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from design_checks import write_task
+from design_checks import module_task, write_task
 
 from kernelwright.design.capture import capture_path
 from kernelwright.design.channel_statistics import COMBINED
@@ -27,22 +27,10 @@ VOLUMES = ("torch.randn(2, 8, 3, 5, 7) * 2.0 + 1.0", "[[torch.randn(3, 8, 2, 3, 
 def _group_norm(forward: str, channels: int = 12, inputs: tuple[str, str] = IMAGES) -> str:
     """GroupNorm(channels / 4, channels) as ``self.norm`` (weight in [0.5, 1.5], bias in
     [-0.5, 0.5]), the forward returning ``forward`` of x."""
-    return f"""
-class Model(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.norm = nn.GroupNorm({channels // 4}, {channels})
-        torch.nn.init.uniform_(self.norm.weight, 0.5, 1.5)
-        torch.nn.init.uniform_(self.norm.bias, -0.5, 0.5)
-    def forward(self, x):
-        return {forward}
-def get_inputs():
-    return [{inputs[0]}]
-def get_input_variants():
-    return {inputs[1]}
-def get_init_inputs():
-    return []
-"""
+    init = (f"self.norm = nn.GroupNorm({channels // 4}, {channels})\n"
+            "        torch.nn.init.uniform_(self.norm.weight, 0.5, 1.5)\n"
+            "        torch.nn.init.uniform_(self.norm.bias, -0.5, 0.5)")
+    return module_task(init, forward, inputs)
 
 
 def _lowered(tmp_path: Path, body: str) -> OpGraph:
