@@ -45,7 +45,7 @@ WRAPPERS = "(host) the forward without its Triton launches"  # the host rows' fi
 def launch_costs(fn: Any) -> list[tuple[str, float]]:
     """Where a design's host time goes, on a GPU: µs a call of ``fn`` with every Triton launch
     skipped (its wrappers' Python and PyTorch's own calls), then µs a launch of each Triton
-    launch of one call, made alone again with the arguments its wrapper chose."""
+    launch a call makes, made alone again with the arguments its wrapper chose."""
     from triton.runtime.jit import JITFunction
 
     original = JITFunction.run
