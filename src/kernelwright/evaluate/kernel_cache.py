@@ -22,7 +22,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 GROUP_PREFIX = "__grp__"  # Triton's group files: {"child_paths": {file name: absolute path}}
@@ -35,20 +35,19 @@ class KernelCache:
     """A store of compiled kernels (``store``: a folder of Triton cache entries)."""
 
     store: Path
-    _known: set[str] = field(default_factory=set)
+    kept: int = 0  # entries this store has taken in
 
     def harvest(self, cache: Path) -> int:
         """Keep the kernels compiled into ``cache`` (a process's Triton cache folder) that the
         store lacks; returns how many were added."""
         added = 0
         for entry in _entries(cache):
-            if entry.name in self._known or _complete(self.store / entry.name):
-                self._known.add(entry.name)
+            if _complete(self.store / entry.name):
                 continue
-            if len(self._known) >= MAX_ENTRIES:
+            if self.kept >= MAX_ENTRIES:
                 break
             if _place(entry, self.store, link=False):
-                self._known.add(entry.name)
+                self.kept += 1
                 added += 1
         return added
 
