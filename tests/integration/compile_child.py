@@ -25,6 +25,13 @@ PLAN_IMPORTS = """
         from kernelwright.evaluate.precision import apply_policy
         from kernelwright.records import Precision
         from kernelwright.task import load_task
+
+        def bf16_plans(paths):
+            \"\"\"(path, plan) of each task at full size under the bf16 policy.\"\"\"
+            apply_policy(Precision("bf16"))
+            for path in paths:
+                yield path, plan_task(load_task(path, "full"), "cuda", "full", isolate=False,
+                                      precision="bf16")
 """
 
 

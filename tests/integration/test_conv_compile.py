@@ -406,11 +406,8 @@ def test_16_bit_implicit_gemms_take_k_blocks_of_64_and_fit_the_sm() -> None:
     paths = [str(ROOT / "kernelbench" / f"{TASKS[0]}.py"),
              str(ROOT / "kernelbench" / "level2" / "93_ConvTranspose2d_Add_Min_GELU_Multiply.py")]
     script = PLAN_IMPORTS + f"""
-        apply_policy(Precision("bf16"))
         rows = []
-        for path in {paths!r}:
-            plan = plan_task(load_task(path, "full"), "cuda", "full", isolate=False,
-                             precision="bf16")
+        for path, plan in bf16_plans({paths!r}):
             design = next(d for d in plan.designs if d.skills[0] != "conv-vendor")
             for r in compile_check(plan.render(design), path, "full", keep_ptx=True,
                                    precision="bf16"):

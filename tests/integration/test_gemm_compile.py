@@ -150,11 +150,8 @@ def test_bf16_tiles_widen_to_256_columns_only_on_aligned_output_rows() -> None:
     paths = [str(ROOT / "benchmarks" / "level2" / "01_gemm_bias_gelu.py"),
              str(ROOT / "heldout" / "level2" / "36_linear_odd_features_gelu.py")]
     script = PLAN_IMPORTS + f"""
-        apply_policy(Precision("bf16"))
         rows = []
-        for path in {paths!r}:
-            plan = plan_task(load_task(path, "full"), "cuda", "full", isolate=False,
-                             precision="bf16")
+        for path, plan in bf16_plans({paths!r}):
             rows += [[path.rsplit("/", 1)[-1], r.kernel, r.ok, r.spill_bytes, r.constexprs,
                       global_stores(r.ptx)]
                      for r in compile_check(plan.render(plan.designs[0]), path, "full",
