@@ -130,7 +130,10 @@ class CallBreakdown:
     the device being idle (``span_ms`` plus the device's start and the wait's wake-up);
     ``reply_ms`` from the device's last work to the reply (checking and describing the
     outputs); ``busy_ms`` the whole turn by the process's own clock, so that ``turn_ms`` less
-    ``busy_ms`` is what the messages between the two processes and their wake-ups took.
+    ``busy_ms`` is what the messages between the two processes and their wake-ups took;
+    ``device_allocs`` the device allocations PyTorch's allocator made a call and
+    ``alloc_retries`` the times a call met the process's memory cap and freed the allocator's
+    cache (each waits for the device: the calls then stop overlapping the host's issuing).
     """
 
     write_ms: float | None = None
@@ -147,6 +150,8 @@ class CallBreakdown:
     reply_ms: float | None = None
     run_ms: float | None = None
     busy_ms: float | None = None
+    device_allocs: float | None = None
+    alloc_retries: float | None = None
 
 
 @dataclass(frozen=True, slots=True)

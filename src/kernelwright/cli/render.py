@@ -133,8 +133,13 @@ def describe_breakdown(p: CallBreakdown) -> str:
         return ", ".join(f"{label} {v if isinstance(v, str) else fmt_ms(v)}"
                          for label, v in pairs if v is not None)
 
+    allocator = ", ".join(f"{label} {v:.2g}" for label, v in
+                          (("device allocations", p.device_allocs),
+                           ("cache flushes at the memory cap", p.alloc_retries))
+                          if v is not None)
     parts = [f"judge: {cells(judge)}" if cells(judge) else "",
-             f"process (its own report): {cells(process)}" if cells(process) else ""]
+             f"process (its own report): {cells(process)}" if cells(process) else "",
+             f"allocator (a call): {allocator}" if allocator else ""]
     return "; ".join(filter(None, parts)) + " (ms a call, a diagnostic)"
 
 

@@ -353,6 +353,7 @@ class Runner:
         self._drop_outputs()
         launches_before = dict(self.monitor.counts)
         programs_before = dict(self.monitor.programs)
+        allocator_before = _allocator_counts(self.device)
         gc.disable()
         try:
             with torch.no_grad():
@@ -387,6 +388,7 @@ class Runner:
                     idle = _clock()
         finally:
             gc.enable()
+        allocator = _allocator_counts(self.device)
         outputs = [_checked_outputs(out, self.device) for out in self.batch_outputs]
         self.batch_outputs = outputs
         names = _launched_since(self.monitor.counts, launches_before)
@@ -401,6 +403,7 @@ class Runner:
         return {"ok": True, "events_ms": times, "span_ms": span_ms, "issue_ms": issue_ms,
                 "setup_ms": setup_ms, "reply_ms": reply_ms, "run_ms": run_ms,
                 "busy_ms": (ready - received) * 1e3,
+                **_allocator_since(allocator, allocator_before),
                 "launches": sum(names.values()),
                 "launch_names": names, "launch_programs": programs} | reply, payload
 
@@ -602,6 +605,29 @@ def _launched_since(counts: dict[str, int], before: dict[str, int]) -> dict[str,
     """Launches (or programs) per kernel name since ``before`` was copied from ``counts``."""
     return {name: n - before.get(name, 0) for name, n in counts.items()
             if n > before.get(name, 0)}
+
+
+def _allocator_counts(device: str) -> tuple[int, int] | None:
+    """(device allocations, cache flushes) of PyTorch's CUDA allocator so far; None off CUDA.
+
+    A forward that needs fresh device memory waits for the driver's allocation; one that meets
+    the process's memory cap first frees the allocator's whole cache, which waits for every
+    kernel queued so far: its calls then stop overlapping, and the host's issuing time swells
+    to the device's span. Counting both tells that apart from Python's own cost."""
+    if device != "cuda":
+        return None
+    import torch
+
+    stats = torch.cuda.memory_stats()
+    return int(stats.get("num_device_alloc", 0)), int(stats.get("num_alloc_retries", 0))
+
+
+def _allocator_since(after: tuple[int, int] | None,
+                     before: tuple[int, int] | None) -> dict[str, int]:
+    """The allocator's counts over a batch, as the batch's reply reports them."""
+    if after is None or before is None:
+        return {}
+    return {"device_allocs": after[0] - before[0], "alloc_retries": after[1] - before[1]}
 
 
 def _fresh_views(items: list[Any]) -> list[Any]:

@@ -485,14 +485,15 @@ def _batch(
              "write_fixed_ms": calibrated[0], "turn_fixed_ms": calibrated[1],
              "read_fixed_ms": calibrated[2]}
     parts |= {key: _reported_ms(reply.get(key))
-              for key in ("span_ms", "issue_ms", "setup_ms", "run_ms", "reply_ms", "busy_ms")}
+              for key in ("span_ms", "issue_ms", "setup_ms", "run_ms", "reply_ms", "busy_ms",
+                          "device_allocs", "alloc_retries")}
     return _Batch(ms, entries, times, launches, _per_name(reply.get("launch_names")),
                   _per_name(reply.get("launch_programs")), bool(reused), energy, parts,
                   checks_s)
 
 
 def _reported_ms(value: Any) -> float | None:
-    """A duration the process reported of itself: a diagnostic, never a result."""
+    """A duration (or a count) the process reported of itself: a diagnostic, never a result."""
     if isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value):
         return float(value) if value >= 0 else None
     return None

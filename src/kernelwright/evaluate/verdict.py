@@ -100,7 +100,8 @@ def build_verdict(ev: Evidence) -> Verdict:
         correct=True,
         sol=sol,
         flags=_flags(base["timing"], sol) + _baseline_flags(ev, base["timing"]),
-        labels=(_labels(ev) + host_bound_label(base["timing"]) + widened
+        labels=(_labels(ev) + host_bound_label(base["timing"])
+                + memory_cap_label(base["timing"]) + widened
                 + _arbitrated_label(runs) + ev.labels),
         message=f"correct on {passed} trial(s)",
         **base,
@@ -372,6 +373,20 @@ def host_bound_label(timing: Timing) -> tuple[str, ...]:
     return (f"host-bound: issuing a call took {p.issue_ms:.3f} ms, its device span "
             f"{p.span_ms:.3f} ms (the device waited for the host, or the forward for the "
             "device): fewer launches and less Python a call pay here, faster kernels do not",)
+
+
+def memory_cap_label(timing: Timing) -> tuple[str, ...]:
+    """A label where the candidate's timed calls met its memory cap: PyTorch's allocator then
+    frees its whole cache and allocates again, which waits for the device, so the calls stop
+    overlapping the host's issuing and the time counts those waits. A forward that reuses its
+    workspace (or needs less of it) pays nothing of the kind."""
+    p = timing.candidate_breakdown
+    if p is None or not p.alloc_retries:
+        return ()
+    return (f"memory cap: {p.alloc_retries:.2g} cache flushes a call (the allocator freed its "
+            "cache to stay within the process's share of the device, waiting for the device "
+            f"each time; {p.device_allocs or 0:.2g} device allocations a call): a forward with "
+            "less workspace would not wait",)
 
 
 def _labels(ev: Evidence) -> tuple[str, ...]:

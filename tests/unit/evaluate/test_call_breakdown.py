@@ -113,3 +113,27 @@ def test_calls_whose_host_issuing_fills_the_device_span_are_labelled_host_bound(
     assert host_bound_label(Timing(candidate=stats, representative=False,
                                    candidate_breakdown=waiting.candidate_breakdown)) == ()
     assert host_bound_label(Timing(candidate=stats, representative=True)) == ()
+
+
+def test_calls_that_met_the_memory_cap_are_labelled_and_described() -> None:
+    from kernelwright.cli.render import describe_breakdown
+    from kernelwright.evaluate.candidate_worker import _allocator_since
+    from kernelwright.evaluate.verdict import memory_cap_label
+
+    # the process's counters over a batch of four calls, per call as the clock keeps them
+    counts = _allocator_since((130, 8), (122, 4))
+    assert counts == {"device_allocs": 8, "alloc_retries": 4}
+    assert _allocator_since(None, None) == {}  # off CUDA: nothing reported
+    stats = TimingStats(median_ms=0.96, mean_ms=0.96, min_ms=0.95, iqr_ms=0.01, n_runs=6)
+    capped = Timing(candidate=stats, representative=True,
+                    candidate_breakdown=CallBreakdown(span_ms=0.93, issue_ms=0.90,
+                                                      device_allocs=2.0, alloc_retries=1.0))
+    (label,) = memory_cap_label(capped)
+    assert label.startswith("memory cap: 1 cache flushes a call") and "2 device" in label
+    assert "cache flushes at the memory cap 1" in describe_breakdown(
+        capped.candidate_breakdown)
+    # allocations alone (a forward's first calls, or no cap met) are no label
+    free = Timing(candidate=stats, representative=True,
+                  candidate_breakdown=CallBreakdown(device_allocs=2.0, alloc_retries=0.0))
+    assert memory_cap_label(free) == ()
+    assert memory_cap_label(Timing(candidate=stats, representative=True)) == ()
