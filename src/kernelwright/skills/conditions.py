@@ -40,6 +40,8 @@ class GemmShape:
             share of the input channels, so k counts one group's taps (1 for a product).
         transposed: a transposed convolution (k counts the taps of one output phase).
         dilated: a convolution whose taps are spaced (a dilation above 1).
+        strided: a convolution whose output positions step by more than one input position
+            (a stride above 1: its patches are no boxes of the input, so no TMA loads).
         spatial: a convolution's spatial dimensions (2 or 3).
         channels: a convolution's input channels a group (0 for a product): a channels-last
             step of K reads one tap's channels, so a block of K holds at most this many.
@@ -58,6 +60,7 @@ class GemmShape:
     groups: int = 1
     transposed: bool = False
     dilated: bool = False
+    strided: bool = False
     spatial: int = 2
     channels: int = 0
     input_elements: int = 0

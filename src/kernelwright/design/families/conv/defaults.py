@@ -3,8 +3,9 @@
 The implicit GEMM takes the GEMM family's tile (128 x 128 output tiles in 8 warps, grouped
 order over 8 row blocks) with 3 pipeline stages, on channels-last copies of its operands
 (``CHANNELS_LAST`` 1: each step loads one tap's channels as contiguous K-major rows), K blocks
-of 32 fp32 or 64 16-bit values (128 bytes a row either way), or a tap's channels rounded up to
-a power of two where there are fewer, or gathering NCHW patches where the copy would move
+of 32 fp32 or 64 16-bit values (128 bytes a row either way; 64 fp32 values with TMA loads where
+that keeps as many blocks on an SM), or a tap's channels rounded up to a power of two where
+there are fewer, or gathering NCHW patches where the copy would move
 about as many values as the product reads. Tiles shrink to the product's size. The direct kernel
 takes 128 positions x 16 channels (64 for one group). The sweeps behind them:
 ``conv/sweeps/implicit_layout.csv``, ``conv/sweeps/vendor_epilogue.csv``."""
@@ -66,9 +67,13 @@ def conv_implicit_gemm(f: GroupFacts) -> dict[str, int]:
     copy_dominates = g.spatial == 2 and 4 * g.input_elements >= 3 * patches > 0
     block_m = max(16, min(128, next_pow2(g.m)))
     block_n = max(16, min(128, next_pow2(g.n)))
+    tma = g.spatial == 2 and not copy_dominates  # the kernel loads by TMA at stride 1 only
+    boxes = tma and not g.strided
+    widest = 64 if sixteen_bit(f) or (boxes and wide_steps_keep_residency(block_m, block_n)) \
+        else 32
     # a channels-last step reads one tap's channels: a block wider than them multiplies zeros
     # (8 channels in blocks of 32 waste three quarters of the products, in blocks of 16 half)
-    depth = min(64 if sixteen_bit(f) else 32, next_pow2(g.k), next_pow2(g.channels or g.k))
+    depth = min(widest, next_pow2(g.k), next_pow2(g.channels or g.k))
     return {
         "BLOCK_M": block_m,
         "BLOCK_N": block_n,
@@ -78,8 +83,43 @@ def conv_implicit_gemm(f: GroupFacts) -> dict[str, int]:
         "WARPS": 8 if block_m * block_n >= 128 * 64 else 4,
         "FP32_MATH": 0,
         "CHANNELS_LAST": 0 if copy_dominates else 1,
-        "TMA": int(g.spatial == 2 and not copy_dominates),
+        "TMA": int(tma),
     }
+
+
+# Hopper's shared memory: an SM's, and what one block may take less the kilobyte the pipeline's
+# barriers keep (the figure the generated wrappers fit their stages in)
+SM_SHARED_BYTES = 228 * 1024
+BLOCK_SHARED_BYTES = 227 * 1024 - 1024
+
+
+def resident_blocks(block_m: int, block_n: int, block_k: int, item: int = 4,
+                    out_bytes: int = 4) -> int:
+    """Blocks of an implicit GEMM an SM holds at once by shared memory: each takes its
+    pipeline's stages (at most ``STAGES`` of (block_m + block_n) x block_k operand values, as
+    many as fit beside the epilogue's tile, as the wrapper counts them) and the block_m x
+    block_n output tile it converts through shared memory."""
+    tile = block_m * block_n * out_bytes
+    stage = (block_m + block_n) * block_k * item
+    stages = min(STAGES, (BLOCK_SHARED_BYTES - tile) // stage)
+    if stages < 1:
+        return 0
+    return SM_SHARED_BYTES // (stages * stage + tile + 1024)
+
+
+def wide_steps_keep_residency(block_m: int, block_n: int) -> bool:
+    """fp32 operands loaded by TMA step through K in blocks of 64 values (256 bytes a row)
+    where an SM holds as many blocks as with 32: half the steps, so half the barrier waits
+    and loop overhead between the tensor cores' products. Where the wider stages would evict a
+    resident block, 32: the other block's loads hide more latency than fewer steps save.
+
+    On an H100 under fp32 (``sweeps/implicit_tma.csv``, rows of ``493c3b5``), 128 x 128 tiles
+    (one block an SM either way, 2 stages of 64 against 3 of 32) ran 3.96 against 4.41 ms on
+    KernelBench level-2 1, 8.89 against 9.60 on 4 and 2.375 against 2.416 on held-out 33;
+    128 x 64 tiles (two blocks an SM with 32, one with 64) ran 5.48 against 4.96 on 54. The
+    tuner's moves on an H200 agree (4: 9.08 against 9.96, 33: 2.415 against 2.574)."""
+    narrow = resident_blocks(block_m, block_n, 32)
+    return narrow > 0 and resident_blocks(block_m, block_n, 64) >= narrow
 
 
 @heuristic("conv_transposed_implicit_gemm")

@@ -156,6 +156,7 @@ def conv_shape(graph: OpGraph, spec: ConvSpec) -> GemmShape:
         epilogue=epilogue,
         groups=spec.groups,
         dilated=dilated,
+        strided=any(s != 1 for s in spec.stride),
         spatial=spec.nsp,
         channels=wm.hint[1],
         input_elements=math.prod(xm.hint),

@@ -112,6 +112,29 @@ def test_the_implicit_gemm_takes_k_blocks_of_128_bytes_at_most_a_taps_channels(
     assert tuple(got) == blocks
 
 
+@pytest.mark.parametrize(("cout", "stride", "block_k"),
+                         [(128, 1, 64), (64, 1, 32), (128, 2, 32)])
+def test_fp32_tma_steps_take_64_values_where_an_sm_keeps_as_many_blocks(
+    tmp_path: Path, cout: int, stride: int, block_k: int
+) -> None:
+    """128 x 128 tiles hold one block an SM with K blocks of 32 fp32 values or 64 (3 stages
+    or 2): 64, half the steps. 128 x 64 tiles hold two with 32 and one with 64: 32. A strided
+    convolution gathers its patches with pointer loads (no boxes): 32, the width measured
+    there."""
+    from kernelwright.design.families.conv.defaults import resident_blocks
+
+    assert (resident_blocks(128, 128, 32), resident_blocks(128, 128, 64)) == (1, 1)
+    assert (resident_blocks(128, 64, 32), resident_blocks(128, 64, 64)) == (2, 1)
+    path = write_task(tmp_path, TASK.format(
+        conv=f"Conv2d(64, {cout}, 3, stride={stride}, padding=1)", cout=cout,
+        shape="4, 64, 66, 70", body=EPILOGUE))
+    part, _ = designs_for(path)
+    (opts,) = [group_options(part, g, SkillLibrary.builtin(), precision="fp32")
+               for g in part.fused]
+    (implicit,) = [o for o in opts.options if o.choice.skill == "conv-implicit-gemm"]
+    assert implicit.choice.params["BLOCK_K"] == block_k
+
+
 def test_too_few_tiles_rank_the_vendor_conv_first(tmp_path: Path) -> None:
     """2 x 12 x 12 output positions: 3 tiles of 128 would leave most SMs idle."""
     _, designs, (options,) = plan(tmp_path, "Conv2d(16, 48, 3, padding=1)", 48, "2, 16, 12, 12")
