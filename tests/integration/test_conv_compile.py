@@ -146,8 +146,8 @@ def test_the_channels_last_implicit_gemm_copies_whole_rows_of_channels() -> None
 def test_the_tma_implicit_gemm_loads_boxes_for_the_tensor_cores() -> None:
     """``TMA`` 1 at both tasks' full sizes, under fp32 (3xTF32) and bf16: the TMA kernel
     compiles without spills within shared memory, loads both operands by tensor-memory-
-    accelerator copies (no pointer copies into shared memory), and makes the same tensor-core
-    products as the pointer-load kernel."""
+    accelerator copies (no pointer copies into shared memory), and makes the tensor-core
+    products of the pointer-load kernel, scaled by their K blocks' widths."""
     pytest.importorskip("triton")
     paths = [str(ROOT / "kernelbench" / f"{t}.py") for t in TASKS]
     script = f"""
@@ -176,7 +176,8 @@ def test_the_tma_implicit_gemm_loads_boxes_for_the_tensor_cores() -> None:
                             shared=r.shared_bytes, error=r.error[:300],
                             tma=len(re.findall(r"cp\\.async\\.bulk\\.tensor", r.ptx)),
                             copies=len(re.findall(r"cp\\.async\\.c[ag]", r.ptx)),
-                            n_mma=len(re.findall(r"wgmma\\.mma_async", r.ptx))))
+                            n_mma=len(re.findall(r"wgmma\\.mma_async", r.ptx)),
+                            block_k=re.findall(r"BLOCK_K=(\\d+)", r.constexprs)))
         print(json.dumps(rows))
         """
     rows = run_compile_script(script, timeout=900)
@@ -186,10 +187,14 @@ def test_the_tma_implicit_gemm_loads_boxes_for_the_tensor_cores() -> None:
             tma = by[(Path(t).name, policy, "conv_0_tma_kernel")]
             assert_compiled(tma)
             assert tma["tma"] > 0 and tma["copies"] == 0, tma
-            # the pointer-load kernel (TMA 0, and the wrapper's fallback)
+            # the pointer-load kernel (TMA 0, and the wrapper's fallback): K blocks of 128
+            # bytes at most, so fp32 TMA steps of 64 values make twice its products a step
             pointers = by[(Path(t).name, policy, "conv_0_kernel")]
             assert_compiled(pointers)
-            assert tma["n_mma"] == pointers["n_mma"] > 0, (tma, pointers)
+            (tma_k,), (pointer_k,) = tma["block_k"], pointers["block_k"]
+            assert int(pointer_k) == min(int(tma_k), 32 if policy == "fp32" else 64), pointers
+            assert tma["n_mma"] * int(pointer_k) == pointers["n_mma"] * int(tma_k) > 0, (
+                tma, pointers)
 
 
 @pytest.mark.sm90

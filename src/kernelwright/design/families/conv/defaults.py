@@ -68,7 +68,7 @@ def conv_implicit_gemm(f: GroupFacts) -> dict[str, int]:
     block_m = max(16, min(128, next_pow2(g.m)))
     block_n = max(16, min(128, next_pow2(g.n)))
     tma = g.spatial == 2 and not copy_dominates  # the kernel loads by TMA at stride 1 only
-    boxes = tma and not g.strided
+    boxes = tma and not g.strided and not g.transposed
     widest = 64 if sixteen_bit(f) or (boxes and wide_steps_keep_residency(block_m, block_n)) \
         else 32
     # a channels-last step reads one tap's channels: a block wider than them multiplies zeros
@@ -117,7 +117,11 @@ def wide_steps_keep_residency(block_m: int, block_n: int) -> bool:
     (one block an SM either way, 2 stages of 64 against 3 of 32) ran 3.96 against 4.41 ms on
     KernelBench level-2 1, 8.89 against 9.60 on 4 and 2.375 against 2.416 on held-out 33;
     128 x 64 tiles (two blocks an SM with 32, one with 64) ran 5.48 against 4.96 on 54. The
-    tuner's moves on an H200 agree (4: 9.08 against 9.96, 33: 2.415 against 2.574)."""
+    tuner's moves on an H200 agree (4: 9.08 against 9.96, 33: 2.415 against 2.574). Compiled
+    for sm_90, task 1's kernel at 64 holds 140 registers a thread (8 warps: one block an SM by
+    registers too) in 128 KB of shared memory, task 54's at 32 holds 78 registers in 72 KB
+    (the model here, which counts the epilogue's tile beside the stages as the wrapper does,
+    says two blocks; the compiled kernel reuses the stages for it and fits three)."""
     narrow = resident_blocks(block_m, block_n, 32)
     return narrow > 0 and resident_blocks(block_m, block_n, 64) >= narrow
 

@@ -236,6 +236,7 @@ def render_conv(
             code.dedent()
             code.add("else:")
             code.indent()
+        _pointer_block_k(p, outs, nhwc, code)
         launch(
             f"{name}_kernel",
             grid,
@@ -269,6 +270,26 @@ def _stages(p: Mapping[str, int], outs: list[str], nhwc: bool, code: Code) -> No
         f"# pipeline stages: up to {p['STAGES']}, as many as fit in shared memory (an H200"
         " block's 227 KB,",
         "# less 1 KB for barriers) with these tiles and the operands' and output's dtypes",
+        f"STAGES = _conv_stages({p['STAGES']}, BLOCK_M, BLOCK_N, BLOCK_K, x_in, "
+        f"{out_bytes}, {SMEM_BYTES}" + (", m_major=False)" if nhwc else ")"),
+    )
+
+
+def _pointer_block_k(p: Mapping[str, int], outs: list[str], nhwc: bool, code: Code) -> None:
+    """Pointer loads take K blocks of at most 128 bytes a row: where ``BLOCK_K`` is wider (64
+    fp32 values, for TMA loads) the pointer kernel, a TMA design's fallback included, narrows
+    it and fits its stages again. Compiled for sm_90 at KernelBench level-2 1's size, its 64-wide
+    fp32 blocks spill (52 bytes gathering channels-last rows, 4 NCHW patches); 32 spill none."""
+    if p["BLOCK_K"] <= 32:
+        return
+    code.add(
+        "# pointer loads: K blocks of at most 128 bytes (wider ones spill the gathers)",
+        "BLOCK_K = min(BLOCK_K, 128 // x_in.element_size())",
+    )
+    out_bytes = f"{outs[0]}.element_size()"
+    if len(outs) > 1:
+        out_bytes = f"max({', '.join(f'{o}.element_size()' for o in outs)})"
+    code.add(
         f"STAGES = _conv_stages({p['STAGES']}, BLOCK_M, BLOCK_N, BLOCK_K, x_in, "
         f"{out_bytes}, {SMEM_BYTES}" + (", m_major=False)" if nhwc else ")"),
     )

@@ -136,6 +136,29 @@ def test_tma_loads_match_float64(check_launches, case: str) -> None:
     assert [launched for _, launched in runs] == [["_nhwc_copy_kernel", kernel] * 2]
 
 
+@pytest.mark.parametrize(("fields", "kernel"), [
+    ((64, 33, 3, 1, 1, 1, True, 5, 6, 4, 5), "conv_0_tma_kernel"),  # boxes of 64 channels
+    (CASES["1x1"], "conv_0_kernel"),  # 65 fp32 channels: no descriptor, the pointer fallback
+])
+def test_k_blocks_of_64_fp32_values_load_by_tma_and_narrow_for_pointer_loads(
+        check, check_launches, fields: tuple, kernel: str) -> None:
+    """``BLOCK_K`` 64 under fp32 (the width TMA loads take where an SM keeps its blocks):
+    the TMA kernel steps through a tap's 64 channels at once; the pointer kernel, here the
+    fallback of a TMA design, narrows its blocks to 128 bytes (32 values) and fits its stages
+    again. Both match float64."""
+    cin, cout, k, stride, padding, dilation, bias, h, w, h2, w2 = fields
+    body = CONV.format(cin=cin, cout=cout, k=k, stride=stride, padding=padding,
+                       dilation=dilation, bias=bias, h=h, w=w, h2=h2, w2=w2,
+                       body="torch.relu(self.conv(x)) + self.bias")
+    request = {"skills": ("conv-implicit-gemm",), "reference": "float64", "policy": "fp32",
+               "params": {**SMALL, "CHANNELS_LAST": 1, "TMA": 1, "BLOCK_K": 64}}
+    ((_, launched),) = check_launches(body, **request)
+    assert launched == ["_nhwc_copy_kernel", kernel] * 2
+    (src,) = check(body, **request)
+    fallback = src.split("    else:\n", 1)[1]
+    assert "BLOCK_K = min(BLOCK_K, 128 // x_in.element_size())" in fallback
+
+
 @pytest.mark.parametrize(
     ("oh", "ow", "block_m", "tile"),
     [
