@@ -133,6 +133,15 @@ def test_fp32_tma_steps_take_64_values_where_an_sm_keeps_as_many_blocks(
                for g in part.fused]
     (implicit,) = [o for o in opts.options if o.choice.skill == "conv-implicit-gemm"]
     assert implicit.choice.params["BLOCK_K"] == block_k
+    # the transposed phase kernel gathers with pointer loads whatever its tiles: 32
+    path = write_task(tmp_path, TASK.format(
+        conv=f"ConvTranspose2d(64, {cout}, 3, stride={stride}, padding=1)", cout=cout,
+        shape="4, 64, 66, 70", body=EPILOGUE))
+    part, _ = designs_for(path)
+    (opts,) = [group_options(part, g, SkillLibrary.builtin(), precision="fp32")
+               for g in part.fused]
+    (phases,) = [o for o in opts.options if o.choice.skill == "conv-transposed-implicit-gemm"]
+    assert phases.choice.params["BLOCK_K"] == 32
 
 
 def test_too_few_tiles_rank_the_vendor_conv_first(tmp_path: Path) -> None:
