@@ -9,16 +9,18 @@ A development instrument, like ``sweep_design.py``, not a verdict: kernelwright'
 kernels (trusted code) are imported in this process. For each contender (the task's ``Model``,
 ``torch.compile`` of it, then the first ``--designs`` ranked designs at their defaults) the
 script times a call with ``triton.testing.do_bench`` (the median; on a CPU the wall clock of
-the interpreter, which means nothing), measures on a GPU the host's time to issue a call (calls
-made back to back without waiting: where it passes the call's device time, the device waits for
-the host, as in the harness's timed batches, and a faster kernel does not make the call
-faster) and, for kernelwright's designs, where that host time goes (the forward with its Triton
-launches skipped, then each launch made alone again), checks its largest error against the
-task's model, and records five calls under ``torch.profiler``: each kernel's name, launches a
-call and device time a call. Model, inputs
-and plan follow ``--precision`` as the harness applies it. Writes ``OUT/profile.csv`` row by row
-(a crash keeps what was measured) and ``OUT/candidates/*.py``, and prints each contender's
-kernels, slowest first.
+the interpreter, which means nothing), checks its largest error against the task's model and
+records five calls under ``torch.profiler`` (each kernel's name, launches a call and device
+time a call). On a GPU it also measures the host's time to issue a call (calls made back to
+back without waiting: where it passes the call's device time, the device waits for the host
+and a faster kernel does not make the call faster), the calls of a batch made as the harness's
+timed batches make them (each on inputs of its own, two events around it, the outputs kept:
+host issuing, device span and events a call, which the verdict's breakdown of the same design
+less these leaves as the harness's own time) and, for kernelwright's designs, where the host
+time goes (the forward with its Triton launches skipped, then each launch made alone again).
+Model, inputs and plan follow ``--precision`` as the harness applies it. Writes
+``OUT/profile.csv`` row by row (a crash keeps what was measured) and ``OUT/candidates/*.py``,
+and prints each contender's kernels, slowest first.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from __future__ import annotations
 import argparse
 import csv
 import sys
+import time
 import warnings
 from pathlib import Path
 from typing import Any
@@ -36,8 +39,10 @@ from bench_gemm import _host_time, _time, load_module, pick_device  # noqa: E402
 
 FIELDS = [
     "task", "contender", "precision", "call_ms", "host_ms", "max_err", "kernel", "launches",
-    "us_a_call", "host_us",
+    "us_a_call", "host_us", "batch_issue_ms", "batch_span_ms", "batch_events_ms",
 ]
+BATCH_CALLS = 64  # calls of a batch made as the harness makes them (fewer for large inputs)
+BATCH_BYTES = 8 << 30  # the batch's own input copies at most
 CALLS = 5  # profiled calls a contender
 WRAPPERS = "(host) the forward without its Triton launches"  # the host rows' first kernel name
 
@@ -71,6 +76,40 @@ def launch_costs(fn: Any) -> list[tuple[str, float]]:
 
         costs.append((f"(host) launch of {jit.__name__}", _host_time(again) * 1e3))
     return costs
+
+
+def batched(model: Any, inputs: list[Any]) -> tuple[float, float, float]:
+    """(host issuing, device span, median events), ms a call, of calls made as the harness's
+    timed batches make them: back to back, each on inputs of its own (fresh tensor objects
+    over them), two CUDA events around each, every output kept until the batch ends; the
+    least of three batches. Beside the verdict's breakdown of the same design, what is left
+    over is the harness's own host time a call."""
+    import torch
+
+    tensors = [t for t in inputs if isinstance(t, torch.Tensor)]
+    size = sum(t.numel() * t.element_size() for t in tensors) or 1
+    k = max(2, min(BATCH_CALLS, BATCH_BYTES // size))
+    sets = [[t.clone() if isinstance(t, torch.Tensor) else t for t in inputs] for _ in range(k)]
+    best = (float("inf"), float("inf"), float("inf"))
+    for _ in range(3):
+        events = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True))
+                  for _ in sets]
+        outputs = []
+        torch.cuda.synchronize()
+        start = time.perf_counter()
+        for (before, after), values in zip(events, sets, strict=True):
+            args = [v.as_strided(v.shape, v.stride(), v.storage_offset())
+                    if isinstance(v, torch.Tensor) else v for v in values]
+            before.record()
+            outputs.append(model(*args))
+            after.record()
+        issue = (time.perf_counter() - start) * 1e3 / k
+        torch.cuda.synchronize()
+        span = events[0][0].elapsed_time(events[-1][1]) / k
+        each = sorted(b.elapsed_time(a) for b, a in events)
+        best = min(best, (issue, span, each[k // 2]))
+        del outputs
+    return best
 
 
 def kernel_times(fn: Any, device: str) -> list[tuple[str, float, float]]:
@@ -153,6 +192,11 @@ def profile_task(path: Path, args: argparse.Namespace, device: str, write: Any) 
                        "host_ms": f"{host:.4f}" if host is not None else "",
                        "max_err": f"{err:.3g}", "kernel": kernel,
                        "launches": f"{launches:g}", "us_a_call": f"{us:.1f}"})
+            if device == "cuda":
+                issue, span, events = batched(fn, inputs)
+                write({**row, "kernel": "(batch) calls on inputs of their own, two events each",
+                       "batch_issue_ms": f"{issue:.4f}", "batch_span_ms": f"{span:.4f}",
+                       "batch_events_ms": f"{events:.4f}"})
             if device == "cuda" and name.startswith("design"):
                 for what, us in launch_costs(lambda fn=fn: fn(*inputs)):
                     write({**row, "kernel": what, "host_us": f"{us:.1f}"})
@@ -185,6 +229,10 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"   {row['us_a_call']:>10} µs  x{row['launches']:<4} {row['kernel'][:90]}")
             elif row.get("host_us"):
                 print(f"   {row['host_us']:>10} µs  host   {row['kernel'][:90]}")
+            elif row.get("batch_issue_ms"):
+                print(f"   in batches as the harness makes them: host issuing "
+                      f"{row['batch_issue_ms']} ms a call, device span {row['batch_span_ms']}, "
+                      f"events {row['batch_events_ms']}")
             else:
                 print(f"   {row['contender']}: {row['kernel']}", flush=True)
 
