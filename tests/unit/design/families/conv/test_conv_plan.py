@@ -125,23 +125,20 @@ def test_fp32_tma_steps_take_64_values_where_an_sm_keeps_as_many_blocks(
 
     assert (resident_blocks(128, 128, 32), resident_blocks(128, 128, 64)) == (1, 1)
     assert (resident_blocks(128, 64, 32), resident_blocks(128, 64, 64)) == (2, 1)
-    path = write_task(tmp_path, TASK.format(
-        conv=f"Conv2d(64, {cout}, 3, stride={stride}, padding=1)", cout=cout,
-        shape="4, 64, 66, 70", body=EPILOGUE))
-    part, _ = designs_for(path)
-    (opts,) = [group_options(part, g, SkillLibrary.builtin(), precision="fp32")
-               for g in part.fused]
-    (implicit,) = [o for o in opts.options if o.choice.skill == "conv-implicit-gemm"]
-    assert implicit.choice.params["BLOCK_K"] == block_k
+
+    def fp32_params(conv: str, skill: str) -> dict[str, int]:
+        path = write_task(tmp_path, TASK.format(
+            conv=f"{conv}(64, {cout}, 3, stride={stride}, padding=1)", cout=cout,
+            shape="4, 64, 66, 70", body=EPILOGUE))
+        part, _ = designs_for(path)
+        (opts,) = [group_options(part, g, SkillLibrary.builtin(), precision="fp32")
+                   for g in part.fused]
+        (option,) = [o for o in opts.options if o.choice.skill == skill]
+        return option.choice.params
+
+    assert fp32_params("Conv2d", "conv-implicit-gemm")["BLOCK_K"] == block_k
     # the transposed phase kernel gathers with pointer loads whatever its tiles: 32
-    path = write_task(tmp_path, TASK.format(
-        conv=f"ConvTranspose2d(64, {cout}, 3, stride={stride}, padding=1)", cout=cout,
-        shape="4, 64, 66, 70", body=EPILOGUE))
-    part, _ = designs_for(path)
-    (opts,) = [group_options(part, g, SkillLibrary.builtin(), precision="fp32")
-               for g in part.fused]
-    (phases,) = [o for o in opts.options if o.choice.skill == "conv-transposed-implicit-gemm"]
-    assert phases.choice.params["BLOCK_K"] == 32
+    assert fp32_params("ConvTranspose2d", "conv-transposed-implicit-gemm")["BLOCK_K"] == 32
 
 
 def test_too_few_tiles_rank_the_vendor_conv_first(tmp_path: Path) -> None:
