@@ -323,6 +323,7 @@ def test_honest_solution_is_accepted(case: Case) -> None:
     assert None not in (parts.write_ms, parts.turn_ms, parts.read_ms, parts.reply_ms,
                         parts.busy_ms)
     assert parts.span_ms is None and parts.issue_ms is None and parts.setup_ms is None
+    assert parts.forward_ms is None and parts.device_allocs is None
     assert parts.run_ms is None
     # the process's own view of its turn fits inside the judge's view of it
     assert parts.busy_ms <= parts.turn_ms

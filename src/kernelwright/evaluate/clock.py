@@ -485,8 +485,8 @@ def _batch(
              "write_fixed_ms": calibrated[0], "turn_fixed_ms": calibrated[1],
              "read_fixed_ms": calibrated[2]}
     parts |= {key: _reported_ms(reply.get(key))
-              for key in ("span_ms", "issue_ms", "setup_ms", "run_ms", "reply_ms", "busy_ms",
-                          "device_allocs", "alloc_retries")}
+              for key in ("span_ms", "issue_ms", "forward_ms", "setup_ms", "run_ms",
+                          "reply_ms", "busy_ms", "device_allocs", "alloc_retries")}
     return _Batch(ms, entries, times, launches, _per_name(reply.get("launch_names")),
                   _per_name(reply.get("launch_programs")), bool(reused), energy, parts,
                   checks_s)
