@@ -261,18 +261,23 @@ def render_conv(
 def _stages(p: Mapping[str, int], outs: list[str], nhwc: bool, code: Code) -> None:
     """``BLOCK_K`` and ``STAGES`` of an implicit GEMM: K blocks of at most the taps (NCHW) or
     one tap's input channels (``nhwc``), as many pipeline stages as fit."""
-    out_bytes = f"{outs[0]}.element_size()"
-    if len(outs) > 1:
-        out_bytes = f"max({', '.join(f'{o}.element_size()' for o in outs)})"
     code.add(
         # a block of K is a block of one tap's channels in NHWC: at most C_in of them
         f"BLOCK_K = max(16, min({p['BLOCK_K']}, _pow2({'C_in' if nhwc else 'K'})))",
         f"# pipeline stages: up to {p['STAGES']}, as many as fit in shared memory (an H200"
         " block's 227 KB,",
         "# less 1 KB for barriers) with these tiles and the operands' and output's dtypes",
-        f"STAGES = _conv_stages({p['STAGES']}, BLOCK_M, BLOCK_N, BLOCK_K, x_in, "
-        f"{out_bytes}, {SMEM_BYTES}" + (", m_major=False)" if nhwc else ")"),
+        _fit_stages(p, outs, nhwc),
     )
+
+
+def _fit_stages(p: Mapping[str, int], outs: list[str], nhwc: bool) -> str:
+    """The wrapper's line fitting ``STAGES`` to the current ``BLOCK_K`` and dtypes."""
+    out_bytes = f"{outs[0]}.element_size()"
+    if len(outs) > 1:
+        out_bytes = f"max({', '.join(f'{o}.element_size()' for o in outs)})"
+    return (f"STAGES = _conv_stages({p['STAGES']}, BLOCK_M, BLOCK_N, BLOCK_K, x_in, "
+            f"{out_bytes}, {SMEM_BYTES}" + (", m_major=False)" if nhwc else ")"))
 
 
 def _pointer_block_k(p: Mapping[str, int], outs: list[str], nhwc: bool, code: Code) -> None:
@@ -285,13 +290,7 @@ def _pointer_block_k(p: Mapping[str, int], outs: list[str], nhwc: bool, code: Co
     code.add(
         "# pointer loads: K blocks of at most 128 bytes (wider ones spill the gathers)",
         "BLOCK_K = min(BLOCK_K, 128 // x_in.element_size())",
-    )
-    out_bytes = f"{outs[0]}.element_size()"
-    if len(outs) > 1:
-        out_bytes = f"max({', '.join(f'{o}.element_size()' for o in outs)})"
-    code.add(
-        f"STAGES = _conv_stages({p['STAGES']}, BLOCK_M, BLOCK_N, BLOCK_K, x_in, "
-        f"{out_bytes}, {SMEM_BYTES}" + (", m_major=False)" if nhwc else ")"),
+        _fit_stages(p, outs, nhwc),
     )
 
 
