@@ -117,7 +117,10 @@ class LaunchMonitor:
         @functools.wraps(original)
         def getitem(ck_self: Any, grid: Any) -> Any:
             name = str(getattr(ck_self, "name", None) or repr(ck_self))
-            key = f"triton-compiled:{name}"
+            # the JIT path's key: a kernel counts as one whichever way it was launched (a
+            # wrapper that launches its compiled kernel once it has one would otherwise show
+            # checked and timed calls running different kernels)
+            key = f"triton:{name}"
             programs = grid_programs(grid)
             runner = original(ck_self, programs[0])
 
