@@ -17,7 +17,7 @@ and a faster kernel does not make the call faster), the calls of a batch made as
 timed batches make them (each on inputs of its own, two events around it, the outputs kept:
 host issuing, device span and events a call, which the verdict's breakdown of the same design
 less these leaves as the harness's own time) and, for kernelwright's designs, where the host
-time goes (the forward with its Triton launches skipped, then each launch made alone again).
+time goes (the forward with its Triton launches skipped, then each launch timed in place).
 Model, inputs and plan follow ``--precision`` as the harness applies it. Writes
 ``OUT/profile.csv`` row by row (a crash keeps what was measured) and ``OUT/candidates/*.py``,
 and prints each contender's kernels, slowest first.
@@ -49,32 +49,53 @@ WRAPPERS = "(host) the forward without its Triton launches"  # the host rows' fi
 
 def launch_costs(fn: Any) -> list[tuple[str, float]]:
     """Where a design's host time goes, on a GPU: µs a call of ``fn`` with every Triton launch
-    skipped (its wrappers' Python and PyTorch's own calls), then µs a launch of each Triton
-    launch a call makes, made alone again with the arguments its wrapper chose."""
+    skipped (its wrappers' Python and PyTorch's own calls), then µs a launch of each kernel,
+    timed in place inside calls of ``fn`` (the least of its launches: one that found the
+    device's queue full waited for the GPU), whichever way it is launched (Triton's JIT path, or
+    the compiled kernel a wrapper keeps). Never made alone again: a kernel whose wrapper
+    prepares state for it each call (a team's zeroed arrival counts) could wait forever."""
+    from triton.compiler.compiler import CompiledKernel
     from triton.runtime.jit import JITFunction
 
-    original = JITFunction.run
-    recorded: list[tuple[Any, tuple[Any, ...], dict[str, Any]]] = []
+    run, getitem = JITFunction.run, CompiledKernel.__getitem__
+    spent: dict[str, list[float]] = {}
 
-    def record(self: Any, *args: Any, **kwargs: Any) -> Any:
-        recorded.append((self, args, kwargs))
-        return original(self, *args, **kwargs)
+    def timed_run(self: Any, *args: Any, **kwargs: Any) -> Any:
+        start = time.perf_counter()
+        try:
+            return run(self, *args, **kwargs)
+        finally:
+            spent.setdefault(self.__name__, []).append(time.perf_counter() - start)
 
-    def skip(self: Any, *args: Any, **kwargs: Any) -> None:
+    def timed_getitem(self: Any, grid: Any) -> Any:
+        start = time.perf_counter()
+        runner = getitem(self, grid)
+
+        def launch(*args: Any, **kwargs: Any) -> Any:
+            try:
+                return runner(*args, **kwargs)
+            finally:
+                spent.setdefault(self.name, []).append(time.perf_counter() - start)
+
+        return launch
+
+    def skip_run(self: Any, *args: Any, **kwargs: Any) -> None:
         return None
 
-    try:
-        JITFunction.run = record  # type: ignore[method-assign]
-        fn()
-        JITFunction.run = skip  # type: ignore[method-assign]
-        costs = [(WRAPPERS, _host_time(fn) * 1e3)]
-    finally:
-        JITFunction.run = original  # type: ignore[method-assign]
-    for jit, args, kwargs in recorded:
-        def again(jit: Any = jit, args: Any = args, kwargs: Any = kwargs) -> Any:
-            return original(jit, *args, **kwargs)
+    def skip_getitem(self: Any, grid: Any) -> Any:
+        return lambda *args, **kwargs: None
 
-        costs.append((f"(host) launch of {jit.__name__}", _host_time(again) * 1e3))
+    try:
+        JITFunction.run, CompiledKernel.__getitem__ = skip_run, skip_getitem  # type: ignore
+        costs = [(WRAPPERS, _host_time(fn) * 1e3)]
+        JITFunction.run, CompiledKernel.__getitem__ = timed_run, timed_getitem  # type: ignore
+        fn()  # the launches' first calls (a wrapper's own first launch may differ) not kept
+        spent.clear()
+        _host_time.__wrapped__(fn)  # type: ignore[attr-defined]
+    finally:
+        JITFunction.run, CompiledKernel.__getitem__ = run, getitem  # type: ignore
+    for name, times in spent.items():
+        costs.append((f"(host) launch of {name}", min(times) * 1e6))
     return costs
 
 

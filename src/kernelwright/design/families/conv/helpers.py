@@ -95,7 +95,7 @@ def _nhwc_copy(x):
         return x.contiguous(memory_format=fmt)
     y = torch.empty_like(x, memory_format=fmt)
     grid = ((p + 63) // 64, (c + 63) // 64, n)
-    _nhwc_copy_kernel[grid](x, y, c, p, BLOCK_C=64, BLOCK_P=64, num_warps=4)
+    _launch(_nhwc_copy_kernel, grid, x, y, c, p, BLOCK_C=64, BLOCK_P=64, num_warps=4)
     return y''',
     "_position_strides": '''def _position_strides(y):
     """(y, (stride of an image, of a channel, of an output position)) for an N x C x spatial

@@ -543,9 +543,10 @@ def _wrapper(
     w.add(
         "# at least one chunk per thread: with fewer, Triton spreads a vector over threads",
         f"warps = max(1, min({p['WARPS']}, ROWS * N // 32))",
-        f"{kname}[({grid},)](",
+        "_launch(",
     )
     w.indent()
+    w.add(f"{kname}, ({grid},),")
     w.add(f"{x}, {y}, {', '.join(scalars)},")
     w.add("N=N, V=V, ROWS=ROWS, num_warps=warps,")
     w.dedent()
