@@ -284,8 +284,10 @@ def test_the_channels_last_copy_matches_torchs(monkeypatch) -> None:
     import triton.language as tl
 
     from kernelwright.design.families.conv.helpers import PY_HELPERS
+    from kernelwright.design.kernel.common import WRAPPER_HELPERS
 
     scope: dict[str, object] = {"torch": torch, "triton": triton, "tl": tl}
+    exec(WRAPPER_HELPERS["_launch"], scope)
     exec(PY_HELPERS["_nhwc_copy"], scope)
     copy = scope["_nhwc_copy"]
     for shape in [(2, 3, 9, 10), (1, 70, 9, 8), (3, 65, 1, 130)]:

@@ -63,7 +63,7 @@ def test_team_larger_than_the_interpreter_runs_falls_back_to_the_looped_kernel(
 ) -> None:
     (src,) = check(body, skills=("row-team",), params=SLICES)
     wrapper = src[src.index("def reduce_0(") :]
-    assert "if n_split <= resident:" in wrapper and "_looped_kernel[" in wrapper
+    assert "if n_split <= resident:" in wrapper and "_looped_kernel, " in wrapper
 
 
 def test_team_is_offered_only_where_a_team_fits_on_the_gpu(tmp_path: Path) -> None:
