@@ -148,8 +148,9 @@ def timed_outputs(ctx: GuardContext) -> list[str]:
     "custom-kernel",
     stage="runtime",
     catches="delegating the whole forward to the framework (no kernel of the candidate's own)",
-    how="Triton launches and calls into load_inline/load extensions are counted by a monitor "
-    "installed before the candidate is imported; at least one must happen per forward",
+    how="Triton launches (through a JIT function or a compiled kernel it returned, counted "
+    "under the kernel's one name) and calls into load_inline/load extensions are counted by a "
+    "monitor installed before the candidate is imported; at least one must happen per forward",
 )
 def custom_kernel(ctx: GuardContext) -> list[str]:
     if not ctx.trials_correct or "launches" not in ctx.observed:
