@@ -203,13 +203,16 @@ _LAUNCHED = {}
 
 def _launch(kernel, grid, *args, **meta):
     """kernel[grid](*args, **meta), the arguments' binding done once per specialisation: the
-    tensors' dtypes and 16-byte alignment, the descriptors' dtypes and blocks, every other
-    argument's value; later launches of it go to the compiled kernel on the same device."""
+    tensors' dtypes and offsets from 16-byte boundaries, the descriptors' dtypes and blocks,
+    every other argument's type and value (the keywords' values: a wrapper passes each one's
+    values of one type); later launches of it go to the compiled kernel on the same device.
+    The kernel is keyed by identity: it lives as long as this module, which holds the keys."""
     try:
-        key = (kernel, *meta.items(), *[
-            (a.dtype, a.data_ptr() % 16 == 0) if isinstance(a, torch.Tensor)
-            else (a.base.dtype, *a.block_shape, a.padding) if isinstance(a, _TensorDescriptor)
-            else a if type(a) is int else (type(a), a)
+        key = (id(kernel), tuple(meta), *meta.values(), *[
+            a if type(a) is int
+            else (a.dtype, a.data_ptr() & 15) if isinstance(a, torch.Tensor)
+            else (a.base.dtype, *a.block_shape, a.padding) if type(a) is _TensorDescriptor
+            else (type(a), a)
             for a in args
         ])
         known = _LAUNCHED.get(key)
