@@ -1,5 +1,6 @@
 """The wrappers' ``_launch``: Triton's launch path once per specialisation, then the compiled
-kernel it returned, with the arguments in the kernel's parameter order."""
+kernel it returned, with the arguments in the kernel's parameter order; and ``_descriptor``:
+Triton's layout checks once per layout."""
 
 from __future__ import annotations
 
@@ -120,3 +121,25 @@ def test_a_kernel_with_pre_run_hooks_takes_tritons_path(launch: Any) -> None:
     for _ in range(2):
         launch(kernel, (4,), x, 64, BLOCK=16, FAST=True)
     assert [entry[0] for entry in kernel.log] == ["jit", "jit"]
+
+
+def test_a_descriptor_layout_is_validated_once_and_built_alike_after() -> None:
+    from triton.tools.tensor_descriptor import TensorDescriptor
+
+    scope: dict[str, Any] = {"torch": torch}
+    exec(WRAPPER_HELPERS["_descriptor"], scope)
+    descriptor = scope["_descriptor"]
+    first, second = torch.zeros(4, 64), torch.ones(4, 64)
+    a = descriptor(first, [4, 64], [64, 1], [2, 32])
+    b = descriptor(second, [4, 64], [64, 1], [2, 32])
+    want = TensorDescriptor(second, [4, 64], [64, 1], [2, 32])
+    assert type(b) is TensorDescriptor and b == want and b.base is second
+    assert a.base is first  # the first one's base is not shared with the second
+    # the base's alignment is checked on every call: an unaligned one meets Triton's check
+    with pytest.raises(AssertionError, match="16-byte aligned"):
+        descriptor(torch.zeros(4 * 64 + 1)[1:].view(4, 64), [4, 64], [64, 1], [2, 32])
+    # a layout Triton refuses is refused every time, never recorded
+    for _ in range(2):
+        with pytest.raises(AssertionError):
+            descriptor(first, [4, 64], [63, 1], [2, 32])
+    assert len(scope["_DESCRIPTOR_FIELDS"]) == 1

@@ -232,6 +232,31 @@ def _launch(kernel, grid, *args, **meta):
     return compiled'''
 
 
+# Triton's TensorDescriptor validates its layout on construction (ranks, 16-byte strides, the
+# block's shape, the base's alignment): about 4 us a descriptor, a quarter of a small matrix
+# product's wrapper, for a layout that is the same every call. _descriptor validates a layout
+# once and builds later descriptors of it from the validated one's fields, checking the one
+# property that varies with the base, its 16-byte alignment, itself.
+WRAPPER_HELPERS["_descriptor"] = '''_DESCRIPTOR_FIELDS = {}  # layout -> (type, fields but base)
+
+
+def _descriptor(base, shape, strides, block):
+    """TensorDescriptor(base, shape, strides, block), Triton's checks made once per layout."""
+    key = (base.dtype, *shape, *strides, *block)
+    known = _DESCRIPTOR_FIELDS.get(key)
+    if known is not None and base.data_ptr() % 16 == 0:
+        desc = object.__new__(known[0])
+        desc.__dict__.update(known[1], base=base)
+        return desc
+    from triton.tools.tensor_descriptor import TensorDescriptor
+
+    desc = TensorDescriptor(base, shape, strides, block)
+    if hasattr(desc, "__dict__"):  # a descriptor with slots is built by its constructor
+        _DESCRIPTOR_FIELDS[key] = (type(desc), {k: v for k, v in vars(desc).items()
+                                                if k != "base"})
+    return desc'''
+
+
 # From this many elements on, a kernel indexes in 64 bits: 2**31 less a block, since a flat
 # index of the last block runs up to a block (at most 2**16 elements) past the end before the
 # mask made from it drops it (Triton computes a program id, an arange and a product of 32-bit

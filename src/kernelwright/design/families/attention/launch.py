@@ -79,9 +79,7 @@ ATTN_DESCRIPTOR = '''def _attn_descriptor(t, block_n, block_d):
         return None
     if t.data_ptr() % 16 or any(s * t.element_size() % 16 for s in strides[:-1]):
         return None
-    from triton.tools.tensor_descriptor import TensorDescriptor
-
-    return TensorDescriptor(t, list(t.shape), list(strides), [1, 1, block_n, block_d])'''
+    return _descriptor(t, list(t.shape), list(strides), [1, 1, block_n, block_d])'''
 
 ATTN_LAUNCH = '''_FITTING_STAGES = {}  # (kernel, blocks, dtype, depth asked) -> the depth that fits
 

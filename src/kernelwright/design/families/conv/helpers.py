@@ -43,11 +43,8 @@ PY_HELPERS = {
         return None, None
     if (c * x.element_size()) % 16 or x.data_ptr() % 16 or w.data_ptr() % 16:
         return None, None
-    from triton.tools.tensor_descriptor import TensorDescriptor
-
-    x_desc = TensorDescriptor(xs, list(xs.shape), list(xs.stride()),
-                              [1, block_h, block_w, block_k])
-    w_desc = TensorDescriptor(ws, list(ws.shape), list(ws.stride()), [block_n, 1, block_k])
+    x_desc = _descriptor(xs, list(xs.shape), list(xs.stride()), [1, block_h, block_w, block_k])
+    w_desc = _descriptor(ws, list(ws.shape), list(ws.stride()), [block_n, 1, block_k])
     return x_desc, w_desc''',
     "_tma_tile": '''def _tma_tile(oh, ow, block_m):
     """(block_h, block_w): a TMA tile of block_m output positions as block_h rows of block_w

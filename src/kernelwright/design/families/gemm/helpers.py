@@ -100,8 +100,6 @@ def _cuda_device(device):
         return None, False
     if (outer == 0 and shape[0] > 1) or (batch_stride == 0 and batch > 1):
         return None, False  # rows or a batch broadcast by a zero stride
-    from triton.tools.tensor_descriptor import TensorDescriptor
-
-    desc = TensorDescriptor(t, [batch, *shape], [batch_stride, outer, 1], [1, *block])
+    desc = _descriptor(t, [batch, *shape], [batch_stride, outer, 1], [1, *block])
     return desc, transposed''',
 }
