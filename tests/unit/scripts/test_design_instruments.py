@@ -49,3 +49,19 @@ def test_a_profile_lists_each_contenders_operations(tmp_path: Path) -> None:
         assert all(float(r["max_err"]) < 3e-2 and r["kernel"].startswith("aten::")
                    for r in listed), listed
     assert (tmp_path / "candidates" / "37_sdpa__0.py").exists()
+
+
+def test_the_confinement_probe_times_each_step_in_the_candidate_process_order(
+    tmp_path: Path,
+) -> None:
+    task = ROOT / "benchmarks" / "level2" / "07_conv2d_group_norm_silu.py"
+    _run("probe_confinement.py", str(task), "--small", "--precision", "bf16",
+         "--out", str(tmp_path))
+    with (tmp_path / "confinement.csv").open() as fh:
+        rows = list(csv.DictReader(fh))
+    steps = ["plain", "launch monitor", "audit hook", "containment.enter", "containment.seal"]
+    assert [r["step"] for r in rows] == [s for s in steps for _ in range(2)]
+    assert [r["contender"].split(":")[0] for r in rows[:2]] == ["eager", "design 0"]
+    assert all(float(r["call_ms"]) > 0 for r in rows)
+    if Path("/proc/self/status").exists():  # the process's seccomp state beside each step
+        assert all("Seccomp:" in r["speculation"] for r in rows)

@@ -1,0 +1,149 @@
+"""What a judged process's confinement costs its host: a task's model and its first ranked design,
+called in one process before and after each step a candidate's process takes before the import.
+
+    python scripts/probe_confinement.py benchmarks/level2/07_conv2d_group_norm_silu.py \\
+        --precision bf16 --out runs/confinement
+    TRITON_INTERPRET=1 python scripts/probe_confinement.py TASK --small --out DIR   # a CPU check
+
+A development instrument, like ``profile_design.py``. The steps, in the candidate process's
+order: the launch monitor (Triton's launch paths patched), the audit hook, ``containment.enter``
+(rlimits, seccomp, Landlock) and ``containment.seal`` (process creation refused). The last two
+cannot be undone, which is why this is a script of its own and each run one process. After each
+step every contender's call is timed again: on a GPU the host's time to issue it (calls back to
+back, the least of three rounds) and a batch made as the harness's are (its host issuing a call);
+on a CPU the wall time of a call. A step that moves these is a cost the judged process pays and a
+process of one's own does not. Writes ``OUT/confinement.csv`` row by row, with the process's
+speculation controls (``/proc/self/status``) after each step.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import sys
+import tempfile
+import warnings
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "scripts"))
+from bench_gemm import _host_time, _time, load_module, pick_device  # noqa: E402
+from profile_design import batched  # noqa: E402
+
+FIELDS = ["task", "step", "contender", "host_ms", "batch_issue_ms", "call_ms", "speculation"]
+
+
+def speculation() -> str:
+    """The process's seccomp mode and speculation controls, as its status file states them."""
+    try:
+        lines = Path("/proc/self/status").read_text().splitlines()
+    except OSError:
+        return ""
+    keep = ("Seccomp", "Speculation")
+    return "; ".join(" ".join(ln.split()) for ln in lines if ln.startswith(keep))
+
+
+def steps() -> list[tuple[str, Any]]:
+    """(name, apply) of each confinement step, in the candidate process's order."""
+    from kernelwright.evaluate import containment
+    from kernelwright.evaluate.guard.monitor import LaunchMonitor
+    from kernelwright.evaluate.guard.sandbox import install_audit_hook
+
+    state: dict[str, Any] = {}
+
+    def enter() -> None:
+        sandbox = containment.Sandbox(scratch=tempfile.mkdtemp(),
+                                      read_roots=containment.default_read_roots())
+        state["report"] = containment.enter(sandbox)
+
+    return [
+        ("plain", lambda: None),
+        ("launch monitor", lambda: LaunchMonitor().install()),
+        ("audit hook", lambda: install_audit_hook(())),
+        ("containment.enter", enter),
+        ("containment.seal", lambda: containment.seal(state["report"])),
+    ]
+
+
+def contenders(path: Path, args: argparse.Namespace, device: str) -> tuple[dict[str, Any], list]:
+    """The task's model and its first ranked design, with the inputs, under the policy."""
+    import torch
+
+    from kernelwright.design.plan import plan_task
+    from kernelwright.evaluate.precision import apply_policy, cast_value, prepare_model
+    from kernelwright.records import Precision
+    from kernelwright.task import load_task
+    from kernelwright.task.module import import_task_module
+
+    size = "small" if args.small else "full"
+    policy = Precision(args.precision)
+    apply_policy(policy)
+    plan = plan_task(load_task(path, size=size), device, size, isolate=False,
+                     precision=args.precision)
+    module = import_task_module(path, size)
+    init = list(module.get_init_inputs()) if hasattr(module, "get_init_inputs") else []
+    torch.manual_seed(0)
+    with torch.device(device):
+        inputs = [x.to(device) if isinstance(x, torch.Tensor) else x for x in module.get_inputs()]
+        inputs = list(cast_value(inputs, policy))
+        torch.manual_seed(1)
+        models = {"eager": prepare_model(module.Model(*init), device, policy)}
+    design = plan.designs[0]
+    file = args.out / f"{path.stem}__0.py"
+    file.write_text(plan.render(design))
+    torch.manual_seed(1)
+    with torch.device(device):
+        new = prepare_model(load_module(file).ModelNew(*init), device, policy)
+    models[f"design 0: {' + '.join(design.skills)}"] = new
+    return models, inputs
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("task", type=Path)
+    ap.add_argument("--precision", choices=["fp32", "tf32", "bf16"], default="fp32")
+    ap.add_argument("--out", required=True, type=Path)
+    ap.add_argument("--small", action="store_true", help="the task's small size (CPU runs)")
+    args = ap.parse_args(argv)
+    warnings.simplefilter("ignore")
+    sys.path.insert(0, str(ROOT / "src"))
+    device = pick_device()
+    if device is None:
+        return 2
+    import torch
+
+    args.out.mkdir(parents=True, exist_ok=True)
+    models, inputs = contenders(args.task, args, device)
+    with (args.out / "confinement.csv").open("w", newline="") as fh, torch.no_grad():
+        writer = csv.DictWriter(fh, FIELDS)
+        writer.writeheader()
+        for _ in range(2):  # compiled, warmed
+            for fn in models.values():
+                fn(*inputs)
+        for step, apply in steps():
+            apply()
+            status = speculation()
+            for name, fn in models.items():
+                def call(fn: Any = fn) -> Any:
+                    return fn(*inputs)
+
+                row = {"task": args.task.stem, "step": step, "contender": name,
+                       "speculation": status}
+                if device == "cuda":
+                    row["host_ms"] = f"{_host_time.__wrapped__(call):.4f}"
+                    row["batch_issue_ms"] = f"{batched(fn, inputs)[0]:.4f}"
+                else:
+                    row["call_ms"] = f"{_time(call, device):.4f}"
+                writer.writerow(row)
+                fh.flush()
+                shown = row.get("host_ms") or row.get("call_ms")
+                print(f"{step:18s} {name:40s} {shown} ms"
+                      + (f", batch issue {row['batch_issue_ms']}" if "batch_issue_ms" in row
+                         else ""), flush=True)
+            print(f"{'':18s} {status}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
