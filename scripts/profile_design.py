@@ -89,7 +89,7 @@ def launch_costs(fn: Any) -> list[tuple[str, float]]:
         JITFunction.run, CompiledKernel.__getitem__ = skip_run, skip_getitem  # type: ignore
         costs = [(WRAPPERS, _host_time(fn) * 1e3)]
         JITFunction.run, CompiledKernel.__getitem__ = timed_run, timed_getitem  # type: ignore
-        fn()  # the launches' first calls (a wrapper's own first launch may differ) not kept
+        fn()  # not kept: a specialisation's first launch takes Triton's own path
         spent.clear()
         _host_time.__wrapped__(fn)  # type: ignore[attr-defined]
     finally:
