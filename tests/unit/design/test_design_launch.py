@@ -96,11 +96,14 @@ def test_nothing_is_kept_from_a_launch_that_returned_no_compiled_kernel(launch: 
     assert [entry[0] for entry in kernel.log] == ["jit"] * 3
 
 
-def test_unhashable_arguments_take_tritons_path_every_time(launch: Any) -> None:
+@pytest.mark.parametrize("odd", [[64], (torch.zeros(2), 64)], ids=["list", "tuple-of-tensors"])
+def test_other_arguments_take_tritons_path_every_time(launch: Any, odd: Any) -> None:
+    # a tuple holding tensors would hash by their identity: a key per call, each keeping its
+    # tensors alive; like anything unhashable, it is never kept
     kernel = JitKernel()
     x = torch.zeros(64)
     for _ in range(2):
-        launch(kernel, (4,), x, [64], BLOCK=16, FAST=True)
+        launch(kernel, (4,), x, odd, BLOCK=16, FAST=True)
     assert [entry[0] for entry in kernel.log] == ["jit", "jit"]
 
 

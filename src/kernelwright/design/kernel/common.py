@@ -199,20 +199,23 @@ WRAPPER_HELPERS["_launch"] = '''try:
 except ImportError:  # a Triton without host-side descriptors
     _TensorDescriptor = ()
 _LAUNCHED = {}
+_KEYED_BY_VALUE = (float, bool, str, type(None))  # besides ints
 
 
 def _launch(kernel, grid, *args, **meta):
     """kernel[grid](*args, **meta), the arguments' binding done once per specialisation: the
     tensors' dtypes and offsets from 16-byte boundaries, the descriptors' dtypes and blocks,
-    every other argument's type and value (the keywords' values: a wrapper passes each one's
-    values of one type); later launches of it go to the compiled kernel on the same device.
-    The kernel is keyed by identity: it lives as long as this module, which holds the keys."""
+    scalars' types and values (the keywords' values: a wrapper passes each one's values of one
+    type); later launches of it go to the compiled kernel on the same device. A launch with
+    any other argument takes Triton's path. The kernel is keyed by identity: it lives as long
+    as this module, which holds the keys."""
     try:
         key = (id(kernel), tuple(meta), *meta.values(), *[
             a if type(a) is int
             else (a.dtype, a.data_ptr() & 15) if isinstance(a, torch.Tensor)
             else (a.base.dtype, *a.block_shape, a.padding) if type(a) is _TensorDescriptor
-            else (type(a), a)
+            else (type(a), a) if type(a) in _KEYED_BY_VALUE
+            else [a]  # anything else (a tuple of tensors...) is unhashable here: never kept
             for a in args
         ])
         known = _LAUNCHED.get(key)
