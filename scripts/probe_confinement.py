@@ -28,8 +28,8 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "scripts"))
-from bench_gemm import _host_time, _time, load_module, pick_device  # noqa: E402
-from profile_design import batched  # noqa: E402
+from bench_gemm import _host_time, _time, pick_device  # noqa: E402
+from profile_design import batched, task_contenders  # noqa: E402
 
 FIELDS = ["task", "step", "contender", "host_ms", "batch_issue_ms", "call_ms", "speculation"]
 
@@ -66,39 +66,6 @@ def steps() -> list[tuple[str, Any]]:
     ]
 
 
-def contenders(path: Path, args: argparse.Namespace, device: str) -> tuple[dict[str, Any], list]:
-    """The task's model and its first ranked design, with the inputs, under the policy."""
-    import torch
-
-    from kernelwright.design.plan import plan_task
-    from kernelwright.evaluate.precision import apply_policy, cast_value, prepare_model
-    from kernelwright.records import Precision
-    from kernelwright.task import load_task
-    from kernelwright.task.module import import_task_module
-
-    size = "small" if args.small else "full"
-    policy = Precision(args.precision)
-    apply_policy(policy)
-    plan = plan_task(load_task(path, size=size), device, size, isolate=False,
-                     precision=args.precision)
-    module = import_task_module(path, size)
-    init = list(module.get_init_inputs()) if hasattr(module, "get_init_inputs") else []
-    torch.manual_seed(0)
-    with torch.device(device):
-        inputs = [x.to(device) if isinstance(x, torch.Tensor) else x for x in module.get_inputs()]
-        inputs = list(cast_value(inputs, policy))
-        torch.manual_seed(1)
-        models = {"eager": prepare_model(module.Model(*init), device, policy)}
-    design = plan.designs[0]
-    file = args.out / f"{path.stem}__0.py"
-    file.write_text(plan.render(design))
-    torch.manual_seed(1)
-    with torch.device(device):
-        new = prepare_model(load_module(file).ModelNew(*init), device, policy)
-    models[f"design 0: {' + '.join(design.skills)}"] = new
-    return models, inputs
-
-
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("task", type=Path)
@@ -114,7 +81,9 @@ def main(argv: list[str] | None = None) -> int:
     import torch
 
     args.out.mkdir(parents=True, exist_ok=True)
-    models, inputs = contenders(args.task, args, device)
+    model, inputs, designs = task_contenders(args.task, args.precision, args.small, device, 1,
+                                             args.out)
+    models = {"eager": model, **designs}
     with (args.out / "confinement.csv").open("w", newline="") as fh, torch.no_grad():
         writer = csv.DictWriter(fh, FIELDS)
         writer.writeheader()

@@ -157,7 +157,11 @@ def kernel_times(fn: Any, device: str) -> list[tuple[str, float, float]]:
     return sorted(rows, key=lambda r: -r[2])
 
 
-def profile_task(path: Path, args: argparse.Namespace, device: str, write: Any) -> None:
+def task_contenders(path: Path, precision: str, small: bool, device: str, designs: int,
+                    folder: Path) -> tuple[Any, list[Any], dict[str, Any]]:
+    """(the task's model, its inputs, the first ``designs`` ranked designs by name), all under
+    the precision policy as the harness applies it, seeded alike; each design's file is
+    written to ``folder`` as ``STEM__I.py``."""
     import torch
 
     from kernelwright.design.plan import plan_task
@@ -166,11 +170,11 @@ def profile_task(path: Path, args: argparse.Namespace, device: str, write: Any) 
     from kernelwright.task import load_task
     from kernelwright.task.module import import_task_module
 
-    size = "small" if args.small else "full"
-    policy = Precision(args.precision)
+    size = "small" if small else "full"
+    policy = Precision(precision)
     apply_policy(policy)
     plan = plan_task(load_task(path, size=size), device, size, isolate=False,
-                     precision=args.precision)
+                     precision=precision)
     module = import_task_module(path, size)
     init = list(module.get_init_inputs()) if hasattr(module, "get_init_inputs") else []
     torch.manual_seed(0)
@@ -179,18 +183,27 @@ def profile_task(path: Path, args: argparse.Namespace, device: str, write: Any) 
         inputs = list(cast_value(inputs, policy))
         torch.manual_seed(1)
         model = prepare_model(module.Model(*init), device, policy)
-    contenders: dict[str, Any] = {"eager": model}
-    if args.compile and device == "cuda":
-        contenders["torch.compile"] = torch.compile(model)
-    folder = args.out / "candidates"
     folder.mkdir(parents=True, exist_ok=True)
-    for i, design in enumerate(plan.designs[: args.designs]):
+    found: dict[str, Any] = {}
+    for i, design in enumerate(plan.designs[:designs]):
         file = folder / f"{path.stem}__{i}.py"
         file.write_text(plan.render(design))
         torch.manual_seed(1)
         with torch.device(device):
             new = prepare_model(load_module(file).ModelNew(*init), device, policy)
-        contenders[f"design {i}: {' + '.join(design.skills)}"] = new
+        found[f"design {i}: {' + '.join(design.skills)}"] = new
+    return model, inputs, found
+
+
+def profile_task(path: Path, args: argparse.Namespace, device: str, write: Any) -> None:
+    import torch
+
+    model, inputs, designs = task_contenders(path, args.precision, args.small, device,
+                                             args.designs, args.out / "candidates")
+    contenders: dict[str, Any] = {"eager": model}
+    if args.compile and device == "cuda":
+        contenders["torch.compile"] = torch.compile(model)
+    contenders.update(designs)
     with torch.no_grad():
         want = model(*inputs)
         for name, fn in contenders.items():
