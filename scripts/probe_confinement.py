@@ -5,13 +5,14 @@ called in one process before and after each step a candidate's process takes bef
         --precision bf16 --out runs/confinement
     TRITON_INTERPRET=1 python scripts/probe_confinement.py TASK --small --out DIR   # a CPU check
 
-A development instrument, like ``profile_design.py``. The steps, in the candidate process's
-order: the launch monitor (Triton's launch paths patched), the audit hook, ``containment.enter``
-(rlimits, seccomp, Landlock) and ``containment.seal`` (process creation refused). The last two
-cannot be undone, which is why this is a script of its own and each run one process. After each
-step every contender's call is timed again: on a GPU the host's time to issue it (calls back to
-back, the least of three rounds) and a batch made as the harness's are (its host issuing a call);
-on a CPU the wall time of a call. A step that moves these is a cost the judged process pays and a
+A development instrument, like ``profile_design.py``. The steps, in the candidate process's order:
+the launch monitor (Triton's launch paths patched), the audit hook, ``containment.enter`` (rlimits,
+seccomp, Landlock) and ``containment.seal`` (process creation refused). The last two cannot be
+undone, which is why this is a script of its own and each run one process. After each step every
+contender's call is timed again: on a GPU the host's time to issue it (calls back to back, the
+least of three rounds) and batches made as the harness's are, without and with the held-back
+regions revealed before each call (host issuing a call, and the host's time inside the forward); on
+a CPU the wall time of a call. A step that moves these is a cost the judged process pays and a
 process of one's own does not. Writes ``OUT/confinement.csv`` row by row, with the process's
 speculation controls (``/proc/self/status``) after each step.
 """
@@ -31,7 +32,8 @@ sys.path.insert(0, str(ROOT / "scripts"))
 from bench_gemm import _host_time, _time, pick_device  # noqa: E402
 from profile_design import batched, task_contenders  # noqa: E402
 
-FIELDS = ["task", "step", "contender", "host_ms", "batch_issue_ms", "call_ms", "speculation"]
+FIELDS = ["task", "step", "contender", "host_ms", "batch_issue_ms", "batch_forward_ms",
+          "reveal_issue_ms", "reveal_forward_ms", "call_ms", "speculation"]
 
 
 def speculation() -> str:
@@ -101,15 +103,20 @@ def main(argv: list[str] | None = None) -> int:
                        "speculation": status}
                 if device == "cuda":
                     row["host_ms"] = f"{_host_time.__wrapped__(call):.4f}"
-                    row["batch_issue_ms"] = f"{batched(fn, inputs)[0]:.4f}"
+                    for label, reveal in (("batch", False), ("reveal", True)):
+                        issue, _, _, forward = batched(fn, inputs, reveal=reveal)
+                        row[f"{label}_issue_ms"] = f"{issue:.4f}"
+                        row[f"{label}_forward_ms"] = f"{forward:.4f}"
                 else:
                     row["call_ms"] = f"{_time(call, device):.4f}"
                 writer.writerow(row)
                 fh.flush()
                 shown = row.get("host_ms") or row.get("call_ms")
-                print(f"{step:18s} {name:40s} {shown} ms"
-                      + (f", batch issue {row['batch_issue_ms']}" if "batch_issue_ms" in row
-                         else ""), flush=True)
+                batches = (f", batch issue {row['batch_issue_ms']} (forward "
+                           f"{row['batch_forward_ms']}), with held-back regions revealed "
+                           f"{row['reveal_issue_ms']} ({row['reveal_forward_ms']})"
+                           if "batch_issue_ms" in row else "")
+                print(f"{step:18s} {name:40s} {shown} ms{batches}", flush=True)
             print(f"{'':18s} {status}")
     return 0
 

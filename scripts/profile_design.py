@@ -40,6 +40,7 @@ from bench_gemm import _host_time, _time, load_module, pick_device  # noqa: E402
 FIELDS = [
     "task", "contender", "precision", "call_ms", "host_ms", "max_err", "kernel", "launches",
     "us_a_call", "host_us", "batch_issue_ms", "batch_span_ms", "batch_events_ms",
+    "batch_forward_ms",
 ]
 BATCH_CALLS = 64  # calls of a batch made as the harness makes them (fewer for large inputs)
 BATCH_BYTES = 8 << 30  # the batch's own input copies at most
@@ -99,36 +100,50 @@ def launch_costs(fn: Any) -> list[tuple[str, float]]:
     return costs
 
 
-def batched(model: Any, inputs: list[Any]) -> tuple[float, float, float]:
-    """(host issuing, device span, median events), ms a call, of calls made as the harness's
-    timed batches make them: back to back, each on inputs of its own (fresh tensor objects
-    over them), two CUDA events around each, every output kept until the batch ends; the
-    least of three batches. Beside the verdict's breakdown of the same design, what is left
-    over is the harness's own host time a call."""
+def batched(model: Any, inputs: list[Any],
+            reveal: bool = False) -> tuple[float, float, float, float]:
+    """(host issuing, device span, median events, host time inside the forwards), ms a call, of
+    calls made as the harness's timed batches make them: back to back, each on inputs of its
+    own (fresh tensor objects over them), two CUDA events around each, every output kept until
+    the batch ends; the least of three batches (by issuing). ``reveal``: each call's held-back
+    regions copied into its inputs right before it, as the harness's runner does. Beside the
+    verdict's breakdown of the same design, what is left over is the harness's own host time a
+    call."""
     import torch
+
+    from kernelwright.evaluate import reveal as held_back
 
     tensors = [t for t in inputs if isinstance(t, torch.Tensor)]
     size = sum(t.numel() * t.element_size() for t in tensors) or 1
     k = max(2, min(BATCH_CALLS, BATCH_BYTES // size))
     sets = [[t.clone() if isinstance(t, torch.Tensor) else t for t in inputs] for _ in range(k)]
-    best = (float("inf"), float("inf"), float("inf"))
+    places = [held_back.draw(values) if reveal else [None] * len(values) for values in sets]
+    stages = [[s.clone() if s is not None else None for s in held_back.staged(values, spots)]
+              for values, spots in zip(sets, places, strict=True)]
+    best = (float("inf"), float("inf"), float("inf"), float("inf"))
     for _ in range(3):
         events = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True))
                   for _ in sets]
         outputs = []
+        forward = 0.0
         torch.cuda.synchronize()
         start = time.perf_counter()
-        for (before, after), values in zip(events, sets, strict=True):
+        for (before, after), values, staged, spots in zip(events, sets, stages, places,
+                                                           strict=True):
+            if reveal:
+                held_back.apply(values, staged, spots)
             args = [v.as_strided(v.shape, v.stride(), v.storage_offset())
                     if isinstance(v, torch.Tensor) else v for v in values]
             before.record()
+            entered = time.perf_counter()
             outputs.append(model(*args))
+            forward += time.perf_counter() - entered
             after.record()
         issue = (time.perf_counter() - start) * 1e3 / k
         torch.cuda.synchronize()
         span = events[0][0].elapsed_time(events[-1][1]) / k
         each = sorted(b.elapsed_time(a) for b, a in events)
-        best = min(best, (issue, span, each[k // 2]))
+        best = min(best, (issue, span, each[k // 2], forward * 1e3 / k))
         del outputs
     return best
 
@@ -227,10 +242,10 @@ def profile_task(path: Path, args: argparse.Namespace, device: str, write: Any) 
                        "max_err": f"{err:.3g}", "kernel": kernel,
                        "launches": f"{launches:g}", "us_a_call": f"{us:.1f}"})
             if device == "cuda":
-                issue, span, events = batched(fn, inputs)
+                issue, span, events, forward = batched(fn, inputs)
                 write({**row, "kernel": "(batch) calls on inputs of their own, two events each",
                        "batch_issue_ms": f"{issue:.4f}", "batch_span_ms": f"{span:.4f}",
-                       "batch_events_ms": f"{events:.4f}"})
+                       "batch_events_ms": f"{events:.4f}", "batch_forward_ms": f"{forward:.4f}"})
             if device == "cuda" and name.startswith("design"):
                 for what, us in launch_costs(lambda fn=fn: fn(*inputs)):
                     write({**row, "kernel": what, "host_us": f"{us:.1f}"})
@@ -265,7 +280,8 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"   {row['host_us']:>10} µs  host   {row['kernel'][:90]}")
             elif row.get("batch_issue_ms"):
                 print(f"   in batches as the harness makes them: host issuing "
-                      f"{row['batch_issue_ms']} ms a call, device span {row['batch_span_ms']}, "
+                      f"{row['batch_issue_ms']} ms a call (in the forward "
+                      f"{row['batch_forward_ms']}), device span {row['batch_span_ms']}, "
                       f"events {row['batch_events_ms']}")
             else:
                 print(f"   {row['contender']}: {row['kernel']}", flush=True)
