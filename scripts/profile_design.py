@@ -100,13 +100,15 @@ def launch_costs(fn: Any) -> list[tuple[str, float]]:
     return costs
 
 
-def batched(model: Any, inputs: list[Any],
-            reveal: bool = False) -> tuple[float, float, float, float]:
+def batched(model: Any, inputs: list[Any], reveal: bool = False,
+            idle_s: float = 0.0) -> tuple[float, float, float, float]:
     """(host issuing, device span, median events, host time inside the forwards), ms a call, of
     calls made as the harness's timed batches make them: back to back, each on inputs of its
     own (fresh tensor objects over them), two CUDA events around each, every output kept until
     the batch ends; the least of three batches (by issuing). ``reveal``: each call's held-back
-    regions copied into its inputs right before it, as the harness's runner does. Beside the
+    regions copied into its inputs right before it, as the harness's runner does; ``idle_s``:
+    the process sleeps that long before each batch, as a judged one waits while the judge
+    checks the previous batch (a core left idle may wake slower and clocked lower). Beside the
     verdict's breakdown of the same design, what is left over is the harness's own host time a
     call."""
     import torch
@@ -127,6 +129,8 @@ def batched(model: Any, inputs: list[Any],
         outputs = []
         forward = 0.0
         torch.cuda.synchronize()
+        if idle_s:
+            time.sleep(idle_s)
         start = time.perf_counter()
         for (before, after), values, staged, spots in zip(events, sets, stages, places,
                                                            strict=True):

@@ -59,7 +59,8 @@ def test_the_confinement_probe_times_each_step_in_the_candidate_process_order(
          "--out", str(tmp_path))
     with (tmp_path / "confinement.csv").open() as fh:
         rows = list(csv.DictReader(fh))
-    steps = ["plain", "launch monitor", "audit hook", "containment.enter", "containment.seal"]
+    steps = ["plain", "launch monitor", "audit hook", "containment.enter", "containment.seal",
+             "checked calls"]
     assert [r["step"] for r in rows] == [s for s in steps for _ in range(2)]
     assert [r["contender"].split(":")[0] for r in rows[:2]] == ["eager", "design 0"]
     assert all(float(r["call_ms"]) > 0 for r in rows)
