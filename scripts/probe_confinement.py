@@ -8,16 +8,16 @@ called in one process before and after each step a candidate's process takes bef
 A development instrument, like ``profile_design.py``. The steps, in the candidate process's order:
 the launch monitor (Triton's launch paths patched), the audit hook, ``containment.enter`` (rlimits,
 seccomp, Landlock) and ``containment.seal`` (process creation refused). The last two cannot be
-undone, which is why this is a script of its own and each run one process; then a checked call
-of each contender (the profiler and the harness's dispatch mode around it, as the process's
-checked calls before its timed ones). After each step every
-contender's call is timed again: on a GPU the host's time to issue it (calls back to back, the
-least of three rounds) and batches made as the harness's are, without and with the held-back
-regions revealed before each call (host issuing a call, and the host's time inside the forward),
-and the revealed batches again after the process slept before each (as a judged process waits
-while the judge checks the previous batch); on a CPU the wall time of a call. A step that moves these is a cost the judged process pays and a
-process of one's own does not. Writes ``OUT/confinement.csv`` row by row, with the process's
-speculation controls (``/proc/self/status``) after each step.
+undone, which is why this is a script of its own and each run one process; then a checked call of
+each contender (the profiler and the harness's dispatch mode around it, as the process's checked
+calls before its timed ones). After each step every contender's call is timed again: on a GPU
+the host's time to issue it (calls back to back, the least of three rounds) and batches made as
+the harness's are, without and with the held-back regions revealed before each call (host issuing
+a call, and the host's time inside the forward), and the revealed batches again after the process
+slept before each (as a judged process waits while the judge checks the previous batch); on a CPU
+the wall time of a call. A step that moves these is a cost the judged process pays and a process
+of one's own does not. Writes ``OUT/confinement.csv`` row by row, with the process's speculation
+controls (``/proc/self/status``) after each step.
 """
 
 from __future__ import annotations
