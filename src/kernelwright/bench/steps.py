@@ -20,7 +20,7 @@ from typing import Any, Protocol
 
 from kernelwright.errors import ConfigError, KernelwrightError
 from kernelwright.evaluate.options import EvalOptions
-from kernelwright.records import Candidate, Task, Verdict
+from kernelwright.records import Candidate, Task, TimingStats, Verdict
 
 ProgressFn = Callable[[str], None]
 
@@ -261,6 +261,16 @@ def outcome_from(result: Any) -> StepOutcome:
     return StepOutcome(candidate=trial.candidate, verdict=trial.verdict)
 
 
+def spread_note(candidate: TimingStats | None, eager: TimingStats | None) -> str:
+    """", within the timing spread" where the two medians lie within each other's batches'
+    interquartile ranges (each taken about its median): the order between them is the clock's
+    run-to-run spread, not a difference a user can count on. Empty otherwise."""
+    if candidate is None or eager is None:
+        return ""
+    gap = abs(candidate.median_ms - eager.median_ms)
+    return ", within the timing spread" if gap <= (candidate.iqr_ms + eager.iqr_ms) / 2 else ""
+
+
 def eager_outcome(result: Any) -> StepOutcome:
     """What a run returns when eager PyTorch beat its fastest correct candidate: the task's own
     model, with eager's timing as the harness measured it in that run (same device, policy and
@@ -297,7 +307,7 @@ def eager_outcome(result: Any) -> StepOutcome:
         norm_err=0.0,
         solution_sha256=candidate.sha256,
         message=f"eager PyTorch: faster than the best candidate ({best.candidate_id}, "
-        f"{t.speedup_vs_eager:.2f}x eager)",
+        f"{t.speedup_vs_eager:.2f}x eager{spread_note(t.candidate, eager)})",
         labels=(
             "eager fallback: the task's own model is returned",
             *(f"the best candidate's verdict: {label}" for label in v.labels),
