@@ -115,17 +115,30 @@ class TimedBuffers:
         staging = r.allocate(_staging(name), [reveal.stage_specs(template)] * count)
         return cls(name, inputs, staging)
 
-    def write(self, r: Referee, sets: list[list[Any]], places: list[Any], decoys: list[Any],
-              which: list[int]) -> None:
-        """The sets into buffers ``which``: true values but for the held-back regions, which
-        get their decoys, and the true regions into the staging buffers."""
-        r.fill(self.inputs, sets, which=which, sync=False)
-        r.fill(self.staging, [reveal.staged(s, p) for s, p in zip(sets, places, strict=True)],
-               which=which, sync=False)
+    def copies(self, sets: list[list[Any]], places: list[Any], decoys: list[Any],
+               which: list[int]) -> list[tuple[Any, Any]]:
+        """(destination, source) of each copy that writes the sets into buffers ``which``: true
+        values but for the held-back regions, which get their decoys, and the true regions
+        into the staging buffers. Views only, made before the clock starts: the clock then
+        holds the copies and nothing of the judge's bookkeeping."""
+        pairs: list[tuple[Any, Any]] = []
+        for k, values in zip(which, sets, strict=True):
+            pairs += [(buf, v) for buf, v in zip(self.inputs[k], values, strict=True)
+                      if buf is not None]
+        for k, values, spots in zip(which, sets, places, strict=True):
+            pairs += [(buf, v) for buf, v in zip(self.staging[k], reveal.staged(values, spots),
+                                                 strict=True) if buf is not None]
         for k, values, spots in zip(which, decoys, places, strict=True):
             for buf, fake, spot in zip(self.inputs[k], values, spots, strict=True):
                 if buf is not None and spot is not None:
-                    reveal.region(buf, spot[0], spot[1]).copy_(fake)
+                    pairs.append((reveal.region(buf, spot[0], spot[1]), fake))
+        return pairs
+
+    @staticmethod
+    def write(r: Referee, copies: list[tuple[Any, Any]]) -> None:
+        """Make the :meth:`copies`, in order, and wait for them."""
+        for destination, source in copies:
+            destination.copy_(source)
         _sync(r.device == "cuda")  # written before the process reads them
 
     def forget(self, r: Referee) -> None:
@@ -158,6 +171,8 @@ def measure_overhead(r: Referee) -> Overhead:
     count = 2 if pair else 1
     buffers = TimedBuffers.allocate(r, "calibration", values, count)
     places, decoys = _draw([values] * count)
+    lone = buffers.copies([values], places[:1], decoys[:1], [0])
+    both = buffers.copies([values, values], places, decoys, [0, 1]) if pair else []
     pairs = []
     started = time.perf_counter()
     for rep in range(CALIBRATION_REPEATS):
@@ -168,7 +183,7 @@ def measure_overhead(r: Referee) -> Overhead:
         r.ask("batch", {"model": "", "buffers": "", "sets": []})
         _sync(cuda)
         t1 = time.perf_counter()
-        buffers.write(r, [values], places[:1], decoys[:1], [0])
+        buffers.write(r, lone)
         t2 = time.perf_counter()
         if flush is not None:
             flush.zero_()
@@ -178,7 +193,7 @@ def measure_overhead(r: Referee) -> Overhead:
         flushing.append(time.perf_counter() - t2)
         if pair:
             t3 = time.perf_counter()
-            buffers.write(r, [values, values], places, decoys, [0, 1])
+            buffers.write(r, both)
             pairs.append(time.perf_counter() - t3)
     # min - min: each term the least of its repetitions; never more than a lone write
     per_set = max(0.0, min(pairs) - min(write)) if pair else min(write)
@@ -188,7 +203,7 @@ def measure_overhead(r: Referee) -> Overhead:
     if not isinstance(reveal_ms, int | float) or not math.isfinite(reveal_ms) or reveal_ms < 0:
         reveal_ms = 0.0  # no calibration: nothing is subtracted for it
     buffers.forget(r)
-    del buffers, values, decoys
+    del buffers, values, decoys, lone, both
     reads = _output_costs(r) if cuda else (0.0, 0.0, 0, 0.0)
     if flush is not None:
         torch.cuda.empty_cache()
@@ -421,11 +436,12 @@ def _batch(
     r.count_as(DRAWING)
     sets = [ref.timing_inputs(batch, call) for call in range(k)]  # untimed, judge memory only
     places, decoys = _draw(sets)
+    copies = buffers.copies(sets, places, decoys, list(range(k)))
     _sync(cuda)
     r.count_as(CLOCKED)
     e0 = meter.millijoules() if meter is not None else 0.0  # read outside the window
     t0 = time.perf_counter()
-    buffers.write(r, sets, places, decoys, list(range(k)))
+    buffers.write(r, copies)
     if flush is not None:
         flush.zero_()
     _sync(cuda)
@@ -471,7 +487,7 @@ def _batch(
             if precision:
                 entry["precision"] = precision_shortfall(outs, exp.exact, exp.outputs)
         entries.append(entry)
-    del sets, decoys
+    del sets, decoys, copies
     checks_s = time.perf_counter() - checks_from
     r.ask("release", {})
     # Outputs counted from the picked calls, which are compared with the reference: each call

@@ -60,3 +60,25 @@ def test_decoys_come_from_the_same_tensor():
 def test_regions_that_do_not_match_the_inputs_are_refused():
     with pytest.raises(ValueError, match="do not match"):
         reveal.apply([torch.zeros(3)], [None], [])
+
+
+def test_a_batchs_copies_write_decoys_over_the_inputs_and_the_true_regions_aside():
+    """The judge's write of a timed batch, as TimedBuffers.copies lays it out before the clock
+    starts: each call's buffers hold its inputs but for the regions, which hold decoys, and its
+    staging buffers hold the true regions, so revealing them gives back the inputs exactly."""
+    from types import SimpleNamespace
+
+    from kernelwright.evaluate.clock import TimedBuffers, _draw
+
+    torch.manual_seed(0)
+    sets = [[torch.randn(64, 300), torch.randint(0, 10, (500,)), 3] for _ in range(2)]
+    inputs = [[torch.zeros(64, 300), torch.zeros(500, dtype=torch.int64), None] for _ in sets]
+    staging = [[torch.zeros(s.shape, dtype=s.dtype) if s is not None else None
+                for s in reveal.stage_specs(values)] for values in sets]
+    buffers = TimedBuffers("t", inputs, staging)
+    places, decoys = _draw(sets)
+    TimedBuffers.write(SimpleNamespace(device="cpu"), buffers.copies(sets, places, decoys, [0, 1]))
+    for k, values in enumerate(sets):
+        assert not torch.equal(inputs[k][0], values[0])  # a decoy where the region is
+        reveal.apply(inputs[k], staging[k], places[k])
+        assert torch.equal(inputs[k][0], values[0]) and torch.equal(inputs[k][1], values[1])
