@@ -1,5 +1,5 @@
 """A reduction of a reshaped value reads the value in its own layout (lowering's
-``_reductions_before_reshapes``): a group norm's output reduced over every dimension but the
+``reductions_before_reshapes``): a group norm's output reduced over every dimension but the
 batch joins the norm's kernel, which then writes no normalised tensor; reshapes that split a
 reduced run, or match only at the capture size, are left alone."""
 
@@ -10,7 +10,7 @@ from design_checks import module_task
 
 from kernelwright.design.builder import contiguous_strides
 from kernelwright.design.graph import TensorMeta
-from kernelwright.design.lower import _reshape_runs
+from kernelwright.design.reshapes import _reshape_runs
 
 LOOP = {"LOOP_BLOCK": 16, "LOOP_COLS": 8, "LOOP_ROWS": 2, "SPLIT_PROGRAMS": 16}
 
@@ -129,7 +129,7 @@ def get_init_inputs():
 )
 def test_an_activation_of_a_group_norm_joins_the_norms_kernel(check_launches, activation) -> None:
     """An element-wise op of the norm's output viewed back to (N, C, H, W), whose other
-    operands are single values, runs before the view (lowering's ``_sink_reshapes``): one
+    operands are single values, runs before the view (lowering's ``sink_reshapes``): one
     kernel computes the norm and the activation, and the normalised tensor is never stored."""
     runs = check_launches(_group_norm_then(activation), params=LOOP, tol=1e-4)
     assert runs and all(len(set(launched)) == 1 for _, launched in runs), runs
