@@ -1,6 +1,6 @@
-"""``avg_pool(conv_1x1(x))`` -> ``conv_1x1(avg_pool(x))`` in a lowered graph, where the two
-commute and pooling first moves no more bytes: the convolution then reads a fraction of the
-pixels. Part of lowering (:mod:`kernelwright.design.lower`, whose docstring gives the rule)."""
+"""``avg_pool(conv_1x1(x))`` -> ``conv_1x1(avg_pool(x))``, where the two commute and pooling
+first moves no more bytes: the convolution then reads a fraction of the pixels. The first of
+lowering's passes (:mod:`kernelwright.design.lower`, whose docstring gives the rule)."""
 
 from __future__ import annotations
 
