@@ -496,7 +496,9 @@ def _batch(
     calibrated = (r.overhead.parts(k, k * each, len(outputs) * each,
                                    _mapped_bytes(reply, picked), len(picked))
                   if r.overhead else (0.0, 0.0, 0.0))
-    fixed = sum(calibrated)
+    calibrated = within_phases(calibrated, ((written - t0) * 1e3, (replied - written) * 1e3,
+                                            (t1 - replied) * 1e3))
+    fixed = float(sum(calibrated))
     ms = max(0.0, (t1 - t0) * 1e3 - fixed) / k
     events = reply.get("events_ms")
     valid = isinstance(events, list) and all(
@@ -504,16 +506,26 @@ def _batch(
     times = [float(e) for e in events] if valid and isinstance(events, list) else []
     count = reply.get("launches")
     launches = float(count) if isinstance(count, int) and count >= 0 else None
-    parts = {"write_ms": (written - t0) * 1e3, "turn_ms": (replied - written) * 1e3,
-             "read_ms": (t1 - replied) * 1e3, "fixed_ms": fixed,
-             "write_fixed_ms": calibrated[0], "turn_fixed_ms": calibrated[1],
-             "read_fixed_ms": calibrated[2]}
+    parts: dict[str, float | None] = {
+        "write_ms": (written - t0) * 1e3, "turn_ms": (replied - written) * 1e3,
+        "read_ms": (t1 - replied) * 1e3, "fixed_ms": fixed, "write_fixed_ms": calibrated[0],
+        "turn_fixed_ms": calibrated[1], "read_fixed_ms": calibrated[2]}
     parts |= {key: _reported_ms(reply.get(key))
               for key in ("span_ms", "issue_ms", "forward_ms", "setup_ms", "run_ms",
                           "reply_ms", "busy_ms", "device_allocs", "alloc_retries")}
     return _Batch(ms, entries, times, launches, _per_name(reply.get("launch_names")),
                   _per_name(reply.get("launch_programs")), bool(reused), energy, parts,
                   checks_s)
+
+
+def within_phases(calibrated: tuple[float, float, float],
+                  measured: tuple[float, float, float]) -> tuple[float, float, float]:
+    """Each phase's calibrated fixed cost (writing, the process's turn, reading back), never
+    more than the phase took in this batch: the judge's own work in a phase cannot have cost
+    more than the whole phase, and subtracting more would make the calls look faster than
+    they ran (a calibration's minima can land above a batch's phase by chance)."""
+    write, turn, read = (min(c, m) for c, m in zip(calibrated, measured, strict=True))
+    return write, turn, read
 
 
 def _reported_ms(value: Any) -> float | None:

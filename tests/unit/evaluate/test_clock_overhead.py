@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from kernelwright.evaluate.candidate_worker import Runner
-from kernelwright.evaluate.clock import Overhead, _mapped_bytes
+from kernelwright.evaluate.clock import Overhead, _mapped_bytes, within_phases
 
 
 def test_a_batch_costs_its_messages_writes_flush_descriptions_and_reads():
@@ -94,3 +94,10 @@ def test_a_candidate_is_raced_out_only_after_the_fewest_batches_and_clearly_slow
     assert not raced_out(slow, None)  # nothing to race against
     # one slow batch among fast ones moves the median, not the verdict
     assert not raced_out([1.0, 1.0, 9.0, 1.0, 1.0], 1.0)
+
+
+def test_no_phase_is_subtracted_beyond_what_it_took_in_the_batch():
+    # writing calibrated at 0.0817 ms a set, this batch's write took 0.0684: 0.0684 comes off
+    assert within_phases((0.0817, 0.03, 0.003), (0.0684, 0.20, 0.007)) == pytest.approx(
+        (0.0684, 0.03, 0.003))
+    assert within_phases((0.05, 0.03, 0.003), (0.06, 0.2, 0.007)) == (0.05, 0.03, 0.003)
