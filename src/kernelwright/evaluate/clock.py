@@ -61,6 +61,9 @@ SETUP, DRAWING, CLOCKED, CHECKING = ("timing: set-up", "timing: drawing inputs",
 # enough to move sub-millisecond calls by a fifth between evaluations. Fewer (never under
 # five) where the repetitions take longer than CALIBRATION_S (large inputs).
 CALIBRATION_REPEATS, MIN_CALIBRATION_REPEATS, CALIBRATION_S = 15, 5, 1.0
+# Input sets written at once to calibrate a set's share of a batch's write (fewer where the
+# memory plan holds fewer)
+CALIBRATION_SETS = 8
 PICKED = 3  # calls read per batch (the last one and two chosen at random)
 SAMPLE = 512  # elements per output copied at t1
 PRECISION_BUDGET_S = 0.5  # judge's time for float64 checks of every batch (else one batch)
@@ -163,17 +166,18 @@ def measure_overhead(r: Referee) -> Overhead:
     flush = _flush_buffer() if cuda else None
     batch, write, flushing = [], [], []
     values = r.ref.timing_inputs(-1, 0)
-    # Two sets where the memory plan lets a batch hold two: a batch writes its K sets in one
-    # go, the copies of one set overlapping the host's work on the next, so a set costs it the
-    # difference between writing two and writing one, not a lone write with its own wait
-    # (subtracting that K times made calls of a fraction of a millisecond read too fast).
-    pair = (r.ref.plan.timing_sets if r.ref.plan else 2) >= 2
-    count = 2 if pair else 1
+    # Several sets where the memory plan lets a batch hold them: a batch writes its K sets in
+    # one go, the copies of one set overlapping the host's work on the next, so a set costs it
+    # the slope of the write's time over the sets written, not a lone write with its own wait
+    # (subtracting that K times made calls of a fraction of a millisecond read too fast). The
+    # slope over two sets fell well short of a long batch's: over more it comes closer, and a
+    # batch's write never has more subtracted than it took (within_phases).
+    count = max(1, min(r.ref.plan.timing_sets if r.ref.plan else 2, CALIBRATION_SETS))
     buffers = TimedBuffers.allocate(r, "calibration", values, count)
     places, decoys = _draw([values] * count)
     lone = buffers.copies([values], places[:1], decoys[:1], [0])
-    both = buffers.copies([values, values], places, decoys, [0, 1]) if pair else []
-    pairs = []
+    every = buffers.copies([values] * count, places, decoys, list(range(count)))
+    many = []
     started = time.perf_counter()
     for rep in range(CALIBRATION_REPEATS):
         if rep >= MIN_CALIBRATION_REPEATS and time.perf_counter() - started > CALIBRATION_S:
@@ -191,25 +195,34 @@ def measure_overhead(r: Referee) -> Overhead:
         batch.append(t1 - t0)
         write.append(t2 - t1)
         flushing.append(time.perf_counter() - t2)
-        if pair:
+        if count > 1:
             t3 = time.perf_counter()
-            buffers.write(r, both)
-            pairs.append(time.perf_counter() - t3)
-    # min - min: each term the least of its repetitions; never more than a lone write
-    per_set = max(0.0, min(pairs) - min(write)) if pair else min(write)
-    per_set = min(per_set, min(write))
+            buffers.write(r, every)
+            many.append(time.perf_counter() - t3)
+    per_set = write_slope(write, many, count)
     reply, _ = r.ask("reveal_cost", {"buffers": "calibration", "places": places[0]})
     reveal_ms = reply.get("reveal_ms")
     if not isinstance(reveal_ms, int | float) or not math.isfinite(reveal_ms) or reveal_ms < 0:
         reveal_ms = 0.0  # no calibration: nothing is subtracted for it
     buffers.forget(r)
-    del buffers, values, decoys, lone, both
+    del buffers, values, decoys, lone, every
     reads = _output_costs(r) if cuda else (0.0, 0.0, 0, 0.0)
     if flush is not None:
         torch.cuda.empty_cache()
     describe_ms, read_ms, read_bytes, small_read_ms = reads
     return Overhead(min(batch) * 1e3, per_set * 1e3, min(flushing) * 1e3, describe_ms,
                     read_ms, float(reveal_ms), read_bytes, small_read_ms)
+
+
+def write_slope(lone: list[float], many: list[float], count: int) -> float:
+    """What one more input set adds to a batch's write: the least write of ``count`` sets less
+    the least lone write, over the ``count - 1`` sets more (each term the least of its
+    repetitions), never more than a lone write (which carries a wait of its own), never
+    negative. With one set there is no slope: the lone write."""
+    if count < 2 or not many:
+        return min(lone)
+    slope = (min(many) - min(lone)) / (count - 1)
+    return max(0.0, min(slope, min(lone)))
 
 
 def _output_costs(r: Referee) -> tuple[float, float, int, float]:

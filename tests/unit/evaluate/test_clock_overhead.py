@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from kernelwright.evaluate.candidate_worker import Runner
-from kernelwright.evaluate.clock import Overhead, _mapped_bytes, within_phases
+from kernelwright.evaluate.clock import Overhead, _mapped_bytes, within_phases, write_slope
 
 
 def test_a_batch_costs_its_messages_writes_flush_descriptions_and_reads():
@@ -101,3 +101,15 @@ def test_no_phase_is_subtracted_beyond_what_it_took_in_the_batch():
     assert within_phases((0.0817, 0.03, 0.003), (0.0684, 0.20, 0.007)) == pytest.approx(
         (0.0684, 0.03, 0.003))
     assert within_phases((0.05, 0.03, 0.003), (0.06, 0.2, 0.007)) == (0.05, 0.03, 0.003)
+
+
+def test_a_sets_share_of_a_write_is_the_slope_over_several_sets():
+    # lone writes 0.10-0.12 ms, eight sets 0.45-0.50: each set after the first adds 0.05
+    assert write_slope([0.12, 0.10, 0.11], [0.50, 0.45, 0.47], 8) == pytest.approx(0.05)
+
+
+def test_a_sets_share_is_never_more_than_a_lone_write_nor_negative():
+    # a lone write waits for its own copy: no set of a batch costs more than that
+    assert write_slope([0.1], [2.0], 2) == pytest.approx(0.1)
+    assert write_slope([0.3], [0.2], 4) == 0.0
+    assert write_slope([0.2, 0.3], [], 1) == pytest.approx(0.2)  # one set: no slope to take
