@@ -16,9 +16,8 @@ CUDA-event times) may refuse a candidate, never vouch for one; only before the i
 judge take its word (``describe_cost``, a calibration of the judge's clock).
 
 Commands (JSON header, optional payload): ``ping`` (the executor's, before it hands a spare
-out), ``start``, ``describe_cost``, ``reveal_cost``,
-``import``, ``model``, ``buffers``, ``call``, ``batch``, ``release``, ``forget``, ``seal``,
-``observe``, ``exit``; each
+out), ``start``, ``describe_cost``, ``reveal_cost``, ``import``, ``model``, ``buffers``,
+``call``, ``prepare``, ``batch``, ``release``, ``forget``, ``seal``, ``observe``, ``exit``; each
 answered with ``{"ok": true, ...}`` or a failure ``{"ok": false, "status", "stage", "message"}``.
 """
 
@@ -32,6 +31,7 @@ import sys
 from typing import Any
 
 from kernelwright.evaluate import containment, launchers
+from kernelwright.evaluate.batch_report import FinishedBatch, PreparedBatch, launched_since
 from kernelwright.evaluate.channel import Channel, ChannelError
 
 # A spare process may wait this long for its candidate before giving up.
@@ -142,6 +142,8 @@ class Runner:
         self.writers: dict[str, list[list[Any]]] = {}
         self.kept: list[Any] = []  # outputs the judge has not read yet
         self.batch_outputs: list[Any] = []
+        self.prepared: PreparedBatch | None = None  # the next timed batch, set up off the clock
+        self.finished: FinishedBatch | None = None  # the last one, reported at its release
         self.counters: list[Any] = []  # CUDA share counts of described outputs, given back later
         self.obs: dict[str, Any] = {}
         self.on_device = False
@@ -319,8 +321,8 @@ class Runner:
         _sync(self.device)
         observed = (observer.summary(outputs) if h.get("observe", True) else {}) | {
             "launches": sum(self.monitor.counts.values()) - sum(launches_before.values()),
-            "launch_names": _launched_since(self.monitor.counts, launches_before),
-            "launch_programs": _launched_since(self.monitor.programs, programs_before),
+            "launch_names": launched_since(self.monitor.counts, launches_before),
+            "launch_programs": launched_since(self.monitor.programs, programs_before),
         }
         if before is not None:  # the peak above what was allocated, less the outputs
             out_bytes = sum(o.untyped_storage().nbytes() for o in outputs)
@@ -333,37 +335,48 @@ class Runner:
         extra, payload = self._outputs_reply([outputs])
         return reply | extra, payload
 
-    def do_batch(self, h: dict[str, Any], _p: bytes) -> tuple[dict[str, Any], bytes]:
-        """Timed calls back to back on the given sets; then every call's outputs, described
-        (the judge decides which it reads only after this reply)."""
+    def do_prepare(self, h: dict[str, Any], _p: bytes) -> tuple[dict[str, Any], bytes]:
+        """Before the judge's clock starts: what the next ``batch`` needs (its model, buffer
+        sets and staging, a pair of CUDA events a call, created now) and the counts its report
+        is taken against, so that the batch itself only issues its calls and describes their
+        outputs: none of this process's bookkeeping is on the clock."""
+        self._drop_outputs()
+        order = [int(k) for k in h["sets"]]
+        name = str(h["buffers"])
+        self.prepared = PreparedBatch.make(
+            order, self.models[str(h["model"])] if order else None,
+            self.buffers[name] if order else [], self.writers[name] if order else [],
+            self.buffers[str(h["reveal"])] if order else [], self.device,
+            dict(self.monitor.counts), dict(self.monitor.programs))
+        self.finished = None
+        return {"ok": True}, b""
 
+    def do_batch(self, h: dict[str, Any], _p: bytes) -> tuple[dict[str, Any], bytes]:
+        """Timed calls back to back on the prepared sets; then every call's outputs, described
+        (the judge decides which it reads only after this reply). What the process saw of the
+        batch waits for ``release``, after the judge's clock has stopped."""
         import torch
 
         from kernelwright.evaluate import reveal
 
         received = _clock()
-        order = [int(k) for k in h["sets"]]
-        model: Any = self.models[str(h["model"])] if order else None
-        sets = self.buffers[str(h["buffers"])] if order else []
-        writers = self.writers[str(h["buffers"])] if order else []
-        staging = self.buffers[str(h["reveal"])] if order else []
-        places = h.get("places") if order else []
-        if not isinstance(places, list) or len(places) != len(order):
+        prepared, self.prepared = self.prepared, None
+        if prepared is None:
+            raise ValueError("a batch must be prepared first")
+        places = h.get("places")
+        if not isinstance(places, list) or len(places) != len(prepared.order):
             raise ValueError("the regions to reveal do not match the calls")
-        self._drop_outputs()
-        launches_before = dict(self.monitor.counts)
-        programs_before = dict(self.monitor.programs)
-        allocator_before = _allocator_counts(self.device)
+        model, sets, writers, staging = (prepared.model, prepared.sets, prepared.writers,
+                                         prepared.staging)
+        times: list[float] = []
+        forward_s = 0.0  # the host's time inside the forwards
         gc.disable()
         try:
             with torch.no_grad():
+                issued = _clock()
                 if self.device == "cuda":
-                    events = [(torch.cuda.Event(enable_timing=True),
-                               torch.cuda.Event(enable_timing=True)) for _ in order]
-                    forward_s = 0.0  # the host's time inside the forwards
-                    issued = _clock()
-                    setup_ms: float | None = (issued - received) * 1e3
-                    for (start, end), k, spots in zip(events, order, places, strict=True):
+                    for (start, end), k, spots in zip(prepared.events, prepared.order, places,
+                                                      strict=True):
                         # The call's true inputs exist from here on (stream order), not before.
                         reveal.apply(writers[k], staging[k], spots)
                         args = _fresh_views(sets[k])
@@ -373,50 +386,34 @@ class Runner:
                         forward_s += _clock() - entered
                         self.batch_outputs.append(out)
                         end.record()
-                    issue_ms: float | None = (_clock() - issued) * 1e3
-                    forward_ms: float | None = forward_s * 1e3
+                    finished_issuing = _clock()
                     torch.cuda.synchronize()
-                    idle = _clock()
-                    times = [s.elapsed_time(e) for s, e in events]
-                    # First call's start to last call's end: the gaps between calls included
-                    span_ms: float | None = (events[0][0].elapsed_time(events[-1][1])
-                                             if events else None)
                 else:
-                    times = []
-                    # a device's notions: nothing to report
-                    issue_ms = span_ms = setup_ms = forward_ms = None
-                    for k, spots in zip(order, places, strict=True):
+                    for k, spots in zip(prepared.order, places, strict=True):
                         reveal.apply(writers[k], staging[k], spots)
                         args = _fresh_views(sets[k])
                         t0 = _clock()
                         self.batch_outputs.append(_stage("timing", lambda a=args: model(*a)))
                         times.append((_clock() - t0) * 1e3)
-                    idle = _clock()
+                    finished_issuing = _clock()
+                idle = _clock()
         finally:
             gc.enable()
-        allocator = _allocator_counts(self.device)
         outputs = [_checked_outputs(out, self.device) for out in self.batch_outputs]
         self.batch_outputs = outputs
-        names = _launched_since(self.monitor.counts, launches_before)
-        programs = _launched_since(self.monitor.programs, programs_before)
         reply, payload = self._outputs_reply(outputs)
-        ready = _clock()
-        reply_ms = (ready - idle) * 1e3
-        # run: first call issued to the device idle (its span plus the device's start and the
-        # wait's wake-up); busy: the whole turn as this process saw it (the judge's turn less
-        # busy is the messages and wake-ups between the two processes)
-        run_ms = (idle - issued) * 1e3 if self.device == "cuda" and order else None
-        return {"ok": True, "events_ms": times, "span_ms": span_ms, "issue_ms": issue_ms,
-                "forward_ms": forward_ms, "setup_ms": setup_ms, "reply_ms": reply_ms,
-                "run_ms": run_ms,
-                "busy_ms": (ready - received) * 1e3,
-                **_allocator_since(allocator, allocator_before),
-                "launches": sum(names.values()),
-                "launch_names": names, "launch_programs": programs} | reply, payload
+        self.finished = FinishedBatch(prepared, times, received, issued, finished_issuing,
+                                      forward_s, idle, _clock())
+        return {"ok": True} | reply, payload
 
     def do_release(self, _h: dict[str, Any], _p: bytes) -> tuple[dict[str, Any], bytes]:
+        """After the judge's clock has stopped: the last batch's report of itself (its calls'
+        events, host times, launches and allocator counts), then its outputs go back."""
+        finished, self.finished = self.finished, None
+        report = (finished.report(self.device, self.monitor.counts, self.monitor.programs)
+                  if finished is not None else {})
         self._drop_outputs()
-        return {"ok": True}, b""
+        return {"ok": True} | report, b""
 
     def do_describe_cost(self, h: dict[str, Any], _p: bytes) -> tuple[dict[str, Any], bytes]:
         """Calibration, before the solution is imported (so this process's own clock is still
@@ -606,35 +603,6 @@ def _alias(t: Any) -> Any:
         return t
     return torch.empty(0, dtype=t.dtype, device=t.device).set_(
         t.untyped_storage(), t.storage_offset(), t.shape, t.stride())
-
-
-def _launched_since(counts: dict[str, int], before: dict[str, int]) -> dict[str, int]:
-    """Launches (or programs) per kernel name since ``before`` was copied from ``counts``."""
-    return {name: n - before.get(name, 0) for name, n in counts.items()
-            if n > before.get(name, 0)}
-
-
-def _allocator_counts(device: str) -> tuple[int, int] | None:
-    """(device allocations, cache flushes) of PyTorch's CUDA allocator so far; None off CUDA.
-
-    A forward that needs fresh device memory waits for the driver's allocation; one that meets
-    the process's memory cap first frees the allocator's whole cache, which waits for every
-    kernel queued so far: its calls then stop overlapping, and the host's issuing time swells
-    to the device's span. Counting both tells that apart from Python's own cost."""
-    if device != "cuda":
-        return None
-    import torch
-
-    stats = torch.cuda.memory_stats()
-    return int(stats.get("num_device_alloc", 0)), int(stats.get("num_alloc_retries", 0))
-
-
-def _allocator_since(after: tuple[int, int] | None,
-                     before: tuple[int, int] | None) -> dict[str, int]:
-    """The allocator's counts over a batch, as the batch's reply reports them."""
-    if after is None or before is None:
-        return {}
-    return {"device_allocs": after[0] - before[0], "alloc_retries": after[1] - before[1]}
 
 
 def _fresh_views(items: list[Any]) -> list[Any]:

@@ -8,9 +8,10 @@ and new for every process judged):
     1. t0; the judge writes them into the process's buffers, decoys in the held-back regions and
        their true values in staging buffers, and flushes the L2 (a write larger than it): from
        the first input written, everything the process does is on the clock
-    2. the process runs the K calls back to back, each after its regions are copied in (so no
-       call can compute a later one's answer early), waits for its device and describes every
-       call's outputs (it reports its own CUDA-event time per call: a second opinion only)
+    2. the process (its batch set up before t0) runs the K calls back to back, each after its
+       regions are copied in (so no call can compute a later one's answer early), waits for its
+       device and describes every call's outputs; its report of itself (its own CUDA-event time
+       per call: a second opinion only) waits until after t1
     3. only now does the judge pick which calls it reads (the last and two others, at random),
        maps their outputs and copies a random sample of their elements; t1 once the copy is done.
        A value still missing at t1 (work finishing later, on a thread, a stream or in another
@@ -182,11 +183,13 @@ def measure_overhead(r: Referee) -> Overhead:
     for rep in range(CALIBRATION_REPEATS):
         if rep >= MIN_CALIBRATION_REPEATS and time.perf_counter() - started > CALIBRATION_S:
             break
+        r.ask("prepare", {"model": "", "buffers": "", "reveal": "", "sets": []})
         _sync(cuda)
         t0 = time.perf_counter()
-        r.ask("batch", {"model": "", "buffers": "", "sets": []})
+        r.ask("batch", {"places": []})
         _sync(cuda)
         t1 = time.perf_counter()
+        r.ask("release", {})
         buffers.write(r, lone)
         t2 = time.perf_counter()
         if flush is not None:
@@ -450,6 +453,8 @@ def _batch(
     sets = [ref.timing_inputs(batch, call) for call in range(k)]  # untimed, judge memory only
     places, decoys = _draw(sets)
     copies = buffers.copies(sets, places, decoys, list(range(k)))
+    r.ask("prepare", {"model": "timing", "buffers": buffers.name, "sets": list(range(k)),
+                      "reveal": _staging(buffers.name)})
     _sync(cuda)
     r.count_as(CLOCKED)
     e0 = meter.millijoules() if meter is not None else 0.0  # read outside the window
@@ -459,9 +464,7 @@ def _batch(
         flush.zero_()
     _sync(cuda)
     written = time.perf_counter()
-    reply, payload = r.ask("batch", {"model": "timing", "buffers": buffers.name,
-                                     "sets": list(range(k)), "reveal": _staging(buffers.name),
-                                     "places": places})
+    reply, payload = r.ask("batch", {"places": places})
     replied = time.perf_counter()
     picked = sorted({k - 1, *_rng.sample(range(k - 1), min(PICKED - 1, k - 1))})
     outputs = r.read_calls(reply, payload, k, picked)
@@ -502,7 +505,8 @@ def _batch(
         entries.append(entry)
     del sets, decoys, copies
     checks_s = time.perf_counter() - checks_from
-    r.ask("release", {})
+    # The process's report of itself, made once the clock has stopped (a diagnostic)
+    report, _ = r.ask("release", {})
     # Outputs counted from the picked calls, which are compared with the reference: each call
     # of the batch describes as many, and each picked one was mapped and sampled
     each = min((sum(1 for o in outs if o.numel()) for outs in outputs), default=0)
@@ -513,21 +517,21 @@ def _batch(
                                             (t1 - replied) * 1e3))
     fixed = float(sum(calibrated))
     ms = max(0.0, (t1 - t0) * 1e3 - fixed) / k
-    events = reply.get("events_ms")
+    events = report.get("events_ms")
     valid = isinstance(events, list) and all(
         isinstance(e, int | float) and math.isfinite(e) and e >= 0 for e in events)
     times = [float(e) for e in events] if valid and isinstance(events, list) else []
-    count = reply.get("launches")
+    count = report.get("launches")
     launches = float(count) if isinstance(count, int) and count >= 0 else None
     parts: dict[str, float | None] = {
         "write_ms": (written - t0) * 1e3, "turn_ms": (replied - written) * 1e3,
         "read_ms": (t1 - replied) * 1e3, "fixed_ms": fixed, "write_fixed_ms": calibrated[0],
         "turn_fixed_ms": calibrated[1], "read_fixed_ms": calibrated[2]}
-    parts |= {key: _reported_ms(reply.get(key))
+    parts |= {key: _reported_ms(report.get(key))
               for key in ("span_ms", "issue_ms", "forward_ms", "setup_ms", "run_ms",
                           "reply_ms", "busy_ms", "device_allocs", "alloc_retries")}
-    return _Batch(ms, entries, times, launches, _per_name(reply.get("launch_names")),
-                  _per_name(reply.get("launch_programs")), bool(reused), energy, parts,
+    return _Batch(ms, entries, times, launches, _per_name(report.get("launch_names")),
+                  _per_name(report.get("launch_programs")), bool(reused), energy, parts,
                   checks_s)
 
 

@@ -121,13 +121,13 @@ def test_calls_whose_host_issuing_fills_the_device_span_are_labelled_host_bound(
 
 def test_calls_that_met_the_memory_cap_are_labelled_and_described() -> None:
     from kernelwright.cli.render import describe_breakdown
-    from kernelwright.evaluate.candidate_worker import _allocator_since
+    from kernelwright.evaluate.batch_report import allocator_since
     from kernelwright.evaluate.verdict import memory_cap_label
 
     # the process's counters over a batch of four calls, per call as the clock keeps them
-    counts = _allocator_since((130, 8), (122, 4))
+    counts = allocator_since((130, 8), (122, 4))
     assert counts == {"device_allocs": 8, "alloc_retries": 4}
-    assert _allocator_since(None, None) == {}  # off CUDA: nothing reported
+    assert allocator_since(None, None) == {}  # off CUDA: nothing reported
     stats = TimingStats(median_ms=0.96, mean_ms=0.96, min_ms=0.95, iqr_ms=0.01, n_runs=6)
     capped = Timing(candidate=stats, representative=True,
                     candidate_breakdown=CallBreakdown(span_ms=0.93, issue_ms=0.90,
