@@ -18,6 +18,7 @@ Descriptors are plain JSON; the judge validates every field before it maps anyth
 
 from __future__ import annotations
 
+import functools
 import io
 import os
 from collections.abc import Callable
@@ -261,11 +262,18 @@ def _driver_address_range(ptr: int) -> tuple[int, int] | None:
     the driver knows no allocation there."""
     import ctypes
 
-    libcuda = ctypes.CDLL("libcuda.so.1")
     base, size = ctypes.c_uint64(0), ctypes.c_size_t(0)
-    status = libcuda.cuMemGetAddressRange_v2(ctypes.byref(base), ctypes.byref(size),
-                                            ctypes.c_uint64(ptr))
+    status = _libcuda().cuMemGetAddressRange_v2(ctypes.byref(base), ctypes.byref(size),
+                                               ctypes.c_uint64(ptr))
     return (int(base.value), int(size.value)) if status == 0 else None
+
+
+@functools.cache
+def _libcuda() -> Any:
+    """The driver's library, loaded once: mapping an output is on the judge's clock."""
+    import ctypes
+
+    return ctypes.CDLL("libcuda.so.1")
 
 
 def _ints(value: Any, name: str) -> list[int]:
