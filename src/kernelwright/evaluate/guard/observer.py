@@ -36,32 +36,6 @@ _PRINT_CHUNK = 1 << 24  # elements a fingerprint converts to float64 at a time
 _MAX_PRINTS = 64
 
 
-def release_cupti_after_profiling() -> None:
-    """Have Kineto detach CUPTI when a profile ends, where that is safe.
-
-    By default Kineto leaves CUPTI attached after a profile, and an attached CUPTI slows every
-    later CUDA runtime call for the rest of the process: on an H100 (torch 2.11, CUDA 13.0) a
-    256 x 256 bf16 ``torch.mm`` was issued in 13-20 µs before one profiled call and 20-27 µs
-    after it (Triton's driver launches unchanged). A judged process profiles its checked calls
-    before its timed ones, so eager PyTorch, torch.compile and candidates alike were timed
-    slower than they run. Kineto reads the setting when a profile stops. Torch itself keeps
-    CUPTI attached where a re-attach after a detach crashed (CUDA graphs before CUDA 12.6): so
-    does this, and a setting already made in the process is left as it is."""
-    import os
-
-    import torch
-
-    version = getattr(torch.version, "cuda", None)
-    if version is None or "TEARDOWN_CUPTI" in os.environ:
-        return
-    try:
-        major, minor = (int(part) for part in str(version).split(".")[:2])
-    except ValueError:
-        return
-    if (major, minor) >= (12, 6):
-        os.environ["TEARDOWN_CUPTI"] = "1"
-
-
 def poison_fill_(t: Any) -> None:
     """Fill ``t`` in place with the poison value of its dtype."""
     import torch
@@ -341,8 +315,6 @@ class ForwardObserver:
     def profiled(self) -> Iterator[None]:
         """Record every ATen call while active (see ``below`` in the module docstring)."""
         from torch.autograd import profiler
-
-        release_cupti_after_profiling()
 
         # The autograd profiler with Kineto is what torch.profiler.profile drives, minus its
         # probe for TorchInductor (an import of Inductor and Dynamo: seconds per process).
