@@ -113,3 +113,38 @@ def test_a_sets_share_is_never_more_than_a_lone_write_nor_negative():
     assert write_slope([0.1], [2.0], 2) == pytest.approx(0.1)
     assert write_slope([0.3], [0.2], 4) == 0.0
     assert write_slope([0.2, 0.3], [], 1) == pytest.approx(0.2)  # one set: no slope to take
+
+
+class _SlowBookkeepingReferee:
+    """A referee on the CPU whose process takes 30 ms to prepare a batch and to report on it:
+    work a timed batch does off the clock, which its calibration must leave out too."""
+
+    device = "cpu"
+
+    def __init__(self) -> None:
+        import torch
+
+        self.ref = type("Ref", (), {"plan": None,
+                                    "timing_inputs": lambda self, b, c: [torch.randn(1 << 22)]})()
+
+    def allocate(self, name: str, sets: list[list[object]]) -> list[list[object]]:
+        import torch
+
+        return [[torch.empty_like(v) if isinstance(v, torch.Tensor) else None for v in s]
+                for s in sets]
+
+    def ask(self, op: str, header: dict[str, object]) -> tuple[dict[str, object], bytes]:
+        import time
+
+        if op in ("prepare", "release"):
+            time.sleep(0.03)
+        return ({"ok": True, "reveal_ms": 0.0} if op == "reveal_cost" else {"ok": True}), b""
+
+
+def test_the_calibration_leaves_out_what_a_batch_does_off_the_clock():
+    from kernelwright.evaluate.clock import measure_overhead
+
+    o = measure_overhead(_SlowBookkeepingReferee())  # type: ignore[arg-type]
+    # neither the messages of an empty batch nor writing a set holds the 30 ms before and after
+    # (a lone write that held them would leave the slope over two sets at nothing)
+    assert o.batch_ms < 15 and 0 < o.write_ms < 15
