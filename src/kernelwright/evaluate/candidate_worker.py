@@ -36,6 +36,8 @@ from kernelwright.evaluate.channel import Channel, ChannelError
 
 # A spare process may wait this long for its candidate before giving up.
 IDLE_TIMEOUT_S = 3600.0
+# After ``prepare``, how long the process polls for the batch's message before sleeping on it
+BATCH_SPIN_S = 0.25
 
 
 class CandidateFailure(Exception):
@@ -152,9 +154,11 @@ class Runner:
 
     def serve(self) -> None:
         """Answer commands until ``exit`` or the judge goes away."""
+        spin_s = 0.0
         while True:
             try:
-                header, payload = self.ch.recv(deadline=None, max_payload=1 << 40)
+                header, payload = self.ch.recv(deadline=None, max_payload=1 << 40,
+                                               spin_s=spin_s)
             except ChannelError:
                 return
             op = header.get("op")
@@ -172,6 +176,9 @@ class Runner:
                 self.ch.send(reply, out_payload)
             except ChannelError:
                 return
+            # A prepared batch's message comes once the judge has written its inputs, and its
+            # clock runs from then: wait for it without sleeping (see Channel.recv)
+            spin_s = BATCH_SPIN_S if op == "prepare" and self.device == "cuda" else 0.0
 
     # -- set-up ------------------------------------------------------------------------------
 

@@ -110,7 +110,7 @@ class Channel:
     # -- receiving -------------------------------------------------------------------------
 
     def recv(
-        self, deadline: float | None = None, max_payload: int = 1 << 30
+        self, deadline: float | None = None, max_payload: int = 1 << 30, spin_s: float = 0.0
     ) -> tuple[dict[str, Any], bytes]:
         """The next frame: ``(header, payload)``.
 
@@ -118,8 +118,11 @@ class Channel:
             deadline: ``time.monotonic()`` value after which ChannelTimeout is raised (what was
                 read of a frame so far is kept for the next call).
             max_payload: frames announcing a larger payload are refused (ProtocolError).
+            spin_s: poll without sleeping for up to this long before blocking, where the frame
+                is due soon and on someone's clock: a thread woken from a sleep of a few
+                milliseconds (its core idle meanwhile) can take a fraction of one to run again.
         """
-        self._fill(_PREFIX.size, deadline)
+        self._fill(_PREFIX.size, deadline, spin_s)
         header_len, payload_len = _PREFIX.unpack(bytes(self._pending[: _PREFIX.size]))
         if header_len > MAX_HEADER:
             raise ProtocolError(f"a header of {header_len} bytes exceeds {MAX_HEADER}")
@@ -132,12 +135,12 @@ class Channel:
         header = _parse_header(frame[_PREFIX.size : _PREFIX.size + header_len])
         return header, frame[_PREFIX.size + header_len :]
 
-    def _fill(self, n: int, deadline: float | None) -> None:
+    def _fill(self, n: int, deadline: float | None, spin_s: float = 0.0) -> None:
         """Read until at least ``n`` bytes are pending: whatever has arrived, up to a frame's
         size, in each read (a small frame's prefix, header and payload in one; the judge's
         clock holds each system call of a timed batch's messages)."""
         while len(self._pending) < n:
-            _wait_readable(self.sock, deadline)
+            _wait_readable(self.sock, deadline, spin_s)
             try:
                 chunk, fds, _flags, _addr = socket.recv_fds(
                     self.sock, min(max(n - len(self._pending), _READ), 1 << 24), MAX_FDS)
@@ -158,7 +161,20 @@ def pair() -> tuple[socket.socket, socket.socket]:
     return a, b
 
 
-def _wait_readable(sock: socket.socket, deadline: float | None) -> None:
+def _wait_readable(sock: socket.socket, deadline: float | None, spin_s: float = 0.0) -> None:
+    if spin_s > 0:
+        until = time.monotonic() + spin_s
+        if deadline is not None:
+            until = min(until, deadline)
+        while time.monotonic() < until:
+            try:
+                ready, _, _ = select.select([sock], [], [], 0)
+            except InterruptedError:
+                continue
+            except (OSError, ValueError) as exc:
+                raise ChannelClosed(f"the connection is unusable ({exc})") from None
+            if ready:
+                return
     while True:
         timeout = None if deadline is None else deadline - time.monotonic()
         if timeout is not None and timeout <= 0:

@@ -412,24 +412,26 @@ class Referee:
     # -- messages ----------------------------------------------------------------------------
 
     def ask(self, op: str, header: dict[str, Any], payload: bytes = b"",
-            fds: list[int] | None = None) -> tuple[dict[str, Any], bytes]:
-        """Send a command and return the process's successful answer (else Stop)."""
-        return self._ask(op, header, payload, fds)
+            fds: list[int] | None = None, spin_s: float = 0.0) -> tuple[dict[str, Any], bytes]:
+        """Send a command and return the process's successful answer (else Stop); ``spin_s``:
+        wait for it without sleeping for up to that long (see ``Channel.recv``)."""
+        return self._ask(op, header, payload, fds, spin_s)
 
     def _ask(self, op: str, header: dict[str, Any], payload: bytes = b"",
-             fds: list[int] | None = None) -> tuple[dict[str, Any], bytes]:
+             fds: list[int] | None = None, spin_s: float = 0.0) -> tuple[dict[str, Any], bytes]:
         try:
             self.ch.send({"op": op} | header, payload, fds or ())
         except ChannelError:
             raise Stop(self._lost()) from None
-        reply, data = self._recv()
+        reply, data = self._recv(spin_s)
         if reply.get("ok") is not True:
             raise Stop(_failure_from(reply))
         return reply, data
 
-    def _recv(self) -> tuple[dict[str, Any], bytes]:
+    def _recv(self, spin_s: float = 0.0) -> tuple[dict[str, Any], bytes]:
         try:
-            return self.ch.recv(self.job.deadline, max_payload=_max_payload(self.ref))
+            return self.ch.recv(self.job.deadline, max_payload=_max_payload(self.ref),
+                                spin_s=spin_s)
         except ChannelTimeout:
             raise Stop({"status": "timeout", "stage": self.phase,
                         "message": f"no answer in time during {self.phase}"}) from None

@@ -133,7 +133,8 @@ class _SlowBookkeepingReferee:
         return [[torch.empty_like(v) if isinstance(v, torch.Tensor) else None for v in s]
                 for s in sets]
 
-    def ask(self, op: str, header: dict[str, object]) -> tuple[dict[str, object], bytes]:
+    def ask(self, op: str, header: dict[str, object],
+            spin_s: float = 0.0) -> tuple[dict[str, object], bytes]:
         import time
 
         if op in ("prepare", "release"):
