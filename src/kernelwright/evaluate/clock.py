@@ -473,6 +473,7 @@ def _batch(
     replied = time.perf_counter()
     picked = sorted({k - 1, *_rng.sample(range(k - 1), min(PICKED - 1, k - 1))})
     outputs = r.read_calls(reply, payload, k, picked)
+    mapped = time.perf_counter()
     taken: list[list[Any]] = (
         [[_sample(o) for o in outs] for outs in outputs] if cuda
         else [[None for _ in outs] for outs in outputs])
@@ -530,7 +531,8 @@ def _batch(
     launches = float(count) if isinstance(count, int) and count >= 0 else None
     parts: dict[str, float | None] = {
         "write_ms": (written - t0) * 1e3, "turn_ms": (replied - written) * 1e3,
-        "read_ms": (t1 - replied) * 1e3, "fixed_ms": fixed, "write_fixed_ms": calibrated[0],
+        "read_ms": (t1 - replied) * 1e3, "map_ms": (mapped - replied) * 1e3,
+        "fixed_ms": fixed, "write_fixed_ms": calibrated[0],
         "turn_fixed_ms": calibrated[1], "read_fixed_ms": calibrated[2]}
     parts |= {key: _reported_ms(report.get(key))
               for key in ("span_ms", "issue_ms", "forward_ms", "setup_ms", "run_ms",
