@@ -162,23 +162,16 @@ def pair() -> tuple[socket.socket, socket.socket]:
 
 
 def _wait_readable(sock: socket.socket, deadline: float | None, spin_s: float = 0.0) -> None:
-    if spin_s > 0:
-        until = time.monotonic() + spin_s
-        if deadline is not None:
-            until = min(until, deadline)
-        while time.monotonic() < until:
-            try:
-                ready, _, _ = select.select([sock], [], [], 0)
-            except InterruptedError:
-                continue
-            except (OSError, ValueError) as exc:
-                raise ChannelClosed(f"the connection is unusable ({exc})") from None
-            if ready:
-                return
+    """Return once ``sock`` has something to read: polling without sleeping for the first
+    ``spin_s`` seconds, then sleeping until ``deadline`` (ChannelTimeout past it)."""
+    spin_until = time.monotonic() + spin_s
     while True:
-        timeout = None if deadline is None else deadline - time.monotonic()
+        now = time.monotonic()
+        timeout = None if deadline is None else deadline - now
         if timeout is not None and timeout <= 0:
             raise ChannelTimeout("no answer before the deadline")
+        if now < spin_until:
+            timeout = 0.0
         try:
             ready, _, _ = select.select([sock], [], [], timeout)
         except InterruptedError:
