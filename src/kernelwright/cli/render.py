@@ -99,7 +99,9 @@ def verdict_panel(verdict: Verdict, title: str = "") -> Panel:
         parts.append(
             Text(
                 f"speed of light: {frac} {fmt_ms(sol.floor_ms)} ms ({sol.bound}-bound: "
-                f"{sol.bytes / 1e6:.3g} MB, {sol.flops / 1e9:.3g} GFLOP)",
+                f"{sol.bytes / 1e6:.3g} MB, {sol.flops / 1e9:.3g} GFLOP; ceilings "
+                f"{sol.memory_gbps / 1e3:.3g} TB/s, {sol.matrix_tflops:.3g} TFLOP/s, "
+                f"{sol.ceilings})",
                 style="cyan",
             )
         )

@@ -143,3 +143,18 @@ def test_calls_that_met_the_memory_cap_are_labelled_and_described() -> None:
                   candidate_breakdown=CallBreakdown(device_allocs=2.0, alloc_retries=0.0))
     assert memory_cap_label(free) == ()
     assert memory_cap_label(Timing(candidate=stats, representative=True)) == ()
+
+
+def test_the_speed_of_light_line_names_the_ceilings_it_stands_on() -> None:
+    from rich.console import Console
+
+    from kernelwright.cli.render import verdict_panel
+    from kernelwright.records import SpeedOfLight, Status, Verdict
+
+    sol = SpeedOfLight(0, 12_884_901_888, 4.97, "memory", 0.97, 2593.0, 790.0,
+                       "NVIDIA H100 80GB HBM3, measured 2026-12-06")
+    console = Console(record=True, width=300)
+    console.print(verdict_panel(Verdict(status=Status.CORRECT, correct=True, sol=sol)))
+    text = console.export_text()
+    assert "speed of light: 97.0% of 4.970 ms" in text
+    assert "ceilings 2.59 TB/s, 790 TFLOP/s, NVIDIA H100 80GB HBM3, measured 2026-12-06" in text
