@@ -26,7 +26,6 @@ from typing import Any
 _PREFIX = struct.Struct(">QQ")
 MAX_HEADER = 4 << 20
 MAX_FDS = 256  # descriptors one frame may carry
-_READ = 1 << 16  # bytes a read asks for at least
 
 
 class ChannelError(Exception):
@@ -136,14 +135,14 @@ class Channel:
         return header, frame[_PREFIX.size + header_len :]
 
     def _fill(self, n: int, deadline: float | None, spin_s: float = 0.0) -> None:
-        """Read until at least ``n`` bytes are pending: whatever has arrived, up to a frame's
-        size, in each read (a small frame's prefix, header and payload in one; the judge's
-        clock holds each system call of a timed batch's messages)."""
+        """Read until at least ``n`` bytes are pending, never past the frame being read: a
+        caller may wait on the socket itself (``select`` on :meth:`fileno`) for the next frame,
+        which a read of whatever had arrived would have taken out of the socket already."""
         while len(self._pending) < n:
             _wait_readable(self.sock, deadline, spin_s)
             try:
                 chunk, fds, _flags, _addr = socket.recv_fds(
-                    self.sock, min(max(n - len(self._pending), _READ), 1 << 24), MAX_FDS)
+                    self.sock, min(n - len(self._pending), 1 << 24), MAX_FDS)
             except (ConnectionResetError, OSError) as exc:
                 raise ChannelClosed(f"the peer is gone ({exc})") from None
             self._fds.extend(fds)
