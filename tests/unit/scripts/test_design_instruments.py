@@ -66,3 +66,18 @@ def test_the_confinement_probe_times_each_step_in_the_candidate_process_order(
     assert all(float(r["call_ms"]) > 0 for r in rows)
     if Path("/proc/self/status").exists():  # the process's seccomp state beside each step
         assert all("Seccomp:" in r["speculation"] for r in rows)
+
+
+def test_the_read_probe_says_in_one_line_that_it_needs_a_gpu(tmp_path: Path) -> None:
+    """scripts/probe_read.py maps another process's memory through CUDA IPC: on a machine
+    without CUDA it stops with one line and exit code 2, before writing anything."""
+    import torch
+
+    if torch.cuda.is_available():
+        pytest.skip("the probe runs here: a GPU machine times it")
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
+    proc = subprocess.run([sys.executable, str(ROOT / "scripts" / "probe_read.py"), "--bytes",
+                           "4096", "--out", str(tmp_path / "read")], env=env,
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2 and proc.stderr.strip().count("\n") == 0, proc.stderr
+    assert "needs a CUDA device" in proc.stderr and not (tmp_path / "read").exists()
