@@ -1,12 +1,14 @@
 """A timed batch in the candidate's process, around the judge's clock.
 
 ``prepare`` (before the clock starts) resolves what the batch needs and takes the counts its
-report is measured against; ``batch`` (on the clock) only issues the calls and describes their
-outputs; ``release`` (after the clock has stopped) turns what the process saw into its report
-of itself: each call's CUDA-event time, its host times, its launches and what PyTorch's
-allocator did. The report is a diagnostic and a second opinion, never a time the judge keeps;
-computing it once the judge's clock has stopped keeps this process's own bookkeeping (reading
-the allocator's statistics, a pair of event times a call) off every call's time.
+report is measured against; ``batch`` (on the clock) only issues the calls, copies the launch
+monitor's counts once they are done (a launch made after the reply is not one of the batch's)
+and describes their outputs; ``release`` (after the clock has stopped) turns what the process
+saw into its report of itself: each call's CUDA-event time, its host times, its launches and
+what PyTorch's allocator did. The report is a diagnostic and a second opinion, never a time the
+judge keeps; computing it once the judge's clock has stopped keeps this process's own
+bookkeeping (reading the allocator's statistics, a pair of event times a call) off every call's
+time.
 """
 
 from __future__ import annotations
@@ -58,16 +60,17 @@ class FinishedBatch:
     forward_s: float  # inside the forwards, in all
     idle: float  # the device idle (after the wait)
     ready: float  # the reply made
+    launches: dict[str, int]  # the launch monitor's counts once the calls were done
+    programs: dict[str, int]
 
-    def report(self, device: str, launches: dict[str, int],
-               programs: dict[str, int]) -> dict[str, Any]:
+    def report(self, device: str) -> dict[str, Any]:
         """The process's report of the batch (see ``records.CallBreakdown``), with its
-        launches and programs per kernel name since the batch was prepared."""
+        launches and programs per kernel name, from its preparation to its calls' end."""
         p = self.prepared
-        names = launched_since(launches, p.launches)
+        names = launched_since(self.launches, p.launches)
         report: dict[str, Any] = {
             "launches": sum(names.values()), "launch_names": names,
-            "launch_programs": launched_since(programs, p.programs),
+            "launch_programs": launched_since(self.programs, p.programs),
             "reply_ms": (self.ready - self.idle) * 1e3,
             "busy_ms": (self.ready - self.received) * 1e3,
             **allocator_since(allocator_counts(device), p.allocator)}

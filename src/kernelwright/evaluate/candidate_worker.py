@@ -409,19 +409,21 @@ class Runner:
                 idle = _clock()
         finally:
             gc.enable()
+        # The batch's launches end here: a launch after the reply (a thread finishing the work
+        # once the judge has stopped its clock) is not one of its timed calls'
+        launched = dict(self.monitor.counts), dict(self.monitor.programs)
         outputs = [_checked_outputs(out, self.device) for out in self.batch_outputs]
         self.batch_outputs = outputs
         reply, payload = self._outputs_reply(outputs)
         self.finished = FinishedBatch(prepared, times, received, issued, finished_issuing,
-                                      forward_s, idle, _clock())
+                                      forward_s, idle, _clock(), *launched)
         return {"ok": True} | reply, payload
 
     def do_release(self, _h: dict[str, Any], _p: bytes) -> tuple[dict[str, Any], bytes]:
         """After the judge's clock has stopped: the last batch's report of itself (its calls'
         events, host times, launches and allocator counts), then its outputs go back."""
         finished, self.finished = self.finished, None
-        report = (finished.report(self.device, self.monitor.counts, self.monitor.programs)
-                  if finished is not None else {})
+        report = finished.report(self.device) if finished is not None else {}
         self._drop_outputs()
         return {"ok": True} | report, b""
 
