@@ -348,8 +348,8 @@ class Runner:
     def do_prepare(self, h: dict[str, Any], _p: bytes) -> tuple[dict[str, Any], bytes]:
         """Before the judge's clock starts: what the next ``batch`` needs (its model, buffer
         sets and staging, a pair of CUDA events a call, created now) and the counts its report
-        is taken against, so that the batch itself only issues its calls and describes their
-        outputs: none of this process's bookkeeping is on the clock."""
+        is taken against, so that the batch itself only issues its calls, notes its launches
+        and describes their outputs: the rest of this process's bookkeeping is off the clock."""
         self._drop_outputs()
         order = [int(k) for k in h["sets"]]
         name = str(h["buffers"])
