@@ -115,13 +115,13 @@ class CallBreakdown:
     """Where a timed call's time went, per call (medians over the timed batches, ms): a
     diagnostic beside the judge's time, never a result.
 
-    The judge's own phases of a batch, divided by its calls: ``write_ms`` writing the inputs
-    and flushing the L2 (from the judge's first write to the device being idle), ``turn_ms``
-    the process's turn (from the batch's message to its reply), ``read_ms`` mapping and
-    sampling the outputs read back (``map_ms`` of it mapping them); ``fixed_ms`` what the
-    judge's calibration subtracted, and its share of each phase (``write_fixed_ms``,
-    ``turn_fixed_ms``, ``read_fixed_ms``): a phase well above its share is where the time the
-    clock keeps goes.
+    The judge's own phases of a batch, divided by its calls: ``write_ms`` writing the inputs and
+    flushing the L2 (from the judge's first write to the device being idle), ``turn_ms`` the
+    process's turn (from the batch's message to its reply), ``read_ms`` mapping and sampling the
+    outputs read back (``map_ms`` of it opening them: mapping their memory on a GPU, unpacking
+    them on the CPU); ``fixed_ms`` what the judge's calibration subtracted, and its share of
+    each phase (``write_fixed_ms``, ``turn_fixed_ms``, ``read_fixed_ms``): a phase well above
+    its share is where the time the clock keeps goes.
 
     What the timed process reported of itself: ``events_ms`` the call (CUDA events around the
     forward); ``span_ms`` the first call's start to the last one's end (gaps between calls

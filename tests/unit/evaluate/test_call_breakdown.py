@@ -72,7 +72,7 @@ def test_the_line_names_each_part() -> None:
     both = describe_breakdown(CallBreakdown(write_ms=3.1, write_fixed_ms=3.0, read_ms=1.05))
     assert "writing inputs 3.100 (calibrated 3.000)" in both and "reading outputs 1.050 (ms" in both
     mapped = describe_breakdown(CallBreakdown(read_ms=0.8, read_fixed_ms=0.46, map_ms=0.6))
-    assert "reading outputs 0.8000 (calibrated 0.4600), of which mapping them 0.6000" in mapped
+    assert "reading outputs 0.8000 (calibrated 0.4600), of which opening them 0.6000" in mapped
 
 
 def test_verdicts_round_trip_with_and_without_it() -> None:
