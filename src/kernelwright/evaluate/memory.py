@@ -88,7 +88,6 @@ def judge_bytes(fp: Footprint, runs: int, *, cache: bool, float64: bool, copy: b
 def plan_memory(fp: Footprint, free_b: int, runs: int, *, want_float64: bool) -> MemoryPlan:
     """The richest plan that fits; raises TooLarge when even the smallest does not."""
     budget = int(USABLE_FRACTION * free_b) - 2 * CONTEXT_BYTES
-    judge_call = fp.in_b + fp.out_b  # pristine inputs and expected outputs of the current call
     candidate_fixed = fp.param_b + fp.call_b
     choices = [
         (cache, f64, copy)
@@ -122,12 +121,19 @@ def plan_memory(fp: Footprint, free_b: int, runs: int, *, want_float64: bool) ->
             candidate_b=candidate_fixed + max(1, sets) * per_set,
             notes=tuple(notes),
         )
-    need = fp.param_b * 2 + judge_call + candidate_fixed + 2 * CONTEXT_BYTES
     raise TooLarge(
         f"a single call needs {fp.call_b / 1e9:.1f} GB plus {fp.param_b / 1e9:.1f} GB of "
-        f"parameters; judging it needs about {need / 1e9:.1f} GB and the device has "
-        f"{free_b / 1e9:.1f} GB free: use --size small or a device with more memory"
+        f"parameters; judging it needs about {smallest_free_b(fp, runs) / 1e9:.1f} GB free "
+        f"and the device has {free_b / 1e9:.1f} GB free: use --size small or a device with "
+        "more memory"
     )
+
+
+def smallest_free_b(fp: Footprint, runs: int) -> int:
+    """The free memory the smallest plan needs: what it holds (the judge with no option, the
+    candidate with one input set), as :func:`plan_memory` counts it against the free memory."""
+    held = judge_bytes(fp, runs, cache=False, float64=False, copy=False) + fp.param_b + fp.call_b
+    return int((held + 2 * CONTEXT_BYTES) / USABLE_FRACTION) + 1
 
 
 def unlimited_plan(runs: int) -> MemoryPlan:

@@ -10,6 +10,7 @@ from kernelwright.evaluate.memory import (
     TooLarge,
     judge_bytes,
     plan_memory,
+    smallest_free_b,
 )
 
 GB = 10**9
@@ -65,3 +66,15 @@ def test_a_task_beyond_the_device_gets_a_plain_message():
     huge = Footprint(60 * GB, 60 * GB, 0, 60 * GB)
     with pytest.raises(TooLarge, match="use --size small"):
         plan_memory(huge, FREE, RUNS, want_float64=True)
+
+
+def test_the_message_names_the_free_memory_the_smallest_plan_needs():
+    # 12.9 GB in and out, a peak of two outputs: what the 80 GB card refused, with a message
+    # that claimed less than the plan needs
+    fp = Footprint(int(12.9 * GB), int(12.9 * GB), 0, int(25.8 * GB))
+    need = smallest_free_b(fp, RUNS)
+    with pytest.raises(TooLarge) as refused:
+        plan_memory(fp, need - 1, RUNS, want_float64=True)
+    assert f"needs about {need / 1e9:.1f} GB free" in str(refused.value)
+    plan = plan_memory(fp, need, RUNS, want_float64=True)  # exactly that much: judged
+    assert plan.timing_sets >= 1 and not (plan.float64 or plan.cache_runs or plan.copy_outputs)
