@@ -79,16 +79,22 @@ def test_a_task_near_the_devices_memory_is_judged():
             evaluate(GPU / "big_relu_task.py", GPU / "big_relu_solution.py", FULL)
 
 
-def test_the_judge_never_reads_a_device_bound_call_faster_than_its_own_events():
+@pytest.mark.parametrize(("task", "solution", "precision"), [
+    # 0.2 ms cuBLAS products, batches of some 200 calls
+    (ROOT / "kernelbench/level1/1_Square_matrix_multiplication_.py",
+     GPU / "square_matmul_eager.py", Precision.BF16),
+    # 0.7 ms calls with 1 GB outputs, each mapped by the judge in the batches it reads
+    (GPU / "gigabyte_relu_task.py", GPU / "relu_eager.py", Precision.FP32),
+], ids=["bf16-product", "gigabyte-outputs"])
+def test_the_judge_never_reads_a_device_bound_call_faster_than_its_own_events(
+        task: Path, solution: Path, precision: Precision):
     """The fixed cost subtracted from a batch is calibrated so that it never exceeds what the
-    batch spent beyond its calls: on 0.2 ms cuBLAS products (bf16, batches of some 200 calls)
-    the judge's time stays at or above the process's own events (within the spread of both).
-    The solution is the task's own PyTorch call, so the guard, which refuses that, is off (as
-    for ``kernelwright eval --reference``)."""
-    task = ROOT / "kernelbench/level1/1_Square_matrix_multiplication_.py"
-    opts = EvalOptions(device="cuda", size="full", precision=Precision.BF16, trials=2,
+    batch spent beyond its calls: the judge's time stays at or above the process's own events
+    (within the spread of both). The solution is the task's own PyTorch call, so the guard,
+    which refuses that, is off (as for ``kernelwright eval --reference``)."""
+    opts = EvalOptions(device="cuda", size="full", precision=precision, trials=2,
                        baselines=False, timeout_s=300, guard=False)
-    v = evaluate(task, GPU / "square_matmul_eager.py", opts)
+    v = evaluate(task, solution, opts)
     assert v.status is Status.CORRECT, v.message
     breakdown = v.timing.candidate_breakdown
     assert breakdown is not None and breakdown.events_ms is not None

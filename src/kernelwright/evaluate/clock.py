@@ -76,6 +76,18 @@ _rng = random.SystemRandom()
 
 
 @dataclass(frozen=True, slots=True)
+class Reads:
+    """What reading a batch's picked outputs back took: the allocations the judge mapped and
+    the outputs it sampled, each counted large (an allocation at least as large as the
+    calibration's, or an output lying in one) or small."""
+
+    maps: int = 0
+    small_maps: int = 0
+    samples: int = 0
+    small_samples: int = 0
+
+
+@dataclass(frozen=True, slots=True)
 class Overhead:
     """The judge's fixed costs, measured before the candidate's code is imported (ms)."""
 
@@ -83,29 +95,50 @@ class Overhead:
     write_ms: float  # what one more input set adds to writing a batch's sets
     flush_ms: float  # flushing the L2
     describe_ms: float = 0.0  # the process describing one output (a CUDA IPC handle)
-    read_ms: float = 0.0  # the judge mapping one described output and sampling it
+    map_ms: float = 0.0  # the judge mapping one allocation of read_bytes (a CUDA IPC open)
+    sample_ms: float = 0.0  # the judge sampling one output lying in such an allocation
     reveal_ms: float = 0.0  # the process copying a call's held-back regions in
-    # read_ms holds for outputs that occupy at least read_bytes a call read (the calibration's
-    # mapping, per call); smaller ones (a broadcast view of a small storage) map faster and
-    # are counted at small_read_ms, calibrated on outputs of 4 KB
+    # Mapping costs more the larger the allocation: map_ms and sample_ms were calibrated on an
+    # allocation of read_bytes holding a timed call's outputs; smaller allocations (a broadcast
+    # view of a small storage) count at small_map_ms and small_sample_ms, calibrated on 4 KB
     read_bytes: int = 0
-    small_read_ms: float = 0.0
+    small_map_ms: float = 0.0
+    small_sample_ms: float = 0.0
 
-    def of(self, calls: int, described: int = 0, read: int = 0, mapped_bytes: int = -1,
-           calls_read: int = 1) -> float:
+    def of(self, calls: int, described: int = 0, reads: Reads | None = None) -> float:
         """What a batch of ``calls`` calls costs the judge at least, its calls' outputs
-        ``described`` in all and ``read`` of them mapped and sampled: ``calls_read`` calls,
-        whose outputs' storages hold ``mapped_bytes`` (-1: as large as calibrated)."""
-        return sum(self.parts(calls, described, read, mapped_bytes, calls_read))
+        ``described`` in all and ``reads`` of them mapped and sampled."""
+        return sum(self.parts(calls, described, reads))
 
-    def parts(self, calls: int, described: int = 0, read: int = 0, mapped_bytes: int = -1,
-              calls_read: int = 1) -> tuple[float, float, float]:
+    def parts(self, calls: int, described: int = 0,
+              reads: Reads | None = None) -> tuple[float, float, float]:
         """:meth:`of` by the batch's phases: (writing and flushing, the process's turn,
         reading back)."""
-        full = mapped_bytes < 0 or mapped_bytes >= calls_read * self.read_bytes
+        r = reads or Reads()
+        read = (r.maps * self.map_ms + r.small_maps * min(self.map_ms, self.small_map_ms)
+                + r.samples * self.sample_ms
+                + r.small_samples * min(self.sample_ms, self.small_sample_ms))
         return (calls * self.write_ms + self.flush_ms,
-                self.batch_ms + calls * self.reveal_ms + described * self.describe_ms,
-                read * (self.read_ms if full else min(self.read_ms, self.small_read_ms)))
+                self.batch_ms + calls * self.reveal_ms + described * self.describe_ms, read)
+
+
+def count_reads(outputs: list[list[Any]], opened: dict[int, int], large_bytes: int) -> Reads:
+    """The mappings and samples of a read: ``opened`` holds the allocations the judge mapped
+    (start -> bytes, by the driver), ``outputs`` the tensors it sampled (those with elements).
+    An output whose storage torch still had mapped lies in no allocation opened here and
+    counts as small (what it cost is at least that)."""
+    maps = sum(1 for size in opened.values() if size >= large_bytes)
+    samples = small_samples = 0
+    for outs in outputs:
+        for o in outs:
+            if not o.numel():
+                continue
+            ptr = o.untyped_storage().data_ptr()
+            large = any(start <= ptr < start + size and size >= large_bytes
+                        for start, size in opened.items())
+            samples += large
+            small_samples += not large
+    return Reads(maps, len(opened) - maps, samples, small_samples)
 
 
 @dataclass(slots=True)
@@ -214,12 +247,12 @@ def measure_overhead(r: Referee) -> Overhead:
         reveal_ms = 0.0  # no calibration: nothing is subtracted for it
     buffers.forget(r)
     del buffers, values, decoys, lone, every
-    reads = _output_costs(r) if cuda else (0.0, 0.0, 0, 0.0)
+    costs = _output_costs(r) if cuda else OutputCosts()
     if flush is not None:
         torch.cuda.empty_cache()
-    describe_ms, read_ms, read_bytes, small_read_ms = reads
-    return Overhead(min(batch) * 1e3, per_set * 1e3, min(flushing) * 1e3, describe_ms,
-                    read_ms, float(reveal_ms), read_bytes, small_read_ms)
+    return Overhead(min(batch) * 1e3, per_set * 1e3, min(flushing) * 1e3, costs.describe_ms,
+                    costs.map_ms, costs.sample_ms, float(reveal_ms), costs.read_bytes,
+                    costs.small_map_ms, costs.small_sample_ms)
 
 
 def write_slope(lone: list[float], many: list[float], count: int) -> float:
@@ -233,44 +266,63 @@ def write_slope(lone: list[float], many: list[float], count: int) -> float:
     return max(0.0, min(slope, min(lone)))
 
 
-def _output_costs(r: Referee) -> tuple[float, float, int, float]:
-    """(describe, read, read's bytes a call, small read): the process's own time to describe
-    one output (it is still the harness's own code, before the import), and the judge's to map
-    and sample one, as a timed batch does, in ms; the least over a few repetitions, each in the
-    cheapest arrangement (the outputs of the calls read from a batch as views of one storage,
-    a call's outputs overlapping: one share, one mapping). Mapping a larger allocation costs
-    more: the read is calibrated on outputs of a timed call's sizes (a call's largest output
-    being "read's bytes a call"), and again on outputs of 4 KB for batches whose outputs occupy
-    less (``Overhead.of``). Outputs of allocations of their own cost more, so part of a batch's
-    real cost stays on the clock, never the reverse."""
-    plan = r.ref.plan
-    calls = max(1, min(PICKED, plan.timing_sets if plan else PICKED))
+@dataclass(frozen=True, slots=True)
+class OutputCosts:
+    """The calibration of a batch's outputs (see :func:`_output_costs`), ms and bytes."""
+
+    describe_ms: float = 0.0
+    map_ms: float = 0.0
+    sample_ms: float = 0.0
+    read_bytes: int = 0
+    small_map_ms: float = 0.0
+    small_sample_ms: float = 0.0
+
+
+def _output_costs(r: Referee) -> OutputCosts:
+    """The process's own time to describe one output (it is still the harness's own code,
+    before the import), and the judge's to map one allocation and to sample one output, as a
+    timed batch does: the least over a few repetitions, on one call's outputs as views of one
+    allocation of a timed call's sizes (mapping a larger allocation costs more: at gigabyte
+    outputs a calibration on small ones left part of a millisecond a call on the clock), and
+    again on outputs of 4 KB, for outputs that lie in smaller allocations. A batch counts the
+    allocations it really mapped and the outputs it sampled (:func:`count_reads`): outputs
+    sharing an allocation share its mapping, and no allocation counts as mapped more than once,
+    so a batch never has more subtracted than its reads cost."""
     sizes = [b for b in r.ref.output_bytes if b] or [SMALL_OUTPUT]
-    describe, read = _read_cost(r, calls, sizes)
-    _, small = _read_cost(r, calls, [SMALL_OUTPUT] * len(sizes))
-    return describe, read, max(sizes), small
+    describe, map_ms, sample_ms, read_bytes = _read_cost(r, sizes)
+    _, small_map, small_sample, _ = _read_cost(r, [SMALL_OUTPUT] * len(sizes))
+    return OutputCosts(describe, map_ms, sample_ms, read_bytes, small_map, small_sample)
 
 
 SMALL_OUTPUT = 4096  # bytes
+READ_REPEATS = 5
 
 
-def _read_cost(r: Referee, calls: int, sizes: list[int]) -> tuple[float, float]:
-    """(describe, read) per output in ms, on ``calls`` calls' outputs of ``sizes`` bytes."""
-    reply, _ = r.ask("describe_cost", {"calls": calls, "bytes": sizes})
+def _read_cost(r: Referee, sizes: list[int]) -> tuple[float, float, float, int]:
+    """(describe an output, map an allocation, sample an output, the allocation's bytes) on one
+    call's outputs of ``sizes`` bytes; ms."""
+    reply, _ = r.ask("describe_cost", {"calls": 1, "bytes": sizes})
     describe = reply.get("describe_ms")
     if not isinstance(describe, int | float) or not math.isfinite(describe) or describe < 0:
         describe = 0.0  # no calibration: nothing is subtracted for it
-    reads = []
-    for _ in range(5):
+    maps, samples, allocation = [], [], 0
+    for _ in range(READ_REPEATS):
+        opened: dict[int, int] = {}
         _sync(True)
         t0 = time.perf_counter()
-        outputs = r.read_calls(reply, b"", calls, list(range(calls)))
+        outputs = r.read_calls(reply, b"", 1, [0], opened)
+        mapped = time.perf_counter()
         taken = [_sample(o) for outs in outputs for o in outs]
         _sync(True)
-        reads.append((time.perf_counter() - t0) / max(1, len(taken)))
+        t1 = time.perf_counter()
+        if opened:  # none where torch still held the mapping: no mapping was timed
+            maps.append((mapped - t0) / len(opened))
+            allocation = max(allocation, *opened.values())
+        samples.append((t1 - mapped) / max(1, len(taken)))
         del outputs, taken
     r.ask("forget", {})  # the process's calibration tensors go back to the device
-    return float(describe), min(reads) * 1e3
+    return (float(describe), min(maps, default=0.0) * 1e3, min(samples) * 1e3,
+            allocation if maps else 0)
 
 
 def time_batches(r: Referee) -> dict[str, Any]:
@@ -388,7 +440,9 @@ def time_batches(r: Referee) -> dict[str, Any]:
         "launches_per_call": launches,
         "launch_names_per_call": launch_names,
         "launch_programs_per_call": launch_programs,
-        "overhead_ms": r.overhead.of(calls, calls, min(PICKED, calls)) if r.overhead else 0.0,
+        "overhead_ms": (r.overhead.of(calls, calls, Reads(maps=min(PICKED, calls),
+                                                          samples=min(PICKED, calls)))
+                        if r.overhead else 0.0),
         "aliased_outputs": aliased,
         "method": method,
         "checked": checked,
@@ -472,7 +526,8 @@ def _batch(
     reply, payload = r.ask("batch", {"places": places}, spin_s=SPIN_S if cuda else 0.0)
     replied = time.perf_counter()
     picked = sorted({k - 1, *_rng.sample(range(k - 1), min(PICKED - 1, k - 1))})
-    outputs = r.read_calls(reply, payload, k, picked)
+    opened: dict[int, int] = {}
+    outputs = r.read_calls(reply, payload, k, picked, opened)
     mapped = time.perf_counter()
     taken: list[list[Any]] = (
         [[_sample(o) for o in outs] for outs in outputs] if cuda
@@ -511,14 +566,16 @@ def _batch(
         entries.append(entry)
     del sets, decoys, copies
     checks_s = time.perf_counter() - checks_from
+    # Outputs counted from the picked calls, which are compared with the reference: each call
+    # of the batch describes as many; what was read is what the judge mapped and sampled
+    each = min((sum(1 for o in outs if o.numel()) for outs in outputs), default=0)
+    reads = count_reads(outputs, opened, r.overhead.read_bytes) if cuda and r.overhead else None
+    # Unmapped before the process may free its outputs, and so that the next batch's reads map
+    # afresh, as they are counted (the loop's last call holds them too; picked is never empty)
+    del outputs, taken, outs, samples
     # The process's report of itself, made once the clock has stopped (a diagnostic)
     report, _ = r.ask("release", {})
-    # Outputs counted from the picked calls, which are compared with the reference: each call
-    # of the batch describes as many, and each picked one was mapped and sampled
-    each = min((sum(1 for o in outs if o.numel()) for outs in outputs), default=0)
-    calibrated = (r.overhead.parts(k, k * each, len(outputs) * each,
-                                   _mapped_bytes(reply, picked), len(picked))
-                  if r.overhead else (0.0, 0.0, 0.0))
+    calibrated = (r.overhead.parts(k, k * each, reads) if r.overhead else (0.0, 0.0, 0.0))
     calibrated = within_phases(calibrated, ((written - t0) * 1e3, (replied - written) * 1e3,
                                             (t1 - replied) * 1e3))
     fixed = float(sum(calibrated))
@@ -557,22 +614,6 @@ def _reported_ms(value: Any) -> float | None:
     if isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value):
         return float(value) if value >= 0 else None
     return None
-
-
-def _mapped_bytes(reply: dict[str, Any], picked: list[int]) -> int:
-    """Bytes of the distinct storages the picked calls' outputs were described in (each
-    storage's size as described: the judge checked it against the driver's allocation when it
-    mapped it, so the allocations are at least this large); -1 on the CPU."""
-    calls = reply.get("calls")
-    if not isinstance(calls, list):
-        return -1
-    sizes: dict[str, int] = {}
-    for call in picked:
-        for d in calls[call] if call < len(calls) and isinstance(calls[call], list) else []:
-            if isinstance(d, dict) and isinstance(d.get("size_bytes"), int):
-                key = str(d.get("handle"))
-                sizes[key] = max(sizes.get(key, 0), d["size_bytes"])
-    return sum(sizes.values())
 
 
 def _per_name(counted: Any) -> dict[str, int] | None:

@@ -326,9 +326,10 @@ class Referee:
             torch.cuda.synchronize()  # written before the process reads them
 
     def read_calls(self, reply: dict[str, Any], payload: bytes, count: int,
-                   which: list[int]) -> list[list[Any]]:
+                   which: list[int], opened: dict[int, int] | None = None) -> list[list[Any]]:
         """The outputs of calls ``which`` among the ``count`` the reply describes (mapped on a
-        GPU, deserialised on the CPU), validated as tensors on the task's device."""
+        GPU, deserialised on the CPU), validated as tensors on the task's device; ``opened``
+        gains the allocations mapped for them (see :func:`transport.open_cuda`)."""
         import torch
 
         if self.device == "cuda":
@@ -339,7 +340,7 @@ class Referee:
             for i in which:
                 if not isinstance(calls[i], list):
                     raise transport.TransportError("a call's outputs must be a list")
-                chosen.append([self.open(d) for d in calls[i]])
+                chosen.append([self.open(d, opened) for d in calls[i]])
         else:
             data = transport.unpack(payload)
             if not isinstance(data, list) or len(data) != count:
@@ -352,7 +353,7 @@ class Referee:
                     f"outputs must be plain tensors on the {self.device}")
         return chosen
 
-    def open(self, desc: Any) -> Any:
+    def open(self, desc: Any, opened: dict[int, int] | None = None) -> Any:
         """A tensor of the process's memory, mapped into the judge (GPU)."""
         import torch
 
@@ -361,7 +362,7 @@ class Referee:
             if desc.get("dtype") not in transport.DTYPES or not isinstance(shape, list):
                 raise transport.TransportError("malformed empty tensor")
             return torch.empty(shape, dtype=getattr(torch, desc["dtype"]), device="cuda")
-        return transport.open_cuda(desc)
+        return transport.open_cuda(desc, opened)
 
     def take(self, outputs: list[Any]) -> list[Any]:
         """The judge's own copy of the outputs, when the memory plan allows one."""

@@ -178,14 +178,18 @@ def give_back(counters: list[Any]) -> None:
 _NO_REF_COUNTER = b"/kernelwright-judge-no-ref-counter"
 
 
-def open_cuda(desc: Any) -> Any:
+def open_cuda(desc: Any, opened: dict[int, int] | None = None) -> Any:
     """Map a tensor the candidate described (judge side), after validating every field.
+
+    ``opened`` (allocation start -> bytes, by the driver's account) gains the allocation this
+    tensor lies in when torch had no live mapping of its storage: what the clock counts as
+    mappings made (a storage still mapped is served from torch's cache, at no cost).
 
     Raises TransportError for anything malformed: wrong types, a dtype outside :data:`DTYPES`,
     a view that reaches past its storage.
     """
     import torch
-    from torch.multiprocessing.reductions import rebuild_cuda_tensor
+    from torch.multiprocessing.reductions import rebuild_cuda_tensor, shared_cache
 
     if not isinstance(desc, dict):
         raise TransportError("a tensor descriptor must be an object")
@@ -210,6 +214,8 @@ def open_cuda(desc: Any) -> Any:
     if not _CUDA_IPC_HANDLE_BYTES <= len(handle) <= 1024:
         raise TransportError("a CUDA IPC handle has 64 bytes or a little more")
     event = _hex(desc["event_handle"], "event_handle") if desc.get("event_handle") else None
+    live = shared_cache.get((handle, offset_bytes))
+    fresh = live is None or live.expired()
     try:
         tensor = rebuild_cuda_tensor(
             torch.Tensor,
@@ -233,13 +239,18 @@ def open_cuda(desc: Any) -> Any:
     except Exception as exc:
         raise TransportError(
             f"cannot map the candidate's tensor ({type(exc).__name__}: {exc})") from None
-    _check_mapped(int(tensor.untyped_storage().data_ptr()), offset_bytes, size_bytes)
+    start, allocation = _check_mapped(int(tensor.untyped_storage().data_ptr()), offset_bytes,
+                                      size_bytes)
+    if fresh and opened is not None:
+        opened[start] = allocation
     return tensor
 
 
 def _check_mapped(ptr: int, offset_bytes: int, nbytes: int,
-                  address_range: Callable[[int], tuple[int, int] | None] | None = None) -> None:
-    """The mapping really spans ``nbytes`` from ``ptr`` (both sizes are the candidate's claim).
+                  address_range: Callable[[int], tuple[int, int] | None] | None = None,
+                  ) -> tuple[int, int]:
+    """The mapping really spans ``nbytes`` from ``ptr`` (both sizes are the candidate's claim);
+    returns the allocation's (start, bytes) as the driver accounts for it.
 
     Torch maps the handle's whole allocation and adds ``offset_bytes``, so ``ptr - offset_bytes``
     lies in the mapping whatever the candidate claims: the driver's account of the allocation
@@ -255,6 +266,7 @@ def _check_mapped(ptr: int, offset_bytes: int, nbytes: int,
     start, size = found
     if ptr + nbytes > start + size:
         raise TransportError("a tensor descriptor claims more memory than its allocation has")
+    return start, size
 
 
 def _driver_address_range(ptr: int) -> tuple[int, int] | None:

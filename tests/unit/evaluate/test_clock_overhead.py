@@ -3,26 +3,31 @@
 from __future__ import annotations
 
 import pytest
+import torch
 
 from kernelwright.evaluate.candidate_worker import Runner
-from kernelwright.evaluate.clock import Overhead, _mapped_bytes, within_phases, write_slope
+from kernelwright.evaluate.clock import Overhead, Reads, count_reads, within_phases, write_slope
 
 
 def test_a_batch_costs_its_messages_writes_flush_descriptions_and_reads():
-    o = Overhead(batch_ms=1.0, write_ms=0.1, flush_ms=0.5, describe_ms=0.02, read_ms=0.3)
-    # 100 calls of 2 outputs each, 3 calls read back
-    assert o.of(100, described=200, read=6) == pytest.approx(1.0 + 10.0 + 0.5 + 4.0 + 1.8)
+    o = Overhead(batch_ms=1.0, write_ms=0.1, flush_ms=0.5, describe_ms=0.02, map_ms=0.2,
+                 sample_ms=0.1)
+    # 100 calls of 2 outputs each, 3 calls read back: 3 allocations mapped, 6 outputs sampled
+    reads = Reads(maps=3, samples=6)
+    assert o.of(100, described=200, reads=reads) == pytest.approx(
+        1.0 + 10.0 + 0.5 + 4.0 + 0.6 + 0.6)
     assert o.of(100) == pytest.approx(11.5)  # nothing described or read: the CPU's batches
 
 
 def test_the_cost_splits_by_the_batch_s_phases():
-    o = Overhead(batch_ms=1.0, write_ms=0.1, flush_ms=0.5, describe_ms=0.02, read_ms=0.3,
-                 reveal_ms=0.01)
-    write, turn, read = o.parts(100, described=200, read=6)
+    o = Overhead(batch_ms=1.0, write_ms=0.1, flush_ms=0.5, describe_ms=0.02, map_ms=0.2,
+                 sample_ms=0.1, reveal_ms=0.01)
+    write, turn, read = o.parts(100, described=200, reads=Reads(maps=3, samples=6))
     # the judge writes and flushes; the process's turn holds the messages, the reveals and the
     # descriptions; the judge reads back
-    assert (write, turn, read) == pytest.approx((10.0 + 0.5, 1.0 + 1.0 + 4.0, 1.8))
-    assert o.of(100, described=200, read=6) == pytest.approx(write + turn + read)
+    assert (write, turn, read) == pytest.approx((10.0 + 0.5, 1.0 + 1.0 + 4.0, 1.2))
+    assert o.of(100, described=200, reads=Reads(maps=3, samples=6)) == pytest.approx(
+        write + turn + read)
 
 
 def test_revealing_each_call_s_regions_is_counted_per_call():
@@ -31,7 +36,8 @@ def test_revealing_each_call_s_regions_is_counted_per_call():
 
 
 def test_an_overhead_without_output_costs_subtracts_none():
-    assert Overhead(1.0, 0.1, 0.5).of(10, described=10, read=3) == pytest.approx(2.5)
+    assert Overhead(1.0, 0.1, 0.5).of(10, described=10, reads=Reads(3, 0, 3, 0)) == (
+        pytest.approx(2.5))
 
 
 def test_the_process_is_not_asked_to_calibrate_once_the_solution_is_in_it():
@@ -43,24 +49,40 @@ def test_the_process_is_not_asked_to_calibrate_once_the_solution_is_in_it():
         runner.do_reveal_cost({"buffers": "calibration", "places": []}, b"")
 
 
-def test_outputs_smaller_than_the_calibration_s_are_counted_at_the_small_outputs_read():
-    # reads calibrated on 1 GB outputs (0.6 ms) and on 4 KB ones (0.4 ms)
-    o = Overhead(batch_ms=0.0, write_ms=0.0, flush_ms=0.0, read_ms=0.6, read_bytes=1 << 30,
-                 small_read_ms=0.4)
-    assert o.of(3, read=3, mapped_bytes=3 << 30, calls_read=3) == pytest.approx(1.8)
-    # a broadcast view of a small storage maps faster than the calibration's gigabyte
-    assert o.of(3, read=3, mapped_bytes=(3 << 30) - 1, calls_read=3) == pytest.approx(1.2)
-    assert o.of(3, read=3) == pytest.approx(1.8)  # no descriptors (the CPU): as calibrated
+def test_small_allocations_count_at_the_small_outputs_calibration_never_above_the_large():
+    # calibrated on a 1 GB allocation (map 0.5, sample 0.3 ms) and on 4 KB outputs (0.1, 0.05)
+    o = Overhead(batch_ms=0.0, write_ms=0.0, flush_ms=0.0, map_ms=0.5, sample_ms=0.3,
+                 read_bytes=1 << 30, small_map_ms=0.1, small_sample_ms=0.05)
+    assert o.of(3, reads=Reads(maps=1, samples=3)) == pytest.approx(0.5 + 0.9)
+    assert o.of(3, reads=Reads(small_maps=1, small_samples=3)) == pytest.approx(0.1 + 0.15)
+    # a small calibration that read slower than the large one is capped at the large one's
+    odd = Overhead(0.0, 0.0, 0.0, map_ms=0.5, sample_ms=0.3, read_bytes=1 << 30,
+                   small_map_ms=0.9, small_sample_ms=0.4)
+    assert odd.of(1, reads=Reads(small_maps=1, small_samples=1)) == pytest.approx(0.8)
 
 
-def test_mapped_bytes_count_each_storage_of_the_picked_calls_once():
-    def desc(handle: str, size: int) -> dict[str, object]:
-        return {"handle": handle, "size_bytes": size}
+def _views(storage: torch.Tensor, *spans: tuple[int, int]) -> list[torch.Tensor]:
+    return [storage[a:b] for a, b in spans]
 
-    reply = {"calls": [[desc("a", 100)], [desc("b", 300), desc("b", 300)], [desc("c", 7)]]}
-    assert _mapped_bytes(reply, [0, 1]) == 400  # two views of storage b: one mapping
-    assert _mapped_bytes(reply, [2]) == 7
-    assert _mapped_bytes({}, [0]) == -1
+
+def test_a_read_counts_each_allocation_mapped_once_and_each_output_it_sampled():
+    big, other = torch.zeros(1000), torch.zeros(10)
+    opened = {big.data_ptr(): big.nbytes, other.data_ptr(): other.nbytes}
+    # two calls' outputs: views of one large allocation (one mapping), and a small one
+    outputs = [_views(big, (0, 500)), _views(big, (500, 1000)) + [other]]
+    assert count_reads(outputs, opened, large_bytes=big.nbytes) == Reads(
+        maps=1, small_maps=1, samples=2, small_samples=1)
+
+
+def test_outputs_torch_still_had_mapped_count_no_mapping_and_small_samples():
+    big = torch.zeros(1000)
+    # nothing opened in this read (torch's cache served the storage): no mapping was made,
+    # and the sample counts at the small outputs' cost, at most what it took
+    assert count_reads([[big]], {}, large_bytes=big.nbytes) == Reads(small_samples=1)
+
+
+def test_empty_outputs_are_neither_mapped_nor_sampled():
+    assert count_reads([[torch.zeros(0)]], {}, large_bytes=1) == Reads()
 
 
 def test_every_batch_is_checked_for_precision_when_float64_runs_are_cheap():
