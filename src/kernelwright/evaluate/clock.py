@@ -183,7 +183,10 @@ class TimedBuffers:
         _sync(r.device == "cuda")  # written before the process reads them
 
     def forget(self, r: Referee) -> None:
-        r.ask("forget", {"buffers": [self.name, _staging(self.name)]})
+        """The buffers go back to the process's device, the judge's mappings of them first
+        (the caller holds no other view of them)."""
+        self.inputs, self.staging = [], []
+        r.forget(buffers=[self.name, _staging(self.name)])
 
 
 def _staging(name: str) -> str:
@@ -245,8 +248,9 @@ def measure_overhead(r: Referee) -> Overhead:
     reveal_ms = reply.get("reveal_ms")
     if not isinstance(reveal_ms, int | float) or not math.isfinite(reveal_ms) or reveal_ms < 0:
         reveal_ms = 0.0  # no calibration: nothing is subtracted for it
+    del lone, every  # views of the buffers
     buffers.forget(r)
-    del buffers, values, decoys, lone, every
+    del buffers, values, decoys
     costs = _output_costs(r) if cuda else OutputCosts()
     if flush is not None:
         torch.cuda.empty_cache()
@@ -320,7 +324,7 @@ def _read_cost(r: Referee, sizes: list[int]) -> tuple[float, float, float, int]:
             allocation = max(allocation, *opened.values())
         samples.append((t1 - mapped) / max(1, len(taken)))
         del outputs, taken
-    r.ask("forget", {})  # the process's calibration tensors go back to the device
+    r.forget()  # the process's calibration tensors go back to the device
     return (float(describe), min(maps, default=0.0) * 1e3, min(samples) * 1e3,
             allocation if maps else 0)
 
@@ -418,7 +422,7 @@ def time_batches(r: Referee) -> dict[str, Any]:
             raced = {"against_ms": race_ms, "margin": RACE_MARGIN, "planned_batches": n}
             break
     r.count_as(SETUP)
-    r.ask("forget", {"models": ["timing"]})
+    r.forget(models=["timing"])
     buffers.forget(r)
     calls = 1 if aliased else k
     what = (f"batches of {calls} call(s)" + (" (its calls share output memory)" if aliased else "")

@@ -31,6 +31,8 @@ from kernelwright.evaluate.correctness import compare_outputs, inputs_unchanged,
 from kernelwright.evaluate.launchers import checked as checked_signatures
 from kernelwright.evaluate.reference import Expected, Reference
 
+OUTPUTS = "outputs"  # the owner of the judge's mappings of the process's outputs
+
 
 class Stop(Exception):
     """The conversation ends early; carries the failure to report."""
@@ -79,6 +81,9 @@ class Referee:
         self._since = time.monotonic()
         self.device = ref.req.device
         self.overhead: Any = None  # the judge's fixed costs (clock.Overhead), before import
+        # The judge's mappings of the process's memory (GPU): whose they are (a buffer set's
+        # name, or OUTPUTS) and a weak reference to each mapped storage (see ``forget``)
+        self._mapped: list[tuple[str, Any]] = []
         self.report: dict[str, Any] = {
             "role": job.role,
             "failure": None,
@@ -166,8 +171,9 @@ class Referee:
                 continue
             seen.add(key)
             self._step(f"warm-up {len(seen)} (compiling)", kind="warm-up (compiling)")
-            reply, _, _ = self._call("warmup", self.ref.runs[i].seed, inputs, observe=False,
-                                     launchers=True)
+            # only the reply is kept: the outputs and inputs the judge maps go with the tuple
+            reply = self._call("warmup", self.ref.runs[i].seed, inputs, observe=False,
+                               launchers=True)[0]
             reported = reply.get("launchers")
             self._forget("warmup")
         # What the process says its kernels' argument types are, checked: for later spares'
@@ -200,8 +206,8 @@ class Referee:
                     first["peak_extra_bytes"] = max(int(first.get("peak_extra_bytes") or 0),
                                                     seen["peak_extra_bytes"])
             self.report["runs"].append(entry)
-            self._forget(f"run{i}")
             del outputs, after
+            self._forget(f"run{i}")
 
     def _repeat(self) -> None:
         """Two more calls on run 1's inputs, each with a fresh model of the same seed; which
@@ -213,6 +219,7 @@ class Referee:
             _reply, outputs, _after = self._call(f"repeat{k}", self.ref.runs[0].seed, inputs,
                                                  expect=exp)
             seen.append([o.detach().clone() for o in outputs])
+            del outputs, _after
             self._forget(f"repeat{k}")
         first, second = seen
         differ = [i for i, (a, b) in enumerate(zip(first, second, strict=False))
@@ -231,6 +238,7 @@ class Referee:
                 "outcome": reply.get("ablated"),
                 "compare": self._compare(exp, outputs, precision=False) if outputs else None,
             }
+            del outputs, _after
             self._forget("ablation")
             if str(reply.get("ablated", "")).startswith("failed") and self.device == "cuda":
                 break  # a CUDA error leaves the process's device unusable
@@ -303,7 +311,7 @@ class Referee:
                 if not isinstance(v, torch.Tensor) or not v.numel():
                     gpu_row.append(None)
                     continue
-                t = self.open(desc)
+                t = self.open(desc, owner=name)
                 if t.shape != v.shape or t.dtype != v.dtype or t.stride() != v.stride():
                     raise transport.TransportError("a buffer is not shaped as requested")
                 gpu_row.append(t)
@@ -353,16 +361,21 @@ class Referee:
                     f"outputs must be plain tensors on the {self.device}")
         return chosen
 
-    def open(self, desc: Any, opened: dict[int, int] | None = None) -> Any:
-        """A tensor of the process's memory, mapped into the judge (GPU)."""
+    def open(self, desc: Any, opened: dict[int, int] | None = None,
+             owner: str = "") -> Any:
+        """A tensor of the process's memory, mapped into the judge (GPU): of the buffer set
+        ``owner``, or an output (see ``forget``)."""
         import torch
+        from torch.multiprocessing.reductions import StorageWeakRef
 
         if isinstance(desc, dict) and desc.get("empty"):
             shape = desc.get("shape")
             if desc.get("dtype") not in transport.DTYPES or not isinstance(shape, list):
                 raise transport.TransportError("malformed empty tensor")
             return torch.empty(shape, dtype=getattr(torch, desc["dtype"]), device="cuda")
-        return transport.open_cuda(desc, opened)
+        tensor = transport.open_cuda(desc, opened)
+        self._mapped.append((owner or OUTPUTS, StorageWeakRef(tensor.untyped_storage())))
+        return tensor
 
     def take(self, outputs: list[Any]) -> list[Any]:
         """The judge's own copy of the outputs, when the memory plan allows one."""
@@ -408,7 +421,23 @@ class Referee:
         return bool(runs) and all(r.get("ok") and not r.get("mutation") for r in runs)
 
     def _forget(self, name: str) -> None:
-        self._ask("forget", {"models": [name], "buffers": [name]})
+        self.forget(models=[name], buffers=[name])
+
+    def forget(self, models: list[str] | tuple[str, ...] = (),
+               buffers: list[str] | tuple[str, ...] = ()) -> None:
+        """The process drops ``models`` and the buffer sets ``buffers`` with its outputs, and
+        gives its free memory back to the device. The judge's mappings of that memory must be
+        closed first: a process freeing memory another process still maps is undefined
+        behaviour in CUDA (the judge's next mapping, or its context, may go wrong), so a
+        mapping still open here is a defect of the harness, raised as one."""
+        dropped = {OUTPUTS, *buffers}
+        self._mapped = [(owner, ref) for owner, ref in self._mapped if not ref.expired()]
+        held = sorted({owner for owner, _ in self._mapped if owner in dropped})
+        if held:
+            raise RuntimeError(
+                f"the judge still maps the process's {', '.join(held)} as it is asked to free "
+                "them (a harness defect: the mappings must be closed first)")
+        self._ask("forget", {"models": list(models), "buffers": list(buffers)})
 
     # -- messages ----------------------------------------------------------------------------
 

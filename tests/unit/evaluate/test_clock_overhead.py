@@ -165,6 +165,10 @@ class _SlowBookkeepingReferee:
             time.sleep(0.03)
         return ({"ok": True, "reveal_ms": 0.0} if op == "reveal_cost" else {"ok": True}), b""
 
+    def forget(self, models: list[str] | tuple[str, ...] = (),
+               buffers: list[str] | tuple[str, ...] = ()) -> None:
+        self.ask("forget", {"models": list(models), "buffers": list(buffers)})
+
 
 def test_the_calibration_leaves_out_what_a_batch_does_off_the_clock():
     from kernelwright.evaluate.clock import measure_overhead
