@@ -120,8 +120,9 @@ class CallBreakdown:
     process's turn (from the batch's message to its reply), ``read_ms`` mapping and sampling the
     outputs read back (``map_ms`` of it opening them: mapping their memory on a GPU, unpacking
     them on the CPU); ``fixed_ms`` what the judge's calibration subtracted, and its share of
-    each phase (``write_fixed_ms``, ``turn_fixed_ms``, ``read_fixed_ms``): a phase well above
-    its share is where the time the clock keeps goes.
+    each phase (``write_fixed_ms``, ``turn_fixed_ms``, ``read_fixed_ms``, of which
+    ``map_fixed_ms`` for the mappings): a phase well above its share is where the time the clock
+    keeps goes.
 
     What the timed process reported of itself: ``events_ms`` the call (CUDA events around the
     forward); ``span_ms`` the first call's start to the last one's end (gaps between calls
@@ -147,6 +148,7 @@ class CallBreakdown:
     write_fixed_ms: float | None = None
     turn_fixed_ms: float | None = None
     read_fixed_ms: float | None = None
+    map_fixed_ms: float | None = None
     events_ms: float | None = None
     span_ms: float | None = None
     issue_ms: float | None = None

@@ -126,7 +126,7 @@ def describe_breakdown(p: CallBreakdown) -> str:
     judge = [("writing inputs", against(p.write_ms, p.write_fixed_ms)),
              ("the process's turn", against(p.turn_ms, p.turn_fixed_ms)),
              ("reading outputs", against(p.read_ms, p.read_fixed_ms)),
-             ("of which opening them", p.map_ms),
+             ("of which opening them", against(p.map_ms, p.map_fixed_ms)),
              ("fixed cost subtracted", p.fixed_ms)]
     process = [("setup", p.setup_ms), ("the call's events", p.events_ms),
                ("first start to last end", p.span_ms), ("host issuing", p.issue_ms),

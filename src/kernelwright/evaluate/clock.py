@@ -115,11 +115,15 @@ class Overhead:
         """:meth:`of` by the batch's phases: (writing and flushing, the process's turn,
         reading back)."""
         r = reads or Reads()
-        read = (r.maps * self.map_ms + r.small_maps * min(self.map_ms, self.small_map_ms)
-                + r.samples * self.sample_ms
-                + r.small_samples * min(self.sample_ms, self.small_sample_ms))
+        read = self.mapping(r) + (r.samples * self.sample_ms
+                                  + r.small_samples * min(self.sample_ms, self.small_sample_ms))
         return (calls * self.write_ms + self.flush_ms,
                 self.batch_ms + calls * self.reveal_ms + described * self.describe_ms, read)
+
+    def mapping(self, reads: Reads) -> float:
+        """The part of reading back that is mapping the allocations."""
+        return (reads.maps * self.map_ms
+                + reads.small_maps * min(self.map_ms, self.small_map_ms))
 
 
 def count_reads(outputs: list[list[Any]], opened: dict[int, int], large_bytes: int) -> Reads:
@@ -594,7 +598,8 @@ def _batch(
         "write_ms": (written - t0) * 1e3, "turn_ms": (replied - written) * 1e3,
         "read_ms": (t1 - replied) * 1e3, "map_ms": (mapped - replied) * 1e3,
         "fixed_ms": fixed, "write_fixed_ms": calibrated[0],
-        "turn_fixed_ms": calibrated[1], "read_fixed_ms": calibrated[2]}
+        "turn_fixed_ms": calibrated[1], "read_fixed_ms": calibrated[2],
+        "map_fixed_ms": min(calibrated[2], r.overhead.mapping(reads)) if reads else None}
     parts |= {key: _reported_ms(report.get(key))
               for key in ("span_ms", "issue_ms", "forward_ms", "setup_ms", "run_ms",
                           "reply_ms", "busy_ms", "device_allocs", "alloc_retries")}

@@ -73,6 +73,9 @@ def test_the_line_names_each_part() -> None:
     assert "writing inputs 3.100 (calibrated 3.000)" in both and "reading outputs 1.050 (ms" in both
     mapped = describe_breakdown(CallBreakdown(read_ms=0.8, read_fixed_ms=0.46, map_ms=0.6))
     assert "reading outputs 0.8000 (calibrated 0.4600), of which opening them 0.6000" in mapped
+    split = describe_breakdown(CallBreakdown(read_ms=0.8, read_fixed_ms=0.46, map_ms=0.6,
+                                             map_fixed_ms=0.3))
+    assert "of which opening them 0.6000 (calibrated 0.3000)" in split
 
 
 def test_verdicts_round_trip_with_and_without_it() -> None:

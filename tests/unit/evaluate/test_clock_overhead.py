@@ -26,6 +26,7 @@ def test_the_cost_splits_by_the_batch_s_phases():
     # the judge writes and flushes; the process's turn holds the messages, the reveals and the
     # descriptions; the judge reads back
     assert (write, turn, read) == pytest.approx((10.0 + 0.5, 1.0 + 1.0 + 4.0, 1.2))
+    assert o.mapping(Reads(maps=3, samples=6)) == pytest.approx(0.6)  # of the read, the maps
     assert o.of(100, described=200, reads=Reads(maps=3, samples=6)) == pytest.approx(
         write + turn + read)
 
