@@ -61,7 +61,7 @@ class Param:
         numeric = all(isinstance(v, int | float) and not isinstance(v, bool) for v in self.values)
         if self.kind in (Kind.INT, Kind.POW2) and not numeric:
             raise ConfigError(f"parameter {self.name!r} is {self.kind} but has non-numeric values")
-        if self.kind is Kind.POW2 and not all(_is_pow2(v) for v in self.values):
+        if self.kind is Kind.POW2 and not all(is_pow2(v) for v in self.values):
             raise ConfigError(f"parameter {self.name!r} is pow2 but {self.values} are not all 2^k")
         nonpositive = any(not isinstance(v, str) and v <= 0 for v in self.values)
         if (self.log or self.kind is Kind.POW2) and nonpositive:
@@ -83,13 +83,14 @@ class Param:
         uniq = sorted(set(values), key=_sort_key)
         if len(uniq) <= 2 or not all(isinstance(v, int | float) for v in uniq):
             return cls(name, tuple(uniq), Kind.CATEGORICAL)
-        if all(_is_pow2(v) for v in uniq):
+        if all(is_pow2(v) for v in uniq):
             return cls(name, tuple(uniq), Kind.POW2)
         lo, hi = float(uniq[0]), float(uniq[-1])  # type: ignore[arg-type]
         return cls(name, tuple(uniq), Kind.INT, log=lo > 0 and hi / lo >= 4)
 
 
-def _is_pow2(v: Value) -> bool:
+def is_pow2(v: Value) -> bool:
+    """Whether ``v`` is a positive whole power of two."""
     return (
         isinstance(v, int | float)
         and v > 0

@@ -119,7 +119,23 @@ def test_structured_features_include_constrained_products(measured):
     numeric, categorical = structured_features(measured.space)
     names = [str(f) for f in numeric]
     assert "log2(block_x·block_y)" in names  # from the restriction block_x * block_y <= 512
-    assert [str(f) for f in categorical] == ["use_smem"]
+    # tile takes 1-4: whether it is a power of two is a category too
+    assert [str(f) for f in categorical] == ["use_smem", "pow2? tile"]
+
+
+def test_sizes_that_mix_powers_of_two_with_other_values_get_a_power_of_two_category():
+    from kernelwright.tuning import Kind, Param, Space
+
+    space = Space((Param("block_size_x", (16, 32, 48, 64, 80), Kind.INT, log=True),
+                   Param("BLOCK_N", (32, 64, 128), Kind.POW2),
+                   Param("use_smem", (0, 1), Kind.CATEGORICAL)))
+    _, categorical = structured_features(space)
+    # powers of two only: no such category (it would never vary); flags keep their own
+    assert [str(f) for f in categorical] == ["use_smem", "pow2? block_size_x"]
+    column = FeatureTable(space).column(Feature(("block_size_x",), "pow2"))
+    values = space.column("block_size_x").tolist()
+    assert {v: c for v, c in zip(values, column.tolist(), strict=True)} == {
+        16: 1.0, 32: 1.0, 48: 0.0, 64: 1.0, 80: 0.0}
 
 
 def test_declared_derived_quantities_become_features():

@@ -4,11 +4,16 @@
     Feature(("block_size_x", "block_size_y"))  log2 of a product: threads per block, a tile's area
     Feature(("use_shmem",), "cat")             a category code, compared only for equality
     Feature(("tile_size_x",), "lin")           the raw value, min-max scaled to [0, 1]
+    Feature(("block_size_x",), "pow2")         whether the value is a power of two (a category)
 
 Scaling uses the range over the space's valid table, so a length-scale of 1 spans the space.
 Products are what the GPU sees: resource limits (threads, registers, shared memory) bind on
 products of block and tile sizes, so a short length-scale on ``log2(bx*by)`` is a cliff at an
 occupancy limit, which no kernel on ``bx`` and ``by`` separately expresses with few data.
+Whether a size is a power of two is a category of its own where a parameter takes both kinds of
+value: a power of two divides the power-of-two extents of most problems and keeps loads aligned,
+so on a GPU the sizes between (a block width of 48, 80 or 96) tend to be slow together, which a
+model that sees each value as its own category learns only one value at a time.
 """
 
 from __future__ import annotations
@@ -21,9 +26,9 @@ from typing import Literal
 import numpy as np
 import numpy.typing as npt
 
-from kernelwright.tuning.space import Kind, Space
+from kernelwright.tuning.space import Kind, Space, is_pow2
 
-Warp = Literal["lin", "log2", "cat"]
+Warp = Literal["lin", "log2", "cat", "pow2"]
 FloatArray = npt.NDArray[np.float64]
 
 
@@ -33,7 +38,8 @@ class Feature:
 
     Attributes:
         params: one name, or several whose product is the quantity.
-        warp: ``"log2"`` (sizes), ``"lin"`` (raw, scaled) or ``"cat"`` (category codes).
+        warp: ``"log2"`` (sizes), ``"lin"`` (raw, scaled), ``"cat"`` (category codes) or
+            ``"pow2"`` (1 where the value is a power of two, else 0: a category code).
     """
 
     params: tuple[str, ...]
@@ -43,6 +49,8 @@ class Feature:
         body = "·".join(self.params)
         if self.warp == "log2":
             return f"log2({body})" if len(self.params) > 1 else f"log2 {body}"
+        if self.warp == "pow2":
+            return f"pow2? {body}"
         return body
 
 
@@ -58,7 +66,8 @@ class FeatureTable:
     _cache: dict[Feature, FloatArray] = field(default_factory=dict, repr=False)
 
     def column(self, feature: Feature) -> FloatArray:
-        """`(N,)` values of ``feature``: in [0, 1] for lin/log2, integer codes for cat."""
+        """`(N,)` values of ``feature``: in [0, 1] for lin/log2, integer codes for cat and
+        pow2."""
         col = self._cache.get(feature)
         if col is None:
             col = self._compute(feature)
@@ -77,6 +86,9 @@ class FeatureTable:
             keys = list(zip(*cols, strict=True))
             codes: dict[object, int] = {}
             return np.array([codes.setdefault(k, len(codes)) for k in keys], dtype=float)
+        if feature.warp == "pow2":
+            product = np.prod(np.stack([c.astype(float) for c in cols]), axis=0)
+            return np.array([float(is_pow2(v)) for v in product.tolist()])
         value: FloatArray = np.ones(len(self.space))
         for name, c in zip(feature.params, cols, strict=True):
             value = value * self._numeric(name, c)
@@ -117,7 +129,9 @@ def structured_features(space: Space) -> tuple[tuple[Feature, ...], tuple[Featur
       tile_size_*):
       threads per block and work per thread.
 
-    categorical: each categorical parameter (flags, variants), compared by equality.
+    categorical: each categorical parameter (flags, variants), compared by equality, and for
+    each integer size that takes both powers of two and other values, whether it is a power of
+    two.
     """
     numeric: list[Feature] = []
     categorical: list[Feature] = []
@@ -144,6 +158,12 @@ def structured_features(space: Space) -> tuple[tuple[Feature, ...], tuple[Featur
         if m and name in sizes:
             families.setdefault(m.group(1), []).append(name)
     products.extend(tuple(sorted(v)) for v in families.values() if len(v) > 1)
+    for name in sorted(sizes, key=space.names.index):
+        param = space.params[space.names.index(name)]
+        if param.kind is not Kind.CATEGORICAL:
+            aligned = Feature((name,), "pow2")
+            if table.varies(aligned):
+                categorical.append(aligned)
     seen = {f.params for f in numeric}
     for prod in products:
         key = tuple(sorted(set(prod)))
