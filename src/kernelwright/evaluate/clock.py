@@ -289,7 +289,7 @@ class OutputCosts:
 def _output_costs(r: Referee) -> OutputCosts:
     """The process's own time to describe one output (it is still the harness's own code,
     before the import), and the judge's to map one allocation and to sample one output, as a
-    timed batch does: the least over a few repetitions, on one call's outputs as views of one
+    timed batch does: the least over a few repetitions, on a single call's outputs as views of one
     allocation of a timed call's sizes (mapping a larger allocation costs more: at gigabyte
     outputs a calibration on small ones left part of a millisecond a call on the clock), and
     again on outputs of 4 KB, for outputs that lie in smaller allocations. A batch counts the

@@ -69,7 +69,7 @@ def _views(storage: torch.Tensor, *spans: tuple[int, int]) -> list[torch.Tensor]
 def test_a_read_counts_each_allocation_mapped_once_and_each_output_it_sampled():
     big, other = torch.zeros(1000), torch.zeros(10)
     opened = {big.data_ptr(): big.nbytes, other.data_ptr(): other.nbytes}
-    # two calls' outputs: views of one large allocation (one mapping), and a small one
+    # the outputs of a pair of calls: views of one large allocation (one mapping), and a small one
     outputs = [_views(big, (0, 500)), _views(big, (500, 1000)) + [other]]
     assert count_reads(outputs, opened, large_bytes=big.nbytes) == Reads(
         maps=1, small_maps=1, samples=2, small_samples=1)
