@@ -79,12 +79,14 @@ _rng = random.SystemRandom()
 class Reads:
     """What reading a batch's picked outputs back took: the allocations the judge mapped and
     the outputs it sampled, each counted large (an allocation at least as large as the
-    calibration's, or an output lying in one) or small."""
+    calibration's, or an output lying in one) or small, and the process's IPC events it opened
+    for the first time."""
 
     maps: int = 0
     small_maps: int = 0
     samples: int = 0
     small_samples: int = 0
+    events: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,6 +100,9 @@ class Overhead:
     map_ms: float = 0.0  # the judge mapping one allocation of read_bytes (a CUDA IPC open)
     sample_ms: float = 0.0  # the judge sampling one output lying in such an allocation
     reveal_ms: float = 0.0  # the process copying a call's held-back regions in
+    # the judge opening an IPC event of the process it has not opened before (each share of an
+    # output comes with a new one, which the judge's stream then waits on)
+    event_ms: float = 0.0
     # Mapping costs more the larger the allocation: map_ms and sample_ms were calibrated on an
     # allocation of read_bytes holding a timed call's outputs; smaller allocations (a broadcast
     # view of a small storage) count at small_map_ms and small_sample_ms, calibrated on 4 KB
@@ -121,17 +126,21 @@ class Overhead:
                 self.batch_ms + calls * self.reveal_ms + described * self.describe_ms, read)
 
     def mapping(self, reads: Reads) -> float:
-        """The part of reading back that is mapping the allocations."""
+        """The part of reading back that is mapping the allocations (their events included)."""
         return (reads.maps * self.map_ms
-                + reads.small_maps * min(self.map_ms, self.small_map_ms))
+                + reads.small_maps * min(self.map_ms, self.small_map_ms)
+                + reads.events * self.event_ms)
 
 
-def count_reads(outputs: list[list[Any]], opened: dict[int, int], large_bytes: int) -> Reads:
-    """The mappings and samples of a read: ``opened`` holds the allocations the judge mapped
-    (start -> bytes, by the driver), ``outputs`` the tensors it sampled (those with elements).
-    An output whose storage torch still had mapped lies in no allocation opened here and
-    counts as small (what it cost is at least that)."""
-    maps = sum(1 for size in opened.values() if size >= large_bytes)
+def count_reads(outputs: list[list[Any]], opened: transport.Opened, large_bytes: int,
+                seen_events: set[bytes]) -> Reads:
+    """The mappings, events and samples of a read: ``opened`` holds what the judge mapped and
+    opened, ``outputs`` the tensors it sampled (those with elements); ``seen_events`` the
+    events opened before, which count for nothing (and gains this read's). An output whose
+    storage torch still had mapped lies in no allocation opened here and counts as small (what
+    it cost is at least that)."""
+    allocations = opened.allocations
+    maps = sum(1 for size in allocations.values() if size >= large_bytes)
     samples = small_samples = 0
     for outs in outputs:
         for o in outs:
@@ -139,10 +148,12 @@ def count_reads(outputs: list[list[Any]], opened: dict[int, int], large_bytes: i
                 continue
             ptr = o.untyped_storage().data_ptr()
             large = any(start <= ptr < start + size and size >= large_bytes
-                        for start, size in opened.items())
+                        for start, size in allocations.items())
             samples += large
             small_samples += not large
-    return Reads(maps, len(opened) - maps, samples, small_samples)
+    new_events = set(opened.events) - seen_events
+    seen_events |= new_events
+    return Reads(maps, len(allocations) - maps, samples, small_samples, len(new_events))
 
 
 @dataclass(slots=True)
@@ -259,8 +270,8 @@ def measure_overhead(r: Referee) -> Overhead:
     if flush is not None:
         torch.cuda.empty_cache()
     return Overhead(min(batch) * 1e3, per_set * 1e3, min(flushing) * 1e3, costs.describe_ms,
-                    costs.map_ms, costs.sample_ms, float(reveal_ms), costs.read_bytes,
-                    costs.small_map_ms, costs.small_sample_ms)
+                    costs.map_ms, costs.sample_ms, float(reveal_ms), costs.event_ms,
+                    costs.read_bytes, costs.small_map_ms, costs.small_sample_ms)
 
 
 def write_slope(lone: list[float], many: list[float], count: int) -> float:
@@ -281,6 +292,7 @@ class OutputCosts:
     describe_ms: float = 0.0
     map_ms: float = 0.0
     sample_ms: float = 0.0
+    event_ms: float = 0.0
     read_bytes: int = 0
     small_map_ms: float = 0.0
     small_sample_ms: float = 0.0
@@ -288,34 +300,43 @@ class OutputCosts:
 
 def _output_costs(r: Referee) -> OutputCosts:
     """The process's own time to describe one output (it is still the harness's own code,
-    before the import), and the judge's to map one allocation and to sample one output, as a
-    timed batch does: the least over a few repetitions, on a single call's outputs as views of one
-    allocation of a timed call's sizes (mapping a larger allocation costs more: at gigabyte
-    outputs a calibration on small ones left part of a millisecond a call on the clock), and
-    again on outputs of 4 KB, for outputs that lie in smaller allocations. A batch counts the
-    allocations it really mapped and the outputs it sampled (:func:`count_reads`): outputs
-    sharing an allocation share its mapping, and no allocation counts as mapped more than once,
-    so a batch never has more subtracted than its reads cost."""
+    before the import), and the judge's to map one allocation, to open the event a share
+    comes with and to sample one output, as a timed batch does: the least over a few
+    repetitions, on a single call's outputs as views of one allocation of a timed call's sizes
+    (mapping a larger allocation costs more: at gigabyte outputs a calibration on small ones
+    left part of a millisecond a call on the clock), and again on outputs of 4 KB, for outputs
+    that lie in smaller allocations. A batch counts the allocations it really mapped, the new
+    events it opened and the outputs it sampled (:func:`count_reads`): outputs sharing an
+    allocation share its mapping, and nothing counts twice, so a batch never has more
+    subtracted than its reads cost."""
     sizes = [b for b in r.ref.output_bytes if b] or [SMALL_OUTPUT]
-    describe, map_ms, sample_ms, read_bytes = _read_cost(r, sizes)
-    _, small_map, small_sample, _ = _read_cost(r, [SMALL_OUTPUT] * len(sizes))
-    return OutputCosts(describe, map_ms, sample_ms, read_bytes, small_map, small_sample)
+    large = _read_cost(r, sizes)
+    small = _read_cost(r, [SMALL_OUTPUT] * len(sizes))
+    return OutputCosts(large.describe_ms, large.map_ms, large.sample_ms, large.event_ms,
+                       large.read_bytes, small.map_ms, small.sample_ms)
 
 
 SMALL_OUTPUT = 4096  # bytes
 READ_REPEATS = 5
 
 
-def _read_cost(r: Referee, sizes: list[int]) -> tuple[float, float, float, int]:
-    """(describe an output, map an allocation, sample an output, the allocation's bytes) on one
-    call's outputs of ``sizes`` bytes; ms."""
-    reply, _ = r.ask("describe_cost", {"calls": 1, "bytes": sizes})
-    describe = reply.get("describe_ms")
-    if not isinstance(describe, int | float) or not math.isfinite(describe) or describe < 0:
-        describe = 0.0  # no calibration: nothing is subtracted for it
-    maps, samples, allocation = [], [], 0
-    for _ in range(READ_REPEATS):
-        opened: dict[int, int] = {}
+def _read_cost(r: Referee, sizes: list[int]) -> OutputCosts:
+    """The costs of :class:`OutputCosts` on a single call's outputs of ``sizes`` bytes (its
+    ``small_*`` fields unset). Each repetition has the process share its outputs anew, as each
+    batch does, so that each comes with an event the judge has never opened (opening one again
+    may cost less); half the repetitions map them without waiting on it, so that the event's
+    share is the difference."""
+    describe, maps, waits, samples, allocation = [], [], [], [], 0
+    for rep in range(2 * READ_REPEATS):
+        reply, _ = r.ask("describe_cost", {"calls": 1, "bytes": sizes})
+        d = reply.get("describe_ms")
+        if isinstance(d, int | float) and math.isfinite(d) and d >= 0:
+            describe.append(float(d))  # else no calibration: nothing is subtracted for it
+        with_event = rep % 2 == 1
+        if not with_event:
+            reply = {"calls": [[_without_event(x) for x in call] if isinstance(call, list)
+                               else call for call in reply.get("calls") or []]}
+        opened = transport.Opened()
         _sync(True)
         t0 = time.perf_counter()
         outputs = r.read_calls(reply, b"", 1, [0], opened)
@@ -323,14 +344,28 @@ def _read_cost(r: Referee, sizes: list[int]) -> tuple[float, float, float, int]:
         taken = [_sample(o) for outs in outputs for o in outs]
         _sync(True)
         t1 = time.perf_counter()
-        if opened:  # none where torch still held the mapping: no mapping was timed
-            maps.append((mapped - t0) / len(opened))
-            allocation = max(allocation, *opened.values())
+        if opened.allocations:  # none where torch still held the mapping: nothing was timed
+            each = (mapped - t0) / len(opened.allocations)
+            if with_event and len(opened.events) == len(opened.allocations):
+                waits.append(each)
+            elif not with_event:
+                maps.append(each)
+            allocation = max(allocation, *opened.allocations.values())
         samples.append((t1 - mapped) / max(1, len(taken)))
+        r.events_seen.update(opened.events)  # a batch's event with such a handle counts nothing
         del outputs, taken
     r.forget()  # the process's calibration tensors go back to the device
-    return (float(describe), min(maps, default=0.0) * 1e3, min(samples) * 1e3,
-            allocation if maps else 0)
+    map_ms = min(maps, default=0.0) * 1e3
+    event_ms = max(0.0, min(waits) * 1e3 - map_ms) if waits and maps else 0.0
+    return OutputCosts(min(describe, default=0.0), map_ms, min(samples) * 1e3, event_ms,
+                       allocation if maps else 0)
+
+
+def _without_event(desc: Any) -> Any:
+    """A descriptor with its event left out: mapped without waiting on the process."""
+    if not isinstance(desc, dict):
+        return desc
+    return desc | {"event_handle": None, "event_sync": False}
 
 
 def time_batches(r: Referee) -> dict[str, Any]:
@@ -534,7 +569,7 @@ def _batch(
     reply, payload = r.ask("batch", {"places": places}, spin_s=SPIN_S if cuda else 0.0)
     replied = time.perf_counter()
     picked = sorted({k - 1, *_rng.sample(range(k - 1), min(PICKED - 1, k - 1))})
-    opened: dict[int, int] = {}
+    opened = transport.Opened()
     outputs = r.read_calls(reply, payload, k, picked, opened)
     mapped = time.perf_counter()
     taken: list[list[Any]] = (
@@ -577,7 +612,8 @@ def _batch(
     # Outputs counted from the picked calls, which are compared with the reference: each call
     # of the batch describes as many; what was read is what the judge mapped and sampled
     each = min((sum(1 for o in outs if o.numel()) for outs in outputs), default=0)
-    reads = count_reads(outputs, opened, r.overhead.read_bytes) if cuda and r.overhead else None
+    reads = (count_reads(outputs, opened, r.overhead.read_bytes, r.events_seen)
+             if cuda and r.overhead else None)
     # Unmapped before the process may free its outputs, and so that the next batch's reads map
     # afresh, as they are counted (the loop's last call holds them too; picked is never empty)
     del outputs, taken, outs, samples

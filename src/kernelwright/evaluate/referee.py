@@ -84,6 +84,9 @@ class Referee:
         # The judge's mappings of the process's memory (GPU): whose they are (a buffer set's
         # name, or OUTPUTS) and a weak reference to each mapped storage (see ``forget``)
         self._mapped: list[tuple[str, Any]] = []
+        # The process's IPC events the judge has opened (their handles): opening one again
+        # may cost less than a new one, so the clock counts only new ones
+        self.events_seen: set[bytes] = set()
         self.report: dict[str, Any] = {
             "role": job.role,
             "failure": None,
@@ -334,7 +337,8 @@ class Referee:
             torch.cuda.synchronize()  # written before the process reads them
 
     def read_calls(self, reply: dict[str, Any], payload: bytes, count: int,
-                   which: list[int], opened: dict[int, int] | None = None) -> list[list[Any]]:
+                   which: list[int], opened: transport.Opened | None = None,
+                   ) -> list[list[Any]]:
         """The outputs of calls ``which`` among the ``count`` the reply describes (mapped on a
         GPU, deserialised on the CPU), validated as tensors on the task's device; ``opened``
         gains the allocations mapped for them (see :func:`transport.open_cuda`)."""
@@ -361,7 +365,7 @@ class Referee:
                     f"outputs must be plain tensors on the {self.device}")
         return chosen
 
-    def open(self, desc: Any, opened: dict[int, int] | None = None,
+    def open(self, desc: Any, opened: transport.Opened | None = None,
              owner: str = "") -> Any:
         """A tensor of the process's memory, mapped into the judge (GPU): of the buffer set
         ``owner``, or an output (see ``forget``)."""

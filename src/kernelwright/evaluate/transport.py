@@ -22,6 +22,7 @@ import functools
 import io
 import os
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any
 
 # dtypes a descriptor may name; anything else is refused.
@@ -178,12 +179,20 @@ def give_back(counters: list[Any]) -> None:
 _NO_REF_COUNTER = b"/kernelwright-judge-no-ref-counter"
 
 
-def open_cuda(desc: Any, opened: dict[int, int] | None = None) -> Any:
-    """Map a tensor the candidate described (judge side), after validating every field.
+@dataclass
+class Opened:
+    """What mapping descriptors made the judge do, for storages torch had no live mapping of
+    (one still mapped is served from torch's cache, at no cost): the allocations mapped
+    (start -> bytes, by the driver's account) and the handles of the process's IPC events
+    opened to wait on."""
 
-    ``opened`` (allocation start -> bytes, by the driver's account) gains the allocation this
-    tensor lies in when torch had no live mapping of its storage: what the clock counts as
-    mappings made (a storage still mapped is served from torch's cache, at no cost).
+    allocations: dict[int, int] = field(default_factory=dict)
+    events: list[bytes] = field(default_factory=list)
+
+
+def open_cuda(desc: Any, opened: Opened | None = None) -> Any:
+    """Map a tensor the candidate described (judge side), after validating every field;
+    ``opened`` gains what the mapping took (see :class:`Opened`).
 
     Raises TransportError for anything malformed: wrong types, a dtype outside :data:`DTYPES`,
     a view that reaches past its storage.
@@ -242,7 +251,9 @@ def open_cuda(desc: Any, opened: dict[int, int] | None = None) -> Any:
     start, allocation = _check_mapped(int(tensor.untyped_storage().data_ptr()), offset_bytes,
                                       size_bytes)
     if fresh and opened is not None:
-        opened[start] = allocation
+        opened.allocations[start] = allocation
+        if event is not None and bool(desc.get("event_sync")):
+            opened.events.append(event)  # torch opened it and made the judge's stream wait
     return tensor
 
 

@@ -7,6 +7,7 @@ import torch
 
 from kernelwright.evaluate.candidate_worker import Runner
 from kernelwright.evaluate.clock import Overhead, Reads, count_reads, within_phases, write_slope
+from kernelwright.evaluate.transport import Opened
 
 
 def test_a_batch_costs_its_messages_writes_flush_descriptions_and_reads():
@@ -68,10 +69,10 @@ def _views(storage: torch.Tensor, *spans: tuple[int, int]) -> list[torch.Tensor]
 
 def test_a_read_counts_each_allocation_mapped_once_and_each_output_it_sampled():
     big, other = torch.zeros(1000), torch.zeros(10)
-    opened = {big.data_ptr(): big.nbytes, other.data_ptr(): other.nbytes}
+    opened = Opened({big.data_ptr(): big.nbytes, other.data_ptr(): other.nbytes})
     # the outputs of a pair of calls: views of one large allocation (one mapping), and a small one
     outputs = [_views(big, (0, 500)), _views(big, (500, 1000)) + [other]]
-    assert count_reads(outputs, opened, large_bytes=big.nbytes) == Reads(
+    assert count_reads(outputs, opened, large_bytes=big.nbytes, seen_events=set()) == Reads(
         maps=1, small_maps=1, samples=2, small_samples=1)
 
 
@@ -79,11 +80,72 @@ def test_outputs_torch_still_had_mapped_count_no_mapping_and_small_samples():
     big = torch.zeros(1000)
     # nothing opened in this read (torch's cache served the storage): no mapping was made,
     # and the sample counts at the small outputs' cost, at most what it took
-    assert count_reads([[big]], {}, large_bytes=big.nbytes) == Reads(small_samples=1)
+    assert count_reads([[big]], Opened(), big.nbytes, set()) == Reads(small_samples=1)
 
 
 def test_empty_outputs_are_neither_mapped_nor_sampled():
-    assert count_reads([[torch.zeros(0)]], {}, large_bytes=1) == Reads()
+    assert count_reads([[torch.zeros(0)]], Opened(), large_bytes=1, seen_events=set()) == Reads()
+
+
+def test_only_events_never_opened_before_count():
+    out = torch.zeros(8)
+    seen: set[bytes] = {b"old"}
+    opened = Opened({out.data_ptr(): out.nbytes}, [b"new", b"new", b"old"])
+    # one new event (twice in this read), one the judge opened in an earlier batch
+    assert count_reads([[out]], opened, out.nbytes, seen).events == 1
+    assert seen == {b"old", b"new"}
+    again = Opened({out.data_ptr(): out.nbytes}, [b"new"])
+    assert count_reads([[out]], again, out.nbytes, seen).events == 0  # a process reusing it
+    o = Overhead(0.0, 0.0, 0.0, map_ms=0.5, event_ms=0.2)
+    assert o.mapping(Reads(maps=1, events=1)) == pytest.approx(0.7)
+
+
+class _CalibratingReferee:
+    """The judge's side of the read calibration against a process whose every share of its
+    outputs comes with a new event: reading costs 2 ms a mapping, 1 ms more with the event, and
+    the sampling costs nothing (the clock is faked)."""
+
+    device = "cuda"
+
+    def __init__(self, clock: list[float]) -> None:
+        self.clock, self.shares, self.events_seen = clock, 0, set()
+        self.forgotten = False
+
+    def ask(self, op: str, header: dict[str, object]) -> tuple[dict[str, object], bytes]:
+        assert op == "describe_cost" and header["calls"] == 1
+        self.shares += 1
+        desc = {"handle": "h", "event_handle": f"e{self.shares}", "event_sync": True}
+        return {"describe_ms": 0.01, "calls": [[desc]]}, b""
+
+    def read_calls(self, reply: dict, _payload: bytes, count: int, which: list[int],
+                   opened: Opened) -> list[list[torch.Tensor]]:
+        (desc,) = reply["calls"][0]
+        out = torch.zeros(4)
+        opened.allocations[out.data_ptr()] = 1 << 20
+        if desc["event_handle"] and desc["event_sync"]:
+            opened.events.append(desc["event_handle"].encode())
+            self.clock[0] += 1e-3
+        self.clock[0] += 2e-3
+        return [[out]]
+
+    def forget(self) -> None:
+        self.forgotten = True
+
+
+def test_the_read_calibration_shares_anew_each_time_and_prices_the_event_apart(monkeypatch):
+    from kernelwright.evaluate import clock as clock_module
+
+    now = [0.0]
+    monkeypatch.setattr(clock_module.time, "perf_counter", lambda: now[0])
+    monkeypatch.setattr(clock_module, "_sync", lambda cuda: None)
+    monkeypatch.setattr(clock_module, "_sample", lambda t: None)
+    r = _CalibratingReferee(now)
+    costs = clock_module._read_cost(r, [4096])  # type: ignore[arg-type]
+    assert r.shares == 2 * clock_module.READ_REPEATS  # a new share, and event, each time
+    assert costs.map_ms == pytest.approx(2.0) and costs.event_ms == pytest.approx(1.0)
+    assert costs.read_bytes == 1 << 20 and costs.describe_ms == pytest.approx(0.01)
+    # the calibration's own events count as seen: a batch reusing one is not paid for it
+    assert len(r.events_seen) == clock_module.READ_REPEATS and r.forgotten
 
 
 def test_every_batch_is_checked_for_precision_when_float64_runs_are_cheap():
