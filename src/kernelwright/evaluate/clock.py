@@ -312,8 +312,10 @@ def _output_costs(r: Referee) -> OutputCosts:
     sizes = [b for b in r.ref.output_bytes if b] or [SMALL_OUTPUT]
     large = _read_cost(r, sizes)
     small = _read_cost(r, [SMALL_OUTPUT] * len(sizes))
-    return OutputCosts(large.describe_ms, large.map_ms, large.sample_ms, large.event_ms,
-                       large.read_bytes, small.map_ms, small.sample_ms)
+    # an event is an event whatever the allocation it came with: the lesser of the two prices
+    return OutputCosts(large.describe_ms, large.map_ms, large.sample_ms,
+                       min(large.event_ms, small.event_ms), large.read_bytes, small.map_ms,
+                       small.sample_ms)
 
 
 SMALL_OUTPUT = 4096  # bytes

@@ -107,14 +107,18 @@ class _CalibratingReferee:
 
     device = "cuda"
 
-    def __init__(self, clock: list[float]) -> None:
+    def __init__(self, clock: list[float], small_event_s: float = 1e-3) -> None:
         self.clock, self.shares, self.events_seen = clock, 0, set()
         self.forgotten = False
+        self.small_event_s = small_event_s  # an event's price with 4 KB outputs
+        self.ref = type("Ref", (), {"output_bytes": [1 << 20]})()
 
     def ask(self, op: str, header: dict[str, object]) -> tuple[dict[str, object], bytes]:
         assert op == "describe_cost" and header["calls"] == 1
         self.shares += 1
-        desc = {"handle": "h", "event_handle": f"e{self.shares}", "event_sync": True}
+        small = header["bytes"] == [4096]
+        desc = {"handle": "h", "event_handle": f"e{self.shares}", "event_sync": True,
+                "small": small}
         return {"describe_ms": 0.01, "calls": [[desc]]}, b""
 
     def read_calls(self, reply: dict, _payload: bytes, count: int, which: list[int],
@@ -124,7 +128,7 @@ class _CalibratingReferee:
         opened.allocations[out.data_ptr()] = 1 << 20
         if desc["event_handle"] and desc["event_sync"]:
             opened.events.append(desc["event_handle"].encode())
-            self.clock[0] += 1e-3
+            self.clock[0] += self.small_event_s if desc["small"] else 1e-3
         self.clock[0] += 2e-3
         return [[out]]
 
@@ -146,6 +150,17 @@ def test_the_read_calibration_shares_anew_each_time_and_prices_the_event_apart(m
     assert costs.read_bytes == 1 << 20 and costs.describe_ms == pytest.approx(0.01)
     # the calibration's own events count as seen: a batch reusing one is not paid for it
     assert len(r.events_seen) == clock_module.READ_REPEATS and r.forgotten
+
+
+def test_an_event_is_priced_at_the_lesser_of_its_two_calibrations(monkeypatch):
+    from kernelwright.evaluate import clock as clock_module
+
+    now = [0.0]
+    monkeypatch.setattr(clock_module.time, "perf_counter", lambda: now[0])
+    monkeypatch.setattr(clock_module, "_sync", lambda cuda: None)
+    monkeypatch.setattr(clock_module, "_sample", lambda t: None)
+    costs = clock_module._output_costs(_CalibratingReferee(now, small_event_s=0.4e-3))  # type: ignore[arg-type]
+    assert costs.event_ms == pytest.approx(0.4) and costs.map_ms == pytest.approx(2.0)
 
 
 def test_every_batch_is_checked_for_precision_when_float64_runs_are_cheap():
