@@ -225,6 +225,19 @@ def open_cuda(desc: Any, opened: Opened | None = None) -> Any:
     event = _hex(desc["event_handle"], "event_handle") if desc.get("event_handle") else None
     live = shared_cache.get((handle, offset_bytes))
     fresh = live is None or live.expired()
+    device = _int(desc.get("device"), "device")
+    # Torch opens a fresh mapping's event and never destroys it (one event leaked per mapped
+    # storage): the judge opens it as an event it owns, which closes when dropped, and makes
+    # its stream wait as torch would. A storage torch still maps is not waited on (torch's rule)
+    sync = event is not None and bool(desc.get("event_sync"))
+    if sync and fresh:
+        try:
+            waited = torch.cuda.Event.from_ipc_handle(device, event)
+            torch.cuda.current_stream(device).wait_event(waited)
+        except Exception as exc:
+            raise TransportError(
+                f"cannot open the candidate's event ({type(exc).__name__}: {exc})") from None
+        del waited
     try:
         tensor = rebuild_cuda_tensor(
             torch.Tensor,
@@ -233,7 +246,7 @@ def open_cuda(desc: Any, opened: Opened | None = None) -> Any:
             offset,
             torch.UntypedStorage,
             dtype,
-            _int(desc.get("device"), "device"),
+            device,
             handle,
             size_bytes,
             offset_bytes,
@@ -242,8 +255,8 @@ def open_cuda(desc: Any, opened: Opened | None = None) -> Any:
             # writes nowhere (describe_cuda gave the count back already)
             _NO_REF_COUNTER,
             0,
-            event,
-            bool(desc.get("event_sync")),
+            b"",  # the event was opened above
+            False,
         )
     except Exception as exc:
         raise TransportError(
@@ -252,8 +265,8 @@ def open_cuda(desc: Any, opened: Opened | None = None) -> Any:
                                       size_bytes)
     if fresh and opened is not None:
         opened.allocations[start] = allocation
-        if event is not None and bool(desc.get("event_sync")):
-            opened.events.append(event)  # torch opened it and made the judge's stream wait
+        if sync and event is not None:
+            opened.events.append(event)  # opened, and the judge's stream waited on it
     return tensor
 
 
