@@ -192,3 +192,24 @@ def test_output_to_a_file_or_pipe_is_wide(monkeypatch):
     assert common._console().width == common.LOG_WIDTH
     monkeypatch.setenv("COLUMNS", "90")
     assert common._console().width == 90
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ("optimize", "tasks/softmax_rows.py", "--device", "cpu"),
+        ("bench", "tasks/softmax_rows.py", "--optimize", "--device", "cpu"),
+        ("bench", "baselines", "tasks/softmax_rows.py", "--device", "cpu"),
+    ],
+    ids=lambda c: " ".join(c[:2]),
+)
+def test_an_output_folder_that_cannot_be_written_is_refused_before_any_work(fixtures, tmp_path,
+                                                                            command):
+    args = [fixtures / a if a.startswith("tasks") else a for a in command]
+    a_file = tmp_path / "results.txt"
+    a_file.write_text("kept")
+    result = invoke(*args, "--out", a_file)
+    assert result.exit_code == 2 and "is a file; pass a folder" in result.output
+    result = invoke(*args, "--out", a_file / "under")
+    assert result.exit_code == 2 and "cannot create the folder" in result.output
+    assert a_file.read_text() == "kept"

@@ -9,7 +9,7 @@ from typing import Annotated
 
 import typer
 
-from kernelwright.cli.common import err, out, user_errors
+from kernelwright.cli.common import err, out, output_folder, user_errors
 from kernelwright.provenance import source_commit
 
 
@@ -82,6 +82,7 @@ def baselines_command(
     bad = sorted(set(policies) - {"fp32", "tf32", "bf16"})
     if bad or not policies:
         raise ConfigError(f"--precisions {precisions!r}: expected a list of fp32, tf32, bf16")
+    out_dir = output_folder(out_dir)
     items = plan(tasks, None, only or ())
     state_dir = state if state is not None else home() / "baselines"
     config = measurer.Config(

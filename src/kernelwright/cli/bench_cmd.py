@@ -23,6 +23,7 @@ from kernelwright.cli.common import (
     TimingOpt,
     archive_path,
     err,
+    output_folder,
     parse_objective,
     parse_precision,
     user_errors,
@@ -267,8 +268,7 @@ def bench_command(
             "no solutions: pass --solutions DIR (files named <task id>.py), keep a solution.py "
             "beside each task.py, or use --optimize"
         )
-    if out is not None and out.exists() and not out.is_dir():
-        raise ConfigError(f"--out {out}: is a file; pass a folder")
+    out = output_folder(out)
     journal_file = Journal(
         journal or (out / "journal.jsonl" if out is not None else default_journal_path(json_path))
     )
@@ -409,6 +409,7 @@ def bench_report_command(
 
         raise ConfigError(f"{document}: no such file; pass the JSON written by bench --json")
     data, _ = read_document(document)
+    output_folder(out_dir)
     _write_report(data, out_dir, out_console)
 
 

@@ -130,6 +130,28 @@ def archive_path(path: Path | None, must_exist: bool = False) -> Path:
     return path
 
 
+def output_folder(path: Path | None, option: str = "--out") -> Path | None:
+    """``path`` made ready to receive results before any work starts, so that a folder that
+    cannot be written is said at once, not after a long run has nothing to write to.
+
+    Raises:
+        ConfigError: ``path`` is a file, or the folder cannot be created or written.
+    """
+    if path is None:
+        return None
+    if path.exists() and not path.is_dir():
+        raise ConfigError(f"{option} {path}: is a file; pass a folder")
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ConfigError(
+            f"{option} {path}: cannot create the folder ({exc.strerror or exc}); pass a folder "
+            "you can write to") from None
+    if not os.access(path, os.W_OK | os.X_OK):
+        raise ConfigError(f"{option} {path}: the folder is not writable; pass one that is")
+    return path
+
+
 @contextmanager
 def progress_status(enabled: bool, first: str = "starting") -> Iterator[Callable[[str], None]]:
     """A spinner on stderr showing the latest phase; a no-op when not on a terminal."""

@@ -13,6 +13,7 @@ from kernelwright.cli.common import (
     archive_path,
     err,
     out,
+    output_folder,
     parse_objective,
     parse_precision,
     user_errors,
@@ -255,6 +256,7 @@ def optimize_command(
         resume=resume,
         llm=LLMConfig(llm, llm_base_url, planner_notes, review, only=llm_only) if llm else None,
     )
+    out_dir = output_folder(out_dir)
     if plan:
         _show_plan(task, options, out_dir)
         return
