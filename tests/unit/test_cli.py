@@ -213,3 +213,39 @@ def test_an_output_folder_that_cannot_be_written_is_refused_before_any_work(fixt
     result = invoke(*args, "--out", a_file / "under")
     assert result.exit_code == 2 and "cannot create the folder" in result.output
     assert a_file.read_text() == "kept"
+
+
+@pytest.mark.parametrize(
+    ("command", "option"),
+    [
+        (("eval", "tasks/softmax_rows.py", "solutions/softmax_rows__honest.py", "--device",
+          "cpu"), "--json"),
+        (("optimize", "tasks/softmax_rows.py", "--device", "cpu"), "--json"),
+        (("bench", "tasks/softmax_rows.py", "--optimize", "--device", "cpu"), "--json"),
+        (("constraints", "formulate", "fp32 only"), "--output"),
+    ],
+    ids=lambda c: " ".join(c[:2]) if isinstance(c, tuple) else c,
+)
+def test_an_output_file_that_cannot_be_written_is_refused_before_any_work(fixtures, tmp_path,
+                                                                          command, option):
+    args = [fixtures / a if a.startswith(("tasks", "solutions")) else a for a in command]
+    result = invoke(*args, option, tmp_path)
+    assert result.exit_code == 2 and "is a folder; pass a file path" in result.output
+    a_file = tmp_path / "notes.txt"
+    a_file.write_text("kept")
+    result = invoke(*args, option, a_file / "out.json")
+    assert result.exit_code == 2 and "is a file, not a folder" in result.output
+    assert a_file.read_text() == "kept"
+
+
+def test_an_archive_export_to_an_unwritable_place_is_refused(fixtures, tmp_path):
+    archive = tmp_path / "a.sqlite"
+    assert invoke("eval", fixtures / "tasks/softmax_rows.py",
+                  fixtures / "solutions/softmax_rows__honest.py", "--device", "cpu",
+                  "--archive", archive).exit_code == 0
+    a_file = tmp_path / "notes.txt"
+    a_file.write_text("kept")
+    for command, message in ((("export", "--jsonl", a_file / "x.jsonl"), "is a file, not a folder"),
+                             (("runs", "--json", tmp_path), "is a folder; pass a file path")):
+        result = invoke("archive", *command, "--archive", archive)
+        assert result.exit_code == 2 and message in result.output

@@ -10,7 +10,7 @@ import typer
 from rich.syntax import Syntax
 from rich.table import Table
 
-from kernelwright.cli.common import archive_path, err, out, user_errors
+from kernelwright.cli.common import archive_path, err, out, output_file, user_errors
 from kernelwright.cli.render import STATUS_STYLE, median
 from kernelwright.formatting import fmt_ms, fmt_x
 
@@ -108,6 +108,7 @@ def export_command(
     """Every evaluation as one JSON line (candidate, parent, verdict)."""
     from kernelwright.archive import Archive
 
+    output_file(jsonl, "--jsonl")
     with Archive(archive_path(archive, must_exist=True)) as store:
         if str(jsonl) == "-":
             n = store.export_jsonl(sys.stdout, trajectories)
@@ -164,6 +165,7 @@ def runs_command(
 
     if at is not None and at < 1:
         raise ConfigError(f"--at must be a positive number of evaluations, got {at}")
+    output_file(json_path, "--json")
     path = archive_path(archive, must_exist=True)
     with Archive(path) as store:
         rows = run_stats(store, at=at, task=task)

@@ -23,6 +23,7 @@ from kernelwright.cli.common import (
     TimingOpt,
     archive_path,
     err,
+    output_file,
     output_folder,
     parse_objective,
     parse_precision,
@@ -269,6 +270,7 @@ def bench_command(
             "beside each task.py, or use --optimize"
         )
     out = output_folder(out)
+    output_file(json_path, "--json")
     journal_file = Journal(
         journal or (out / "journal.jsonl" if out is not None else default_journal_path(json_path))
     )

@@ -152,6 +152,30 @@ def output_folder(path: Path | None, option: str = "--out") -> Path | None:
     return path
 
 
+def output_file(path: Path | None, option: str) -> Path | None:
+    """``path`` checked, before any work starts, as a file a command will write (its folder
+    created): ``None`` and ``-`` (stdout) pass as they are.
+
+    Raises:
+        ConfigError: ``path`` is a folder, or its folder cannot be created or written.
+    """
+    if path is None or str(path) == "-":
+        return path
+    if path.is_dir():
+        raise ConfigError(f"{option} {path}: is a folder; pass a file path")
+    folder = path.parent
+    if folder.exists() and not folder.is_dir():
+        raise ConfigError(f"{option} {path}: {folder} is a file, not a folder")
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ConfigError(
+            f"{option} {path}: cannot create its folder ({exc.strerror or exc})") from None
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise ConfigError(f"{option} {path}: its folder is not writable")
+    return path
+
+
 @contextmanager
 def progress_status(enabled: bool, first: str = "starting") -> Iterator[Callable[[str], None]]:
     """A spinner on stderr showing the latest phase; a no-op when not on a terminal."""

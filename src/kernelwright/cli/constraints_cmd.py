@@ -18,7 +18,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from kernelwright.cli.common import err, out, user_errors
+from kernelwright.cli.common import err, out, output_file, user_errors
 from kernelwright.constraints.formulate import Formulation
 from kernelwright.constraints.model import Constraints
 from kernelwright.errors import ConfigError
@@ -119,6 +119,7 @@ def formulate_command(
 
     if llm is None and llm_base_url is not None:
         raise ConfigError("--llm-base-url needs --llm SPEC")
+    output_file(output, "--output")
     if llm is not None:
         from kernelwright.agents.providers import make_chat_model
         from kernelwright.constraints.restate import formulate_with_llm

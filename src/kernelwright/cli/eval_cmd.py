@@ -23,6 +23,7 @@ from kernelwright.cli.common import (
     archive_path,
     err,
     out,
+    output_file,
     parse_precision,
     progress_status,
     user_errors,
@@ -88,6 +89,7 @@ def eval_command(
 
     if (solution is None) == (not reference):
         raise ConfigError("give a SOLUTION file or --reference (the task's own model), not both")
+    output_file(json_path, "--json")
 
     options = EvalOptions(
         device=device,

@@ -13,6 +13,7 @@ from kernelwright.cli.common import (
     archive_path,
     err,
     out,
+    output_file,
     output_folder,
     parse_objective,
     parse_precision,
@@ -257,6 +258,7 @@ def optimize_command(
         llm=LLMConfig(llm, llm_base_url, planner_notes, review, only=llm_only) if llm else None,
     )
     out_dir = output_folder(out_dir)
+    output_file(json_path, "--json")
     if plan:
         _show_plan(task, options, out_dir)
         return
