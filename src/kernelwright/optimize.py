@@ -288,6 +288,8 @@ def optimize_task(
     phase("capturing the graph")
     plan = plan_only(task, options, archive)
     task_obj, device, size = plan.task, plan.device, plan.size
+    if options.resume is not None:
+        _check_resumable(archive, options.resume, task_obj)
     run_id = options.resume or run_id_for(task_obj, options, device, size)
     judged = dataclasses.replace(options.evaluation, device=device, size=size)
     if options.constraints is not None:
@@ -537,6 +539,18 @@ def _llm_proposer(
         objective=options.evaluation.objective,
     )
     return proposer
+
+
+def _check_resumable(archive: Archive, run_id: str, task: Task) -> None:
+    """A run named to be continued must be one of this task's in the archive: a mistyped id
+    would otherwise start a new run under that name."""
+    found = next((r for r in archive.runs() if r.run_id == run_id), None)
+    if found is None:
+        raise ConfigError(f"--resume {run_id}: no such run in {archive.path}; "
+                          "`kernelwright archive runs` lists the runs")
+    if found.task_sha256 is not None and found.task_sha256 != task.sha256:
+        raise ConfigError(f"--resume {run_id}: that run optimized another task (or another "
+                          "version of this one)")
 
 
 def _write(result: OptimizeResult, out_dir: str | Path | None, archive: Archive) -> None:

@@ -85,10 +85,15 @@ def write_json(document: Mapping[str, Any], path: str | Path) -> None:
 
 def read_document(path: str | Path) -> tuple[dict[str, Any], list[BenchResult]]:
     """A document written by :func:`write_json` and its tasks as :class:`BenchResult`."""
-    data = json.loads(Path(path).read_text(encoding="utf-8"))
-    if not isinstance(data, dict) or data.get("format") != FORMAT:
-        from kernelwright.errors import ConfigError
+    from kernelwright.errors import ConfigError
 
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        data = None
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read it ({exc.strerror or exc})") from None
+    if not isinstance(data, dict) or data.get("format") != FORMAT:
         raise ConfigError(f"{path}: not a kernelwright bench JSON document ({FORMAT})")
     return data, [BenchResult.from_dict(t) for t in data.get("tasks", [])]
 

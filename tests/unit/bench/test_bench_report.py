@@ -123,3 +123,13 @@ def test_energy_columns_appear_only_when_the_gpu_measured_energy(make_result) ->
     assert table.rows[0][-3:-1] == ("1.250", "2.500") and table.rows[1][-3:-1] == ("-", "-")
     assert len(table.align) == len(table.headers)
     assert metered.to_dict()["candidate_mj"] == 1.25 and metered.to_dict()["eager_mj"] == 2.5
+
+
+def test_a_file_that_is_not_a_bench_document_is_one_line(tmp_path):
+    from kernelwright.errors import ConfigError
+
+    for name, content in (("text.json", b"not json at all\n"), ("bytes.json", bytes(range(256))),
+                          ("other.json", b'{"format": "something-else"}')):
+        (tmp_path / name).write_bytes(content)
+        with pytest.raises(ConfigError, match="not a kernelwright bench JSON document"):
+            read_document(tmp_path / name)

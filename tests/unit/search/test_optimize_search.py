@@ -113,3 +113,25 @@ def test_a_changed_generator_starts_a_new_run(softmax_plan, monkeypatch) -> None
     before = run_id_for(task, options("staged"), "cpu", "small")
     monkeypatch.setattr(generator, "generator_fingerprint", lambda: "another-generator")
     assert run_id_for(task, options("staged"), "cpu", "small") != before
+
+
+def test_a_run_named_to_resume_must_be_one_of_this_tasks(softmax_plan, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    import dataclasses
+
+    archive = Archive(tmp_path / "a.sqlite")
+    calls: list[Candidate] = []
+    judge = synthetic_judge(lambda d, p: 1.0, calls)
+    with pytest.raises(ConfigError, match="no such run"):
+        optimize_task(softmax_plan.task, dataclasses.replace(options("staged"), resume="typo"),
+                      Budget(candidates=1), None, archive, evaluate_fn=judge)
+    archive.start_run("other", "search", "0" * 64, {})
+    with pytest.raises(ConfigError, match="another task"):
+        optimize_task(softmax_plan.task, dataclasses.replace(options("staged"), resume="other"),
+                      Budget(candidates=1), None, archive, evaluate_fn=judge)
+    assert calls == []  # refused before anything was judged
+    first = optimize_task(softmax_plan.task, options("staged"), Budget(candidates=1), None,
+                          archive, evaluate_fn=judge)
+    again = optimize_task(softmax_plan.task,
+                          dataclasses.replace(options("staged"), resume=first.run_id),
+                          Budget(candidates=2), None, archive, evaluate_fn=judge)
+    assert again.run_id == first.run_id and len(calls) == 2  # the first verdict was kept
