@@ -178,6 +178,8 @@ class OptimizeResult:
     diagnoses: tuple[str, ...] = ()  # of a profile the person gave (``OptimizeOptions``)
     constraints: Constraints | None = None  # enforced for every proposer
     best_profile: tuple[str, ...] = ()  # diagnoses of the best candidate (``profile_best``)
+    # designs the proposers could not turn into a candidate: (design, why), in the order met
+    unrendered: list[tuple[str, str]] = field(default_factory=list)
     out_dir: Path | None = None
     written: list[Path] = field(default_factory=list)
 
@@ -347,13 +349,15 @@ def optimize_task(
             options.diagnoses,
             options.constraints,
         )
+        so_far.unrendered = list(getattr(proposer, "skipped", []))
         _write(so_far, out_dir, archive)
         raise OptimizeInterrupted(so_far) from None
     finally:
         if pool is not None:
             pool.close()
     result = OptimizeResult(task_obj, run_id, device, size, judged.precision, search, plan,
-                            judged.objective, options.diagnoses, options.constraints)
+                            judged.objective, options.diagnoses, options.constraints,
+                            unrendered=list(getattr(proposer, "skipped", [])))
     if options.profile_best and out_dir is not None:
         phase("profiling the best candidate")
         result.best_profile = _profile_best(result, Path(out_dir))

@@ -410,6 +410,12 @@ def _render(result: Any, summary: dict[str, Any]) -> None:
         out.print("[yellow]no template applies to this task[/]")
     elif result.best is None and not result.trials:
         out.print(f"[yellow]stopped ({result.search.stopped}) before the first candidate[/]")
+        if result.unrendered:
+            design, why = result.unrendered[0]
+            more = f" (and {len(result.unrendered) - 1} more, in the report)" if len(
+                result.unrendered) > 1 else ""
+            out.print(f"[yellow]no design could be rendered: {design}: {why}{more}[/]",
+                      highlight=False)
     elif result.best is None and result.chosen is not None:
         out.print("[red]the fastest candidate failed its second evaluation: nothing returned[/]")
     elif result.best is None:

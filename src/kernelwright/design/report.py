@@ -251,7 +251,9 @@ def report_markdown(result: Any, tree_picture: str | None = None) -> str:
             lines.append("No correct candidate.")
         elif plan is not None and plan.designs and search is not None:
             lines.append(f"Nothing was evaluated: the run stopped ({search.stopped}) before "
-                         "its first candidate.")
+                         "its first candidate"
+                         + (": no design could be rendered (below)." if result.unrendered
+                            else "."))
         else:
             lines.append("Nothing was evaluated: no template applies.")
     else:
@@ -284,6 +286,10 @@ def report_markdown(result: Any, tree_picture: str | None = None) -> str:
                 "PyTorch), not this candidate (kept under `candidates/`); see the skills below "
                 "for what did not pay."
             )
+    if result.unrendered:
+        lines += ["", "## Designs not rendered", "",
+                  "Designs the templates could not turn into a candidate, and why:", "",
+                  *[f"- `{design}`: {why}" for design, why in result.unrendered]]
     if result.best_profile:
         lines += ["", "## Hardware diagnoses of the best candidate", "",
                   "Its kernels under Nsight Compute (`profile.csv` beside this report):", "",

@@ -135,3 +135,35 @@ def test_a_run_named_to_resume_must_be_one_of_this_tasks(softmax_plan, tmp_path:
                           dataclasses.replace(options("staged"), resume=first.run_id),
                           Budget(candidates=2), None, archive, evaluate_fn=judge)
     assert again.run_id == first.run_id and len(calls) == 2  # the first verdict was kept
+
+
+SCALAR_OUTPUT = """import torch
+
+
+class Model(torch.nn.Module):
+    def forward(self, x):
+        return x.sum().item()
+
+
+def get_inputs():
+    return [torch.randn(3, 4)]
+
+
+def get_init_inputs():
+    return []
+"""
+
+
+def test_designs_that_cannot_be_rendered_are_said_with_why(tmp_path: Path) -> None:
+    from kernelwright.task import load_task
+
+    path = tmp_path / "scalar.py"
+    path.write_text(SCALAR_OUTPUT)
+    calls: list[Candidate] = []
+    result = optimize_task(load_task(path, size="small"), options("staged"),
+                           Budget(candidates=2), tmp_path / "out", Archive(tmp_path / "a.sqlite"),
+                           evaluate_fn=synthetic_judge(lambda d, p: 1.0, calls))
+    assert calls == [] and result.plan.designs
+    assert result.unrendered and all("_local_scalar_dense" in why for _, why in result.unrendered)
+    report = (tmp_path / "out" / "report.md").read_text()
+    assert "no design could be rendered (below)" in report and "## Designs not rendered" in report
