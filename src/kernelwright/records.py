@@ -128,8 +128,8 @@ class CallBreakdown:
     forward); ``span_ms`` the first call's start to the last one's end (gaps between calls
     included: above ``events_ms`` when the device waited for the host); ``issue_ms`` the host's
     time issuing a call (about ``span_ms``: the calls are host-bound), of which ``forward_ms``
-    inside the forward (the rest is the process's own steps a call: revealing the held-back
-    inputs, fresh views of them, the two events); ``setup_ms`` the host's
+    inside the forward and ``prelude_ms`` in the process's own steps before it (revealing the
+    held-back inputs, fresh views of them, the start event); ``setup_ms`` the host's
     time from the batch's message to the first call; ``run_ms`` from issuing the first call to
     the device being idle (``span_ms`` plus the device's start and the wait's wake-up);
     ``reply_ms`` from the device's last work to the reply (checking and describing the
@@ -153,6 +153,7 @@ class CallBreakdown:
     span_ms: float | None = None
     issue_ms: float | None = None
     forward_ms: float | None = None
+    prelude_ms: float | None = None
     setup_ms: float | None = None
     reply_ms: float | None = None
     run_ms: float | None = None

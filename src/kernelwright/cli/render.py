@@ -131,6 +131,7 @@ def describe_breakdown(p: CallBreakdown) -> str:
     process = [("setup", p.setup_ms), ("the call's events", p.events_ms),
                ("first start to last end", p.span_ms), ("host issuing", p.issue_ms),
                ("of which in the forward", p.forward_ms),
+               ("before it (revealing, views, event)", p.prelude_ms),
                ("issue to idle", p.run_ms), ("reply", p.reply_ms), ("whole turn", p.busy_ms)]
 
     def cells(pairs: Sequence[tuple[str, float | str | None]]) -> str:

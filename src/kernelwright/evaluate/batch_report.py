@@ -58,6 +58,7 @@ class FinishedBatch:
     issued: float  # the first call about to be issued
     issued_all: float  # the last call issued
     forward_s: float  # inside the forwards, in all
+    prelude_s: float  # in the process's own steps before each call, in all
     idle: float  # the device idle (after the wait)
     ready: float  # the reply made
     launches: dict[str, int]  # the launch monitor's counts once the calls were done
@@ -83,6 +84,7 @@ class FinishedBatch:
                 "span_ms": p.events[0][0].elapsed_time(p.events[-1][1]),
                 "issue_ms": (self.issued_all - self.issued) * 1e3,
                 "forward_ms": self.forward_s * 1e3,
+                "prelude_ms": self.prelude_s * 1e3,
                 "setup_ms": (self.issued - self.received) * 1e3,
                 # first call issued to the device idle: its span plus the device's start and
                 # the wait's wake-up

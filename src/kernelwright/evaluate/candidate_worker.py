@@ -380,6 +380,7 @@ class Runner:
                                          prepared.staging)
         times: list[float] = []
         forward_s = 0.0  # the host's time inside the forwards
+        prelude_s = 0.0  # and in this process's own steps before each (reveal, views, event)
         gc.disable()
         try:
             with torch.no_grad():
@@ -388,10 +389,12 @@ class Runner:
                     for (start, end), k, spots in zip(prepared.events, prepared.order, places,
                                                       strict=True):
                         # The call's true inputs exist from here on (stream order), not before.
+                        before = _clock()
                         reveal.apply(writers[k], staging[k], spots)
                         args = _fresh_views(sets[k])
                         start.record()
                         entered = _clock()
+                        prelude_s += entered - before
                         out = _stage("timing", lambda a=args: model(*a))
                         forward_s += _clock() - entered
                         self.batch_outputs.append(out)
@@ -416,7 +419,7 @@ class Runner:
         self.batch_outputs = outputs
         reply, payload = self._outputs_reply(outputs)
         self.finished = FinishedBatch(prepared, times, received, issued, finished_issuing,
-                                      forward_s, idle, _clock(), *launched)
+                                      forward_s, prelude_s, idle, _clock(), *launched)
         return {"ok": True} | reply, payload
 
     def do_release(self, _h: dict[str, Any], _p: bytes) -> tuple[dict[str, Any], bytes]:

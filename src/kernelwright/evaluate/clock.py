@@ -639,7 +639,7 @@ def _batch(
         "turn_fixed_ms": calibrated[1], "read_fixed_ms": calibrated[2],
         "map_fixed_ms": min(calibrated[2], r.overhead.mapping(reads)) if reads else None}
     parts |= {key: _reported_ms(report.get(key))
-              for key in ("span_ms", "issue_ms", "forward_ms", "setup_ms", "run_ms",
+              for key in ("span_ms", "issue_ms", "forward_ms", "prelude_ms", "setup_ms", "run_ms",
                           "reply_ms", "busy_ms", "device_allocs", "alloc_retries")}
     return _Batch(ms, entries, times, launches, _per_name(report.get("launch_names")),
                   _per_name(report.get("launch_programs")), bool(reused), energy, parts,

@@ -23,7 +23,7 @@ from kernelwright.records import (
 def test_medians_of_each_part() -> None:
     raw = {"samples_ms": [0.36, 0.40, 0.38], "events_ms": [0.19, 0.20, 0.21, 5.0],
            "span_ms": [0.30, 0.31, 0.29], "issue_ms": [0.33, 0.35, 0.34],
-           "forward_ms": [0.26, 0.25, 0.27],
+           "forward_ms": [0.26, 0.25, 0.27], "prelude_ms": [0.05, 0.04, 0.06],
            "fixed_ms": [0.01, 0.02, 0.03], "write_ms": [0.1, 0.2, 0.3],
            "turn_ms": [0.5, 0.4, 0.6], "read_ms": [0.05, 0.07, 0.06],
            "setup_ms": [0.02, 0.01, 0.03], "reply_ms": [0.04, 0.04, 0.05],
@@ -35,7 +35,9 @@ def test_medians_of_each_part() -> None:
         (0.205, 0.30, 0.34, 0.02))
     # of the host's issuing, its time inside the forwards: the rest is the process's own
     assert p.forward_ms == pytest.approx(0.26)
-    assert "host issuing 0.3400, of which in the forward 0.2600" in describe_breakdown(p)
+    assert p.prelude_ms == pytest.approx(0.05)
+    assert ("host issuing 0.3400, of which in the forward 0.2600, before it (revealing, views, "
+            "event) 0.0500") in describe_breakdown(p)
     assert (p.write_ms, p.turn_ms, p.read_ms, p.setup_ms, p.reply_ms) == pytest.approx(
         (0.2, 0.5, 0.06, 0.02, 0.04))
 
