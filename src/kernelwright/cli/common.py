@@ -141,14 +141,7 @@ def output_folder(path: Path | None, option: str = "--out") -> Path | None:
         return None
     if path.exists() and not path.is_dir():
         raise ConfigError(f"{option} {path}: is a file; pass a folder")
-    try:
-        path.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise ConfigError(
-            f"{option} {path}: cannot create the folder ({exc.strerror or exc}); pass a folder "
-            "you can write to") from None
-    if not os.access(path, os.W_OK | os.X_OK):
-        raise ConfigError(f"{option} {path}: the folder is not writable; pass one that is")
+    _writable_folder(path, f"{option} {path}", "the folder")
     return path
 
 
@@ -166,14 +159,19 @@ def output_file(path: Path | None, option: str) -> Path | None:
     folder = path.parent
     if folder.exists() and not folder.is_dir():
         raise ConfigError(f"{option} {path}: {folder} is a file, not a folder")
+    _writable_folder(folder, f"{option} {path}", "its folder")
+    return path
+
+
+def _writable_folder(folder: Path, where: str, name: str) -> None:
+    """``folder`` created if missing and writable, else a ConfigError naming ``where``."""
     try:
         folder.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        raise ConfigError(
-            f"{option} {path}: cannot create its folder ({exc.strerror or exc})") from None
+        raise ConfigError(f"{where}: cannot create {name} ({exc.strerror or exc}); pass a "
+                          "path you can write to") from None
     if not os.access(folder, os.W_OK | os.X_OK):
-        raise ConfigError(f"{option} {path}: its folder is not writable")
-    return path
+        raise ConfigError(f"{where}: {name} is not writable; pass a path you can write to")
 
 
 @contextmanager
