@@ -317,9 +317,11 @@ def bench_command(
                 pool=pool,
             )
     except KeyboardInterrupt:
-        kept = ", ".join(str(p) for p in [*writer.paths, journal_file.path])
+        kept = ", ".join(str(p) for p in [*writer.paths, journal_file.path] if p.exists())
+        archived = " (what was judged so far is in the archive)" if not no_archive else ""
+        where = f"kept in {kept}" if writer.finished and kept else f"none kept{archived}"
         err.print(
-            f"[yellow]interrupted[/] after {writer.finished} finished task(s), kept in {kept}; "
+            f"[yellow]interrupted[/] after {writer.finished} finished task(s), {where}; "
             "rerun the same command to continue",
             soft_wrap=True,
         )

@@ -231,3 +231,17 @@ def test_shards_sharing_out_end_with_the_whole_suite(mini, tmp_path, calls):
     assert sorted(calls) == ["row_sum", "scale_bias", "softmax_rows"]
     doc = json.loads((out / "results.json").read_text())
     assert doc["summary"]["n_tasks"] == 4 and doc["run"]["not_run"] == []
+
+
+def test_an_interrupt_before_any_task_finished_names_no_file_it_did_not_write(
+    mini, tmp_path, monkeypatch
+):
+    def evaluate(task, solution, options=None, *, on_progress=None, **_):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(harness, "evaluate", evaluate)
+    out = tmp_path / "run"
+    result = bench(mini, tmp_path, "--out", str(out), "--only", "row_sum")
+    assert result.exit_code == 130
+    assert "after 0 finished task(s), none kept" in result.output
+    assert "results.json" not in result.output and not (out / "results.json").exists()
