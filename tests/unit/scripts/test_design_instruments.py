@@ -81,3 +81,18 @@ def test_the_read_probe_says_in_one_line_that_it_needs_a_gpu(tmp_path: Path) -> 
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == 2 and proc.stderr.strip().count("\n") == 0, proc.stderr
     assert "needs a CUDA device" in proc.stderr and not (tmp_path / "read").exists()
+
+
+def test_the_prelude_probe_says_in_one_line_that_it_needs_a_gpu(tmp_path: Path) -> None:
+    """scripts/probe_prelude.py times CUDA copies, views and events: on a machine without CUDA
+    it stops with one line and exit code 2, before writing anything."""
+    import torch
+
+    if torch.cuda.is_available():
+        pytest.skip("the probe runs here: a GPU machine times it")
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
+    proc = subprocess.run([sys.executable, str(ROOT / "scripts" / "probe_prelude.py"),
+                           "--elements", "4096", "--out", str(tmp_path / "prelude")], env=env,
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2 and proc.stderr.strip().count("\n") == 0, proc.stderr
+    assert "needs a CUDA device" in proc.stderr and not (tmp_path / "prelude").exists()
