@@ -197,6 +197,19 @@ def _flat(t: Any) -> Any:
     return t.reshape(-1) if t.is_contiguous() else t.contiguous().reshape(-1)
 
 
+def _identical(rf: Any, af: Any) -> bool:
+    """Every element of ``af`` equal to ``rf``'s (NaN equal to nothing, -0.0 to 0.0), compared a
+    chunk at a time and read back once."""
+    import torch
+
+    n = rf.numel()
+    if n == 0 or af.numel() != n:
+        return False
+    differs = [torch.ne(rf[start:start + CHUNK], af[start:start + CHUNK]).any()
+               for start in range(0, n, CHUNK)]
+    return not bool(torch.stack(differs).any())
+
+
 def _compare_floating(
     exp: Any, out: Any, tol: Tolerance, ref_error: float | None = None, exact: Any = None
 ) -> dict[str, Any]:
@@ -208,6 +221,12 @@ def _compare_floating(
         torch.float32
     )
     rf, af = _flat(exp), _flat(out)
+    if _identical(rf, af):
+        # Every element is the reference's own value: every statistic below is zero and nothing
+        # is left to arbitrate. One pass over the output instead of the comparison's thirty-odd
+        # (the checks of a timed batch of one 6.4 GB output took 0.2 s on an H100).
+        return {"max_abs_err": 0.0, "max_rel_err": 0.0, "norm_err": 0.0, "unwritten": 0,
+                "arbitrated": 0, "differ": False, "message": ""}
     xf = _flat(exact.to(exp.device)) if exact is not None else None
 
     def chunk_of(start: int) -> tuple[Any, Any, Any]:

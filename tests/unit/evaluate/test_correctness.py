@@ -119,3 +119,55 @@ def test_input_mutation_detection_sees_zero_signs_and_nan_payloads():
     assert torch.isnan(payload[1])
     assert "input 0 was modified" in inputs_unchanged([x], [payload])
     assert inputs_unchanged([x[::2]], [x[::2].clone()]) == ""  # strided inputs compare too
+
+
+def _both_paths(monkeypatch, expected, actual, tol=TOL, ref_errors=None, exact=None):
+    """compare_outputs as it runs, and with the identical-output shortcut switched off."""
+    fast = compare_outputs(expected, actual, tol, ref_errors, exact)
+    with monkeypatch.context() as m:
+        m.setattr(correctness, "_identical", lambda rf, af: False)
+        full = compare_outputs(expected, actual, tol, ref_errors, exact)
+    return fast, full
+
+
+def test_identical_outputs_get_the_full_comparisons_verdict(monkeypatch):
+    # An output equal to the reference element for element (infinities, -0.0 against 0.0, half
+    # precision, several chunks, a float64 answer given) skips the comparison's passes: its
+    # result must be the one the whole comparison returns.
+    monkeypatch.setattr(correctness, "CHUNK", 64)
+    x = torch.randn(33, 17)
+    x[0, 0], x[1, 1], x[2, 2] = float("inf"), float("-inf"), 0.0
+    y = x.clone()
+    y[2, 2] = -0.0
+    cases = [
+        ([x], [y], {}),
+        ([x.half()], [y.half()], {}),
+        ([x.bfloat16(), x], [y.bfloat16(), y], {"ref_errors": [1e-3, None]}),
+        ([x], [y], {"exact": [x.double()]}),
+        ([torch.zeros(9)], [torch.zeros(9)], {}),
+        ([torch.empty(0, 3)], [torch.empty(0, 3)], {}),
+    ]
+    for expected, actual, extra in cases:
+        fast, full = _both_paths(monkeypatch, expected, actual, **extra)
+        assert fast == full and fast["ok"], (fast, full)
+
+
+def test_outputs_that_differ_anywhere_take_the_whole_comparison(monkeypatch):
+    # One element off by a rounding, or NaN where the reference has NaN (NaN equals nothing),
+    # is not identical: the comparison runs in full and decides as before.
+    monkeypatch.setattr(correctness, "CHUNK", 64)
+    x = torch.randn(20, 20)
+    near = x.clone()
+    near[19, 19] = torch.nextafter(near[19, 19], torch.tensor(math.inf))
+    both_nan = x.clone()
+    x_nan = x.clone()
+    x_nan[5, 5] = both_nan[5, 5] = float("nan")
+    far = x.clone()
+    far[7, 3] += 1.0
+    assert not correctness._identical(x.reshape(-1), near.reshape(-1))
+    assert not correctness._identical(x_nan.reshape(-1), both_nan.reshape(-1))
+    for expected, actual, ok in (([x], [near], True), ([x_nan], [both_nan], True),
+                                 ([x], [far], False)):
+        fast, full = _both_paths(monkeypatch, expected, actual)
+        assert fast == full and fast["ok"] is ok, (fast, full)
+    assert _both_paths(monkeypatch, [x], [near])[0]["max_abs_err"] > 0
