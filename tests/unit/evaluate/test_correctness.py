@@ -122,10 +122,12 @@ def test_input_mutation_detection_sees_zero_signs_and_nan_payloads():
 
 
 def _both_paths(monkeypatch, expected, actual, tol=TOL, ref_errors=None, exact=None):
-    """compare_outputs as it runs, and with the identical-output shortcut switched off."""
+    """compare_outputs as it runs, and with both shortcuts (identical outputs; every element
+    finite and within the tolerance) switched off."""
     fast = compare_outputs(expected, actual, tol, ref_errors, exact)
     with monkeypatch.context() as m:
         m.setattr(correctness, "_identical", lambda rf, af: False)
+        m.setattr(correctness, "_finite_and_within", lambda *args: None)
         full = compare_outputs(expected, actual, tol, ref_errors, exact)
     return fast, full
 
@@ -171,3 +173,84 @@ def test_outputs_that_differ_anywhere_take_the_whole_comparison(monkeypatch):
         fast, full = _both_paths(monkeypatch, expected, actual)
         assert fast == full and fast["ok"] is ok, (fast, full)
     assert _both_paths(monkeypatch, [x], [near])[0]["max_abs_err"] > 0
+
+
+def _screened(expected, actual, tol=TOL):
+    """What the within-tolerance shortcut makes of one output (None: the whole comparison)."""
+    exp, out = expected.reshape(-1), actual.reshape(-1)
+    work = torch.float64 if exp.dtype == torch.float64 else torch.float32
+    return correctness._finite_and_within(exp, out, tol.atol, tol.rtol, work,
+                                          max(tol.atol, 1e-30))
+
+
+def test_outputs_within_the_tolerance_get_the_full_comparisons_verdict(monkeypatch):
+    # Every element finite and within the tolerance, none identical everywhere (rounding-level
+    # noise, half precision, several chunks, a float64 answer, a widened atol, an element right
+    # at the bound, a reference of zeros): the shortcut's statistics are the whole
+    # comparison's, to the last bit.
+    monkeypatch.setattr(correctness, "CHUNK", 64)
+    torch.manual_seed(0)
+    x = torch.randn(33, 17)
+    noisy = x + 1e-5 * torch.randn(33, 17)
+    at_bound = x.clone()
+    at_bound[3, 4] = x[3, 4] + (TOL.atol + TOL.rtol * abs(float(x[3, 4]))) * 0.999
+    wide = x + 5e-4 * torch.randn(33, 17)
+    cases = [
+        ([x], [noisy], {}),
+        ([x], [at_bound], {}),
+        ([x.half()], [(x + 1e-3 * torch.randn(33, 17)).half()], {"tol": Tolerance(1e-2, 1e-2)}),
+        ([x.bfloat16(), x], [(x + 1e-2 * torch.randn(33, 17)).bfloat16(), noisy],
+         {"ref_errors": [3e-2, None]}),
+        ([x], [noisy], {"exact": [x.double()]}),
+        ([x], [wide], {"ref_errors": [1e-3]}),
+        ([torch.zeros(9)], [torch.full((9,), 1e-6)], {}),
+        ([x.double()], [noisy.double()], {}),
+    ]
+    screen = correctness._finite_and_within
+    taken = []
+
+    def spy(*args):
+        found = screen(*args)
+        taken.append(found is not None)
+        return found
+
+    monkeypatch.setattr(correctness, "_finite_and_within", spy)
+    for expected, actual, extra in cases:
+        taken.clear()
+        fast, full = _both_paths(monkeypatch, expected, actual, **extra)
+        assert fast == full and fast["ok"], (fast, full)
+        assert fast["max_abs_err"] > 0
+        assert taken and all(taken), "the shortcut answered every output"
+
+
+def test_outputs_not_finite_or_outside_take_the_whole_comparison(monkeypatch):
+    # NaN or an infinity anywhere (matched or not), an element outside the tolerance, an
+    # overflowing difference, or a normalised error past its bound: the shortcut declines and
+    # the whole comparison decides, as before.
+    monkeypatch.setattr(correctness, "CHUNK", 64)
+    torch.manual_seed(1)
+    x = torch.randn(20, 20)
+    near = x + 1e-6 * torch.randn(20, 20)
+    cases = []
+    for where, ref_value, out_value, ok in (
+        ((5, 5), float("nan"), float("nan"), True),
+        ((6, 6), float("inf"), float("inf"), True),
+        ((7, 7), float("-inf"), float("-inf"), True),
+        ((8, 8), float("inf"), 1.0, False),
+        ((9, 9), 1.0, float("nan"), False),
+        ((10, 10), 1.0, float("inf"), False),
+        ((11, 11), 3e38, -3e38, False),
+        ((12, 12), 1.0, 1.1, False),
+    ):
+        r, a = x.clone(), near.clone()
+        r[where], a[where] = ref_value, out_value
+        cases.append((r, a, ok))
+    for r, a, ok in cases:
+        assert _screened(r, a) is None
+        fast, full = _both_paths(monkeypatch, [r], [a])
+        assert fast == full and fast["ok"] is ok, (fast, full)
+    # within atol everywhere, yet a thousandth of the answer's size: the normalised error
+    tiny = torch.full((50,), 1e-3)
+    fast, full = _both_paths(monkeypatch, [tiny], [torch.zeros(50)], Tolerance(1e-2, 0.0))
+    assert _screened(tiny, torch.zeros(50), Tolerance(1e-2, 0.0)) is not None
+    assert fast == full and not fast["ok"] and "normalised error" in fast["message"]
