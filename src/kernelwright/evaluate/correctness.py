@@ -222,7 +222,7 @@ def _finite_and_within(rf: Any, af: Any, atol: float, rtol: float, work_dtype: A
     for start in range(0, rf.numel(), CHUNK):
         r = rf[start:start + CHUNK].to(work_dtype)
         a = af[start:start + CHUNK].to(work_dtype)
-        diff = (a - r).abs()  # NaN where either is NaN or both the same infinity
+        diff = (a - r).abs()  # NaN where either is NaN or both the same infinity, inf where one is
         r_abs = r.abs()
         bound = atol + rtol * r_abs  # infinite (or NaN) where r is
         # within, and r finite: then a is finite too
