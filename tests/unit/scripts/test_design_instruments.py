@@ -96,3 +96,18 @@ def test_the_prelude_probe_says_in_one_line_that_it_needs_a_gpu(tmp_path: Path) 
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == 2 and proc.stderr.strip().count("\n") == 0, proc.stderr
     assert "needs a CUDA device" in proc.stderr and not (tmp_path / "prelude").exists()
+
+
+def test_the_attention_probe_checks_the_design_and_its_warp_specialised_loop(
+        tmp_path: Path) -> None:
+    """scripts/probe_attention.py: the default design and the same design with its unmasked
+    key loop warp-specialised (a source edit) both run and match the task's model; eager is
+    timed first (PyTorch's backends one by one only on a GPU)."""
+    _run("probe_attention.py", str(TASK), "--small", "--variants", "2", "--out", str(tmp_path))
+    with (tmp_path / "attention.csv").open() as fh:
+        rows = list(csv.DictReader(fh))
+    assert [r["variant"] for r in rows] == [
+        "eager", "TMA=0 BLOCK_N=64 WARPS=8 STAGES=3 WS=0", "TMA=0 BLOCK_N=64 WARPS=8 STAGES=3 WS=1"]
+    assert all(not r["note"] and float(r["max_abs_err"]) < 0.05 for r in rows[1:]), rows
+    edited = (tmp_path / "candidates" / "37_sdpa__1.py").read_text()
+    assert edited.count("warp_specialize=True") == 1
