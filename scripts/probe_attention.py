@@ -81,7 +81,9 @@ def probe_task(path: Path, args: argparse.Namespace, device: str, write: Any) ->
     module = import_task_module(path, size)
     torch.manual_seed(0)
     inputs = [x.to(device) for x in cast_value(module.get_inputs(), policy)]
-    model = prepare_model(module.Model(), device, policy)
+    init = list(module.get_init_inputs()) if hasattr(module, "get_init_inputs") else []
+    torch.manual_seed(1)
+    model = prepare_model(module.Model(*init), device, policy)
     row = {"task": path.stem}
     with torch.no_grad():
         want = model(*inputs)
@@ -117,7 +119,8 @@ def probe_task(path: Path, args: argparse.Namespace, device: str, write: Any) ->
                 source = warp_specialized(source)
             file = folder / f"{path.stem}__{n}.py"
             file.write_text(source)
-            new = load_module(file).ModelNew().to(device)
+            torch.manual_seed(1)  # the same weights as the model's
+            new = prepare_model(load_module(file).ModelNew(*init), device, policy)
             with torch.no_grad():
                 got = new(*inputs)
                 out["max_abs_err"] = f"{(got.float() - want.float()).abs().max().item():.3g}"
