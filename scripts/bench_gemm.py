@@ -29,7 +29,9 @@ skipped rows say so. CPU timings (the interpreter) mean nothing; only the errors
 from __future__ import annotations
 
 import argparse
+import contextlib
 import copy
+import csv
 import functools
 import importlib.util
 import json
@@ -40,6 +42,7 @@ import sys
 import time
 import traceback
 import warnings
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -214,6 +217,24 @@ def pick_device() -> str | None:
         print("no GPU: run under TRITON_INTERPRET=1 (with --small)", file=sys.stderr)
         return None
     return "cpu"
+
+
+@contextlib.contextmanager
+def csv_rows(path: Path, fields: list[str],
+             show: Callable[[dict[str, Any]], str]) -> Iterator[Callable[[dict[str, Any]], None]]:
+    """A writer of rows to a new CSV at ``path`` (its folder made): each row is flushed as it
+    comes, so a crash keeps what was measured, and printed as ``show`` words it."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("w", newline="") as fh:
+        writer = csv.DictWriter(fh, fields, extrasaction="ignore")
+        writer.writeheader()
+
+        def write(row: dict[str, Any]) -> None:
+            writer.writerow(row)
+            fh.flush()
+            print(show(row), flush=True)
+
+        yield write
 
 
 def load_module(file: Path) -> Any:

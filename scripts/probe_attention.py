@@ -23,7 +23,6 @@ fails to compile is a row with its error, not the end of the probe.
 from __future__ import annotations
 
 import argparse
-import csv
 import dataclasses
 import itertools
 import re
@@ -34,7 +33,7 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_gemm import _time, load_module, pick_device  # noqa: E402
+from bench_gemm import _time, csv_rows, load_module, pick_device  # noqa: E402
 
 TASKS = ["benchmarks/level1/37_sdpa.py", "benchmarks/level1/38_sdpa_causal.py"]
 FIELDS = ["task", "variant", "max_abs_err", "ms", "note"]
@@ -147,16 +146,8 @@ def main(argv: list[str] | None = None) -> int:
     device = pick_device()
     if device is None:
         return 2
-    args.out.mkdir(parents=True, exist_ok=True)
-    with (args.out / "attention.csv").open("w", newline="") as fh:
-        writer = csv.DictWriter(fh, FIELDS, extrasaction="ignore")
-        writer.writeheader()
-
-        def write(row: dict[str, Any]) -> None:
-            writer.writerow(row)
-            fh.flush()
-            print(" | ".join(str(row.get(k, "")) for k in FIELDS), flush=True)
-
+    with csv_rows(args.out / "attention.csv", FIELDS,
+                  lambda row: " | ".join(str(row.get(k, "")) for k in FIELDS)) as write:
         for path in args.tasks:
             probe_task(path, args, device, write)
     return 0

@@ -26,7 +26,6 @@ and prints each contender's kernels, slowest first.
 from __future__ import annotations
 
 import argparse
-import csv
 import sys
 import time
 import warnings
@@ -35,7 +34,7 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_gemm import _host_time, _time, load_module, pick_device  # noqa: E402
+from bench_gemm import _host_time, _time, csv_rows, load_module, pick_device  # noqa: E402
 
 FIELDS = [
     "task", "contender", "precision", "call_ms", "host_ms", "max_err", "kernel", "launches",
@@ -255,6 +254,20 @@ def profile_task(path: Path, args: argparse.Namespace, device: str, write: Any) 
                     write({**row, "kernel": what, "host_us": f"{us:.1f}"})
 
 
+def _line(row: dict[str, Any]) -> str:
+    """A profile row in a line: a kernel's time, the host's, the batches', or a contender."""
+    if row.get("us_a_call"):
+        return f"   {row['us_a_call']:>10} µs  x{row['launches']:<4} {row['kernel'][:90]}"
+    if row.get("host_us"):
+        return f"   {row['host_us']:>10} µs  host   {row['kernel'][:90]}"
+    if row.get("batch_issue_ms"):
+        return (f"   in batches as the harness makes them: host issuing "
+                f"{row['batch_issue_ms']} ms a call (in the forward "
+                f"{row['batch_forward_ms']}), device span {row['batch_span_ms']}, "
+                f"events {row['batch_events_ms']}")
+    return f"   {row['contender']}: {row['kernel']}"
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("tasks", nargs="+", type=Path)
@@ -270,26 +283,7 @@ def main(argv: list[str] | None = None) -> int:
     device = pick_device()
     if device is None:
         return 2
-    args.out.mkdir(parents=True, exist_ok=True)
-    with (args.out / "profile.csv").open("w", newline="") as fh:
-        writer = csv.DictWriter(fh, FIELDS, extrasaction="ignore")
-        writer.writeheader()
-
-        def write(row: dict[str, Any]) -> None:
-            writer.writerow(row)
-            fh.flush()
-            if row.get("us_a_call"):
-                print(f"   {row['us_a_call']:>10} µs  x{row['launches']:<4} {row['kernel'][:90]}")
-            elif row.get("host_us"):
-                print(f"   {row['host_us']:>10} µs  host   {row['kernel'][:90]}")
-            elif row.get("batch_issue_ms"):
-                print(f"   in batches as the harness makes them: host issuing "
-                      f"{row['batch_issue_ms']} ms a call (in the forward "
-                      f"{row['batch_forward_ms']}), device span {row['batch_span_ms']}, "
-                      f"events {row['batch_events_ms']}")
-            else:
-                print(f"   {row['contender']}: {row['kernel']}", flush=True)
-
+    with csv_rows(args.out / "profile.csv", FIELDS, _line) as write:
         for path in args.tasks:
             try:
                 profile_task(path, args, device, write)

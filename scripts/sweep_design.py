@@ -24,7 +24,6 @@ crash keeps what was measured) and prints each task's default and best.
 from __future__ import annotations
 
 import argparse
-import csv
 import itertools
 import os
 import sys
@@ -35,7 +34,7 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_gemm import _time, load_module, pick_device  # noqa: E402
+from bench_gemm import _time, csv_rows, load_module, pick_device  # noqa: E402
 
 FIELDS = ["task", "variant", "skills", "params", "ms", "ok", "note", "precision", "commit"]
 
@@ -183,17 +182,13 @@ def main(argv: list[str] | None = None) -> int:
     device = pick_device()
     if device is None:
         return 2
-    args.out.mkdir(parents=True, exist_ok=True)
     rows: list[dict[str, Any]] = []
-    with (args.out / "sweep.csv").open("w", newline="") as fh:
-        writer = csv.DictWriter(fh, FIELDS, extrasaction="ignore")
-        writer.writeheader()
+    with csv_rows(args.out / "sweep.csv", FIELDS,
+                  lambda row: " | ".join(str(row.get(k, "")) for k in FIELDS[:7])) as to_csv:
 
         def write(row: dict[str, Any]) -> None:
             rows.append(row)
-            writer.writerow(row)
-            fh.flush()
-            print(" | ".join(str(row.get(k, "")) for k in FIELDS[:7]), flush=True)
+            to_csv(row)
 
         for path in args.tasks:
             try:
