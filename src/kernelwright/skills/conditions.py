@@ -110,6 +110,19 @@ class AttentionShape:
 
 
 @dataclass(frozen=True, slots=True)
+class PoolShape:
+    """A pooling's window, per pooled dimension (outermost first, W last).
+
+    Attributes:
+        kernel, stride, dilation: the window's taps, the step between windows and between taps.
+    """
+
+    kernel: tuple[int, ...]
+    stride: tuple[int, ...]
+    dilation: tuple[int, ...]
+
+
+@dataclass(frozen=True, slots=True)
 class GroupFacts:
     """What the skills' conditions may look at, for one fusion group at one size.
 
@@ -144,6 +157,7 @@ class GroupFacts:
             norm); False when it writes only per-row results (a loss's terms, a maximum).
         gemm: a GEMM group's product (None for other kinds).
         attention: an attention group's shape and options (None for other kinds).
+        pool: a pooling group's window (None for other kinds).
     """
 
     kind: str
@@ -171,6 +185,7 @@ class GroupFacts:
     full_outputs: bool = True
     gemm: GemmShape | None = None
     attention: AttentionShape | None = None
+    pool: PoolShape | None = None
 
     @property
     def numel(self) -> int:

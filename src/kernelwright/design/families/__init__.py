@@ -7,7 +7,8 @@ parameters and tunable space (its skill files and heuristics), and how it render
     reduction    reduction    one pass, looped, split, team,                   row-*, column-*, ...
                               split statistics, relay (+ folds)
     scan         scan         row walk, column walk, chained look-back          scan-*
-    pool         pool         1-3-D max and average windows                     pool-window
+    pool         pool         1-3-D max and average windows: taps from         pool-*
+                              aligned vectors, or the W taps a tile axis
     topk         select       sorted lanes, k rounds                            topk-rounds
     gemm         gemm         tiled (persistent, grouped; TMA or pointer        gemm-*
                               loads), split-K; epilogue on the accumulator

@@ -409,10 +409,7 @@ class _Body:
                 c.add(f"inv_r{u} = 1.0 / {self._count(start, t.roll, 'IR')}")
 
     def _count(self, start: str, w: Window, size: str) -> str:
-        end = f"tl.minimum({start} + {w.k}, {size} + {w.p})"
-        if self.spec.count_include_pad:
-            return f"({end} - ({start}))"
-        return f"(tl.minimum({end}, {size}) - tl.maximum({start}, 0))"
+        return divisor_count(start, w, size, self.spec.count_include_pad)
 
     def scale(self, u: int, j: int) -> str:
         """The reciprocal of output (u, j)'s divisor."""
@@ -424,6 +421,16 @@ class _Body:
         if self.tile.rolls:
             factors.append(f"inv_r{u}")
         return " * ".join(factors)
+
+
+def divisor_count(start: str, w: Window, size: str, include_pad: bool) -> str:
+    """Kernel expression: the taps PyTorch's average pooling counts along one axis for windows
+    starting at ``start`` (an input of ``size`` elements): those inside the padded input with
+    ``count_include_pad``, else those inside the input."""
+    end = f"tl.minimum({start} + {w.k}, {size} + {w.p})"
+    if include_pad:
+        return f"({end} - ({start}))"
+    return f"(tl.minimum({end}, {size}) - tl.maximum({start}, 0))"
 
 
 def render_pool(

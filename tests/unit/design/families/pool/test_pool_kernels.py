@@ -111,6 +111,45 @@ def test_a_large_window_unrolls_fewer_steps(check) -> None:
     assert 0 < kernel.count("tl.load(") <= MAX_UNROLLED_LOADS
 
 
+# The tap tile applies where the W stride is not 1, 2 or 4. Cases: windows that tile the rows
+# (ragged ends), overlapping and dilated windows, padding counted or not, ceil mode, a divisor
+# override, 3-D windows with their outer taps unrolled (27) and looped (36, past
+# MAX_UNROLLED_TAPS); tiles of 4 outputs and 2 rows leave partial blocks along both
+@pytest.mark.parametrize(
+    ("module", "shape", "variant"),
+    [
+        ("nn.AvgPool2d(kernel_size=5)", "3, 3, 11, 17", "1, 2, 10, 26"),
+        ("nn.MaxPool1d(kernel_size=4, stride=3, padding=1)", "3, 3, 37", "2, 3, 20"),
+        ("nn.MaxPool2d(kernel_size=3, stride=3, padding=1, dilation=2)", "3, 3, 9, 13",
+         "1, 2, 7, 8"),
+        ("nn.AvgPool2d(kernel_size=3, stride=3, padding=1, ceil_mode=True, "
+         "count_include_pad=False)", "3, 3, 8, 10", "1, 2, 5, 5"),
+        ("nn.AvgPool2d(kernel_size=3, stride=(2, 3), divisor_override=7)", "3, 3, 8, 10",
+         "1, 2, 5, 7"),
+        ("nn.AvgPool3d(kernel_size=3, stride=3, padding=1)", "2, 2, 5, 7, 9", "1, 2, 4, 6, 5"),
+        ("nn.MaxPool3d((4, 9, 3), stride=3)", "2, 2, 5, 11, 7", "1, 2, 4, 9, 10"),
+    ],
+    ids=["avg2d-tiling", "max1d-overlap", "max2d-dilated", "avg2d-ceil-exclude-pad",
+         "avg2d-divisor", "avg3d-unrolled", "max3d-looped"],
+)
+def test_tap_tile_pooling(check, module: str, shape: str, variant: str) -> None:
+    body = POOL.format(module=module, shape=shape, variant=variant)
+    (src,) = check(body, skills=("pool-tap-tile",),
+                   params={"BLOCK_W": 4, "ROWS": 2, "WARPS": 1})
+    assert "KP=" in src  # the tap tile's launch, not the window template's
+    assert ("in range(36):" in src) == ("(4, 9, 3)" in module)  # 36 outer taps loop
+
+
+def test_tap_tile_max_pooling_propagates_nan(check) -> None:
+    body = POOL.format(
+        module="nn.MaxPool2d(kernel_size=3, stride=3, padding=1)",
+        shape="2, 3, 9, 11",
+        variant="1, 2, 5, 5",
+    )
+    nan = "torch.where(torch.rand(2, 3, 9, 11) < 0.05, float('nan'), torch.randn(2, 3, 9, 11))"
+    check(body, skills=("pool-tap-tile",), inputs=f"[[{nan}]]")
+
+
 TRANSITION = """
 class Model(nn.Module):
     def __init__(self):

@@ -13,7 +13,8 @@ from kernelwright.design.families.pool.template import (
     unrolled_loads,
 )
 from kernelwright.design.kernel.common import DesignError
-from kernelwright.skills.conditions import GroupFacts
+from kernelwright.skills.base import Condition
+from kernelwright.skills.conditions import GroupFacts, PoolShape, check
 from kernelwright.skills.heuristics import defaults_for
 
 
@@ -100,3 +101,33 @@ def test_a_window_too_large_even_at_one_step_has_no_kernel() -> None:
     huge = plan_tile(spec(11, 11, 0, nsp=3))  # 11 rows x 11 batch taps x 11 loads a row
     with pytest.raises(DesignError, match="too large to compile"):
         fitting_steps(huge, 4)
+
+
+def tap_facts(kernel: int, stride: int, out: tuple[int, ...]) -> GroupFacts:
+    """A 2-D pooling's facts with the same window along H and W."""
+    shape = PoolShape((kernel, kernel), (stride, stride), (1, 1))
+    return GroupFacts("pool", "", out, kernel * kernel, 1, 1, window=kernel**2, pool=shape)
+
+
+@pytest.mark.parametrize(
+    ("stride", "holds"),
+    [(1, False), (2, False), (4, False), (3, True), (5, True), (8, True), (11, True)],
+)
+def test_the_tap_tile_applies_where_the_window_templates_loads_are_strided(
+    stride: int, holds: bool
+) -> None:
+    # strides 1, 2 and 4: a chunk of the window template is one 16-byte vector; any other
+    # stride spreads a warp's lanes several vectors apart (stride 8: 2, stride 11: 11)
+    outcome = check(Condition("w_stride_spans_vectors"), tap_facts(stride, stride, (4, 8, 8)))
+    assert outcome.ok == holds, outcome
+
+
+def test_tap_tile_defaults() -> None:
+    # KernelBench's 11 x 11 average pooling (186 outputs a row): 64 outputs x 16 taps, 2 rows
+    d = defaults_for("pool-tap-tile", tap_facts(11, 11, (16, 64, 186, 186)))
+    assert (d["BLOCK_W"], d["ROWS"], d["WARPS"]) == (64, 2, 4)
+    # 3 taps pad to 4: 8 rows of 64; a narrow output keeps a 16-wide block
+    d = defaults_for("pool-tap-tile", tap_facts(3, 3, (8, 8, 40, 40)))
+    assert (d["BLOCK_W"], d["ROWS"]) == (64, 8)
+    d = defaults_for("pool-tap-tile", tap_facts(5, 5, (8, 8, 5, 5)))
+    assert (d["BLOCK_W"], d["ROWS"]) == (16, 8)
