@@ -25,13 +25,13 @@ from kernelwright.design.families.pool.template import (
     PoolSpec,
     Window,
     divisor_count,
-    fold_unit_windows,
-    pool_spec,
+    pooled_group,
+    wrapper_head,
 )
 from kernelwright.design.fusion import Group
-from kernelwright.design.graph import OpGraph, Ref
+from kernelwright.design.graph import OpGraph
 from kernelwright.design.kernel.common import Code, RenderedKernel, signature
-from kernelwright.design.kernel.emitter import KernelArgs, safe_name
+from kernelwright.design.kernel.emitter import KernelArgs
 
 DEFAULTS = {"BLOCK_W": 64, "ROWS": 2, "WARPS": 4}
 # Outer taps (the D and H window's) unrolled at most: past this the taps are a loop, so a large
@@ -144,12 +144,8 @@ def render_pool_tap_tile(
     graph: OpGraph, group: Group, name: str, params: Mapping[str, Any]
 ) -> RenderedKernel:
     """Render a pooling group (its pooling node and the pooled-values getitem) as a tap tile."""
-    node = graph.node(group.nodes[0])
-    spec = fold_unit_windows(pool_spec(node))
-    src = node.args[0]
-    assert isinstance(src, Ref)
+    spec, x, y = pooled_group(graph, group)
     p = {**DEFAULTS, **params}
-    x, y = safe_name(src.name), safe_name(group.outputs[0])
     kname = f"{name}_kernel"
     outer = _outer(spec)
     args = KernelArgs()
@@ -176,23 +172,9 @@ def _wrapper(
     y: str,
     scalars: list[str],
 ) -> str:
-    w = Code()
-    w.add(f"def {name}({x}):")
-    w.indent()
-    w.add(
-        f'"""{spec.kind.capitalize()} pooling over the last {spec.nsp} dimension(s): the W '
-        'window\'s taps a tile axis, each input row read in contiguous runs."""'
-    )
-    w.add(f"{x} = {x}.contiguous()  # planes are addressed as dense (..., spatial) blocks")
-    w.add("# sizes come from the runtime tensors, so any input shape works")
-    w.add(f"lead = {x}.shape[:-{spec.nsp}]", "n_planes = 1", "for s in lead:", "    n_planes *= s")
+    w = wrapper_head(spec, name, x, y, "the W window's taps a tile axis, each input row read in "
+                     "contiguous runs")
     dims = [a for a, _ in outer] + ["W"]
-    for i, d in enumerate(dims):
-        k, s_, p_, dl = spec.kernel[i], spec.stride[i], spec.padding[i], spec.dilation[i]
-        w.add(f"I{d} = {x}.shape[{i - spec.nsp}]")
-        w.add(f"O{d} = _pool_out_size(I{d}, {k}, {s_}, {p_}, {dl}, {spec.ceil_mode})")
-    w.add(f"{y} = torch.empty((*lead, {', '.join(f'O{d}' for d in dims)}), "
-          f"device={x}.device, dtype={x}.dtype)")
     plane = " * ".join(f"I{d}" for d in dims)
     rows = " * ".join(["n_planes"] + [f"O{d}" for d in dims[:-1]])
     w.add(

@@ -433,18 +433,23 @@ def divisor_count(start: str, w: Window, size: str, include_pad: bool) -> str:
     return f"(tl.minimum({end}, {size}) - tl.maximum({start}, 0))"
 
 
+def pooled_group(graph: OpGraph, group: Group) -> tuple[PoolSpec, str, str]:
+    """A pooling group's window (leading unit windows folded into the planes) and the names
+    of its input and its pooled output."""
+    node = graph.node(group.nodes[0])
+    src = node.args[0]
+    assert isinstance(src, Ref)
+    return fold_unit_windows(pool_spec(node)), safe_name(src.name), safe_name(group.outputs[0])
+
+
 def render_pool(
     graph: OpGraph, group: Group, name: str, variant: str, params: Mapping[str, Any]
 ) -> RenderedKernel:
     """Render a pooling group (its single pooling node and the pooled-values getitem)."""
-    node = graph.node(group.nodes[0])
-    spec = fold_unit_windows(pool_spec(node))
-    src = node.args[0]
-    assert isinstance(src, Ref)
+    spec, x, y = pooled_group(graph, group)
     p = {**DEFAULTS, **params}
     tile = plan_tile(spec)
     steps = fitting_steps(tile, int(p["STEPS"]) if tile.rolls else 1)
-    x, y = safe_name(src.name), safe_name(group.outputs[0])
     kname = f"{name}_kernel"
     args = KernelArgs()
     args.pointer("x")
@@ -492,6 +497,28 @@ def _scalars(spec: PoolSpec) -> list[str]:
     return names
 
 
+def wrapper_head(spec: PoolSpec, name: str, x: str, y: str, how: str) -> Code:
+    """A pooling wrapper's first lines: the signature and docstring (``how`` the kernel
+    works), the contiguous input, the planes (``n_planes``), each pooled axis' input and output
+    sizes (``ID``/``OD``, ``IH``/``OH``, ``IW``/``OW``) from the runtime tensor, and the output
+    ``y``."""
+    w = Code()
+    w.add(f"def {name}({x}):")
+    w.indent()
+    w.add(f'"""{spec.kind.capitalize()} pooling over the last {spec.nsp} dimension(s): {how}."""')
+    w.add(f"{x} = {x}.contiguous()  # planes are addressed as dense (..., spatial) blocks")
+    w.add("# sizes come from the runtime tensors, so any input shape works")
+    w.add(f"lead = {x}.shape[:-{spec.nsp}]", "n_planes = 1", "for s in lead:", "    n_planes *= s")
+    dims = ["D", "H", "W"][3 - spec.nsp :]
+    for i, d in enumerate(dims):
+        k, s_, p_, dl = spec.kernel[i], spec.stride[i], spec.padding[i], spec.dilation[i]
+        w.add(f"I{d} = {x}.shape[{i - spec.nsp}]")
+        w.add(f"O{d} = _pool_out_size(I{d}, {k}, {s_}, {p_}, {dl}, {spec.ceil_mode})")
+    out_shape = ", ".join(f"O{d}" for d in dims)
+    w.add(f"{y} = torch.empty((*lead, {out_shape}), device={x}.device, dtype={x}.dtype)")
+    return w
+
+
 def _wrapper(
     spec: PoolSpec,
     tile: Tile,
@@ -503,23 +530,7 @@ def _wrapper(
     y: str,
     scalars: list[str],
 ) -> str:
-    w = Code()
-    w.add(f"def {name}({x}):")
-    w.indent()
-    w.add(
-        f'"""{spec.kind.capitalize()} pooling over the last {spec.nsp} dimension(s): input rows '
-        'loaded once, taps from registers."""'
-    )
-    w.add(f"{x} = {x}.contiguous()  # planes are addressed as dense (..., spatial) blocks")
-    w.add("# sizes come from the runtime tensors, so any input shape works")
-    w.add(f"lead = {x}.shape[:-{spec.nsp}]", "n_planes = 1", "for s in lead:", "    n_planes *= s")
-    dims = ["D", "H", "W"][3 - spec.nsp :]
-    for i, d in enumerate(dims):
-        k, s_, p_, dl = spec.kernel[i], spec.stride[i], spec.padding[i], spec.dilation[i]
-        w.add(f"I{d} = {x}.shape[{i - spec.nsp}]")
-        w.add(f"O{d} = _pool_out_size(I{d}, {k}, {s_}, {p_}, {dl}, {spec.ceil_mode})")
-    out_shape = ", ".join(f"O{d}" for d in dims)
-    w.add(f"{y} = torch.empty((*lead, {out_shape}), device={x}.device, dtype={x}.dtype)")
+    w = wrapper_head(spec, name, x, y, "input rows loaded once, taps from registers")
     w.add("# the tile's axes: batch rows (B), the unrolled axis (R), W")
     if spec.nsp == 3:
         w.add(

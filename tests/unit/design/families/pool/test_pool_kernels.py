@@ -88,14 +88,15 @@ def test_pooling(check, module: str, shape: str, variant: str, params) -> None:
     assert kernel.rindex("tl.load(") < kernel.index("tl.store(")
 
 
-def test_max_pooling_propagates_nan(check) -> None:
+@pytest.mark.parametrize(("skill", "stride"), [("pool-window", 2), ("pool-tap-tile", 3)])
+def test_max_pooling_propagates_nan(check, skill: str, stride: int) -> None:
     body = POOL.format(
-        module="nn.MaxPool2d(kernel_size=3, stride=2, padding=1)",
+        module=f"nn.MaxPool2d(kernel_size=3, stride={stride}, padding=1)",
         shape="2, 3, 9, 11",
         variant="1, 2, 5, 5",
     )
     nan = "torch.where(torch.rand(2, 3, 9, 11) < 0.05, float('nan'), torch.randn(2, 3, 9, 11))"
-    check(body, skills=("pool-window",), inputs=f"[[{nan}]]")
+    check(body, skills=(skill,), inputs=f"[[{nan}]]")
 
 
 def test_a_large_window_unrolls_fewer_steps(check) -> None:
@@ -138,16 +139,6 @@ def test_tap_tile_pooling(check, module: str, shape: str, variant: str) -> None:
                    params={"BLOCK_W": 4, "ROWS": 2, "WARPS": 1})
     assert "KP=" in src  # the tap tile's launch, not the window template's
     assert ("in range(36):" in src) == ("(4, 9, 3)" in module)  # 36 outer taps loop
-
-
-def test_tap_tile_max_pooling_propagates_nan(check) -> None:
-    body = POOL.format(
-        module="nn.MaxPool2d(kernel_size=3, stride=3, padding=1)",
-        shape="2, 3, 9, 11",
-        variant="1, 2, 5, 5",
-    )
-    nan = "torch.where(torch.rand(2, 3, 9, 11) < 0.05, float('nan'), torch.randn(2, 3, 9, 11))"
-    check(body, skills=("pool-tap-tile",), inputs=f"[[{nan}]]")
 
 
 TRANSITION = """
