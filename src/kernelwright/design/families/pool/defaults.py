@@ -1,4 +1,4 @@
-"""Default parameters of the pooling skill (measurements in ``measurements.csv``)."""
+"""Default parameters of the pooling skills (measurements in ``measurements.csv``)."""
 
 from __future__ import annotations
 
