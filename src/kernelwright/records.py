@@ -122,7 +122,9 @@ class CallBreakdown:
     them on the CPU); ``fixed_ms`` what the judge's calibration subtracted, and its share of
     each phase (``write_fixed_ms``, ``turn_fixed_ms``, ``read_fixed_ms``, of which
     ``map_fixed_ms`` for the mappings): a phase well above its share is where the time the clock
-    keeps goes.
+    keeps goes. ``mapped_mb`` is the memory the judge mapped to read them (MB a call): whole
+    allocations, so above the outputs' own size where they lie in a larger one, which costs
+    more to map than the calibration's allocation of their size.
 
     What the timed process reported of itself: ``events_ms`` the call (CUDA events around the
     forward); ``span_ms`` the first call's start to the last one's end (gaps between calls
@@ -149,6 +151,7 @@ class CallBreakdown:
     turn_fixed_ms: float | None = None
     read_fixed_ms: float | None = None
     map_fixed_ms: float | None = None
+    mapped_mb: float | None = None
     events_ms: float | None = None
     span_ms: float | None = None
     issue_ms: float | None = None

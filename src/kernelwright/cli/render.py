@@ -128,6 +128,7 @@ def describe_breakdown(p: CallBreakdown) -> str:
              ("reading outputs", against(p.read_ms, p.read_fixed_ms)),
              ("of which opening them", against(p.map_ms, p.map_fixed_ms)),
              ("fixed cost subtracted", p.fixed_ms)]
+    mapped = (f", mapped {p.mapped_mb:.1f} MB" if p.mapped_mb is not None else "")
     process = [("setup", p.setup_ms), ("the call's events", p.events_ms),
                ("first start to last end", p.span_ms), ("host issuing", p.issue_ms),
                ("of which in the forward", p.forward_ms),
@@ -142,7 +143,7 @@ def describe_breakdown(p: CallBreakdown) -> str:
                           (("device allocations", p.device_allocs),
                            ("cache flushes at the memory cap", p.alloc_retries))
                           if v is not None)
-    parts = [f"judge: {cells(judge)}" if cells(judge) else "",
+    parts = [f"judge: {cells(judge)}{mapped}" if cells(judge) else "",
              f"process (its own report): {cells(process)}" if cells(process) else "",
              f"allocator (a call): {allocator}" if allocator else ""]
     return "; ".join(filter(None, parts)) + " (ms a call, a diagnostic)"

@@ -637,7 +637,8 @@ def _batch(
         "read_ms": (t1 - replied) * 1e3, "map_ms": (mapped - replied) * 1e3,
         "fixed_ms": fixed, "write_fixed_ms": calibrated[0],
         "turn_fixed_ms": calibrated[1], "read_fixed_ms": calibrated[2],
-        "map_fixed_ms": min(calibrated[2], r.overhead.mapping(reads)) if reads else None}
+        "map_fixed_ms": min(calibrated[2], r.overhead.mapping(reads)) if reads else None,
+        "mapped_mb": sum(opened.allocations.values()) / 1e6 if cuda else None}
     parts |= {key: _reported_ms(report.get(key))
               for key in ("span_ms", "issue_ms", "forward_ms", "prelude_ms", "setup_ms", "run_ms",
                           "reply_ms", "busy_ms", "device_allocs", "alloc_retries")}

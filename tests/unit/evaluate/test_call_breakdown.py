@@ -27,9 +27,11 @@ def test_medians_of_each_part() -> None:
            "fixed_ms": [0.01, 0.02, 0.03], "write_ms": [0.1, 0.2, 0.3],
            "turn_ms": [0.5, 0.4, 0.6], "read_ms": [0.05, 0.07, 0.06],
            "setup_ms": [0.02, 0.01, 0.03], "reply_ms": [0.04, 0.04, 0.05],
-           "run_ms": [0.33, 0.32, 0.34], "busy_ms": [0.41, 0.39, 0.45]}
+           "run_ms": [0.33, 0.32, 0.34], "busy_ms": [0.41, 0.39, 0.45],
+           "mapped_mb": [141.6, 2147.5, 141.6]}
     p = breakdown_of(raw)
     assert p is not None
+    assert p.mapped_mb == pytest.approx(141.6)
     assert (p.run_ms, p.busy_ms) == pytest.approx((0.33, 0.41))
     assert (p.events_ms, p.span_ms, p.issue_ms, p.fixed_ms) == pytest.approx(
         (0.205, 0.30, 0.34, 0.02))
@@ -78,6 +80,10 @@ def test_the_line_names_each_part() -> None:
     split = describe_breakdown(CallBreakdown(read_ms=0.8, read_fixed_ms=0.46, map_ms=0.6,
                                              map_fixed_ms=0.3))
     assert "of which opening them 0.6000 (calibrated 0.3000)" in split
+    assert "mapped" not in split
+    # the memory mapped to read a call back: whole allocations, however small its outputs
+    larger = describe_breakdown(CallBreakdown(read_ms=0.8, map_ms=0.6, mapped_mb=4294.97))
+    assert "mapped 4295.0 MB (ms a call" in larger
 
 
 def test_verdicts_round_trip_with_and_without_it() -> None:
