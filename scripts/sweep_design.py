@@ -19,6 +19,10 @@ task's ``Model`` (``torch.allclose`` at the task's tolerance, else the policy's)
 ``--precision`` runs model, inputs and plan under that policy, as the harness does. Eager
 PyTorch and ``torch.compile`` are timed once per task. Writes ``OUT/sweep.csv`` row by row (a
 crash keeps what was measured) and prints each task's default and best.
+
+``--lift-conditions`` plans the ``--skill`` skills as if their validity conditions held: an
+experiment on a condition itself (does the skill lose where its condition says it does not
+apply?). Its rows say so in their note, and each variant is still checked against the model.
 """
 
 from __future__ import annotations
@@ -84,6 +88,19 @@ def variants(plan: Any, skills: list[str], axes: list[Any]) -> list[tuple[str, A
     return found
 
 
+def lifted_library(skills: list[str]) -> Any:
+    """The built-in skills, those named without their validity conditions."""
+    import dataclasses
+
+    from kernelwright.skills.library import SkillLibrary
+
+    library = SkillLibrary.builtin()
+    for name in skills:
+        library.get(name)  # an unknown id stops here, naming the known ones
+    return SkillLibrary(dataclasses.replace(s, conditions=()) if s.id in skills else s
+                        for s in library)
+
+
 def sweep_task(path: Path, args: argparse.Namespace, device: str, write: Any) -> None:
     import torch
 
@@ -97,7 +114,8 @@ def sweep_task(path: Path, args: argparse.Namespace, device: str, write: Any) ->
     policy = Precision(args.precision)
     apply_policy(policy)
     task = load_task(path, size=size)
-    plan = plan_task(task, device, size, isolate=False, precision=args.precision)
+    plan = plan_task(task, device, size, isolate=False, precision=args.precision,
+                     library=lifted_library(args.skill) if args.lift_conditions else None)
     found = variants(plan, args.skill, parse_grid(args.grid))
     module = import_task_module(path, size)
     opts = task_options(task)
@@ -113,9 +131,11 @@ def sweep_task(path: Path, args: argparse.Namespace, device: str, write: Any) ->
     with torch.no_grad():
         want = model(*inputs)
     row = {"task": path.stem, "precision": args.precision, "commit": args.commit}
+    lifted = "conditions lifted" if args.lift_conditions else ""
 
     def run(variant: str, skills: str, params: str, fn: Any, check: bool) -> None:
-        out = {**row, "variant": variant, "skills": skills, "params": params, "ok": "", "note": ""}
+        out = {**row, "variant": variant, "skills": skills, "params": params, "ok": "",
+               "note": lifted if check else ""}
         try:
             with torch.no_grad():
                 if check:
@@ -172,9 +192,13 @@ def main(argv: list[str] | None = None) -> int:
         default="fp32",
         help="the policy: model, inputs and plan as the harness runs them",
     )
+    ap.add_argument("--lift-conditions", action="store_true",
+                    help="plan the --skill skills as if their validity conditions held")
     ap.add_argument("--budget-s", type=float, default=480.0)
     ap.add_argument("--commit", default=os.environ.get("KW_COMMIT", ""), help="for the rows")
     args = ap.parse_args(argv)
+    if args.lift_conditions and not args.skill:
+        ap.error("--lift-conditions needs the --skill whose conditions it lifts")
     args.deadline = time.monotonic() + args.budget_s
     warnings.simplefilter("ignore")
     sys.path.insert(0, str(ROOT / "src"))

@@ -35,6 +35,36 @@ def test_a_bf16_sweep_checks_each_variant_under_the_policy(tmp_path: Path) -> No
     assert "BLOCK_N=16" in rows[2]["params"] and float(rows[2]["ms"]) > 0
 
 
+def test_a_sweep_can_lift_a_skills_conditions(tmp_path: Path) -> None:
+    """--lift-conditions plans a skill where its condition says it does not apply (the tap tile
+    at a W stride of 2), each variant still checked against the model and noted as such; the
+    same sweep without it finds no design holding the skill."""
+    task = ROOT / "benchmarks" / "level1" / "24_max_pool2d.py"
+    _run("sweep_design.py", str(task), "--small", "--no-compile", "--skill", "pool-tap-tile",
+         "--out", str(tmp_path / "kept"))
+    with (tmp_path / "kept" / "sweep.csv").open() as fh:
+        kept = list(csv.DictReader(fh))
+    assert [r["variant"] for r in kept] == ["plan"] and "no design holds" in kept[0]["note"]
+    _run("sweep_design.py", str(task), "--small", "--no-compile", "--skill", "pool-tap-tile",
+         "--lift-conditions", "--grid", "BLOCK_W=16,32", "--out", str(tmp_path / "lifted"))
+    with (tmp_path / "lifted" / "sweep.csv").open() as fh:
+        rows = list(csv.DictReader(fh))
+    assert [r["variant"] for r in rows] == ["eager", "default", "BLOCK_W=16", "BLOCK_W=32"]
+    assert all(r["skills"] == "pool-tap-tile" and r["ok"] == "True"
+               and r["note"] == "conditions lifted" for r in rows[1:]), rows
+    assert rows[0]["note"] == ""
+
+
+def test_lifting_conditions_needs_a_skill_to_lift(tmp_path: Path) -> None:
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
+    proc = subprocess.run([sys.executable, str(ROOT / "scripts" / "sweep_design.py"),
+                           str(ROOT / "benchmarks" / "level1" / "24_max_pool2d.py"),
+                           "--lift-conditions", "--out", str(tmp_path / "none")], env=env,
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2 and "--lift-conditions needs the --skill" in proc.stderr
+    assert not (tmp_path / "none").exists()
+
+
 def test_a_profile_lists_each_contenders_operations(tmp_path: Path) -> None:
     _run("profile_design.py", str(TASK), "--small", "--no-compile", "--precision", "bf16",
          "--top", "3", "--out", str(tmp_path))
