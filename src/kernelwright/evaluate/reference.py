@@ -18,7 +18,13 @@ from typing import Any
 
 from kernelwright.errors import TaskError
 from kernelwright.evaluate.inputs import derive_seed, distribution_for_trial, transform_inputs
-from kernelwright.evaluate.memory import Footprint, MemoryPlan, plan_memory, unlimited_plan
+from kernelwright.evaluate.memory import (
+    Footprint,
+    MemoryPlan,
+    plan_memory,
+    refuse_unsized_on_cpu,
+    unlimited_plan,
+)
 from kernelwright.evaluate.precision import apply_policy, cast_value, to_device
 from kernelwright.evaluate.reference_error import measure_ref_errors
 from kernelwright.evaluate.request import JudgeRequest
@@ -278,6 +284,7 @@ class Reference:
 
         device = self.req.device
         if device != "cuda":
+            self._refuse_if_unsized()
             inputs = self.inputs(0)
             model = build_model(self.model_cls, self.init_inputs, self.runs[0].seed, device,
                                 self.req.precision, on_device=self.on_device)
@@ -298,6 +305,27 @@ class Reference:
                                      for name in ("in_b", "out_b", "param_b", "work_b")))
         self.plan = plan_memory(self.footprint, free_b, len(self.runs),
                                 want_float64=self.req.precision is Precision.FP32)
+
+    def _refuse_if_unsized(self) -> None:
+        """At the small size, a task file that sets none runs at its own (KernelBench's files
+        as published set none): count its call on the meta device, allocating nothing, and
+        refuse it in a line if the CPU cannot run it (:func:`refuse_unsized_on_cpu`) instead of
+        allocating gigabytes and interpreting kernels over them for hours."""
+        import ast
+        from pathlib import Path
+
+        from kernelwright.task.estimate import estimate
+        from kernelwright.task.kernelbench import task_options_from_tree
+
+        path = Path(self.req.task_path)
+        if self.req.size != "small" or task_options_from_tree(
+                path, ast.parse(path.read_text())).get("small"):
+            return
+        try:
+            counted = estimate(path, "small").bytes
+        except Exception:  # a model the meta device cannot run is measured as it is run
+            return
+        refuse_unsized_on_cpu(counted)
 
     def _measure(self, i: int) -> Footprint:
         """A single call on input set ``i`` on the device: its inputs, outputs, parameters and the

@@ -5,11 +5,13 @@ import pytest
 
 from kernelwright.evaluate.memory import (
     CONTEXT_BYTES,
+    INTERPRETER_CALL_BYTES,
     USABLE_FRACTION,
     Footprint,
     TooLarge,
     judge_bytes,
     plan_memory,
+    refuse_unsized_on_cpu,
     smallest_free_b,
 )
 
@@ -78,3 +80,9 @@ def test_the_message_names_the_free_memory_the_smallest_plan_needs():
     assert f"needs about {need / 1e9:.1f} GB free" in str(refused.value)
     plan = plan_memory(fp, need, RUNS, want_float64=True)  # exactly that much: judged
     assert plan.timing_sets >= 1 and not (plan.float64 or plan.cache_runs or plan.copy_outputs)
+
+
+def test_a_task_without_a_small_size_is_refused_on_the_cpu_past_what_the_interpreter_runs():
+    refuse_unsized_on_cpu(INTERPRETER_CALL_BYTES)  # at the line: run
+    with pytest.raises(TooLarge, match=r"sets no small size .* 12\.9 GB a call"):
+        refuse_unsized_on_cpu(int(12.9 * GB))  # KernelBench's 4096 x 393216 in and out
