@@ -114,6 +114,11 @@ def sweep_task(path: Path, args: argparse.Namespace, device: str, write: Any) ->
     policy = Precision(args.precision)
     apply_policy(policy)
     task = load_task(path, size=size)
+    if args.small and not task_options(task).get("small"):  # its own size: a CPU run at all?
+        from kernelwright.evaluate.memory import refuse_unsized_on_cpu
+        from kernelwright.task.estimate import estimate
+
+        refuse_unsized_on_cpu(estimate(path, size).bytes)
     plan = plan_task(task, device, size, isolate=False, precision=args.precision,
                      library=lifted_library(args.skill) if args.lift_conditions else None)
     found = variants(plan, args.skill, parse_grid(args.grid))

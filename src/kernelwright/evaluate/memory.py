@@ -146,10 +146,9 @@ def refuse_unsized_on_cpu(call_b: int) -> None:
     (``call_b`` bytes a call, counted without allocating) is past what the CPU can run."""
     if call_b > INTERPRETER_CALL_BYTES:
         raise TooLarge(
-            f"it sets no small size (KERNELWRIGHT['small']), so the CPU would run it at its own "
-            f"size, {call_b / 1e9:.1f} GB a call, past the {INTERPRETER_CALL_BYTES / 1e9:.2f} GB "
-            "Triton's interpreter runs in minutes: add a small size to the file or evaluate it on "
-            "a GPU"
+            f"it sets no small size (KERNELWRIGHT['small']) and its own, {call_b / 1e9:.1f} GB a "
+            f"call, is past the {INTERPRETER_CALL_BYTES / 1e9:.2f} GB Triton's interpreter runs "
+            "in minutes: add a small size to the file or evaluate it on a GPU"
         )
 
 

@@ -65,6 +65,21 @@ def test_lifting_conditions_needs_a_skill_to_lift(tmp_path: Path) -> None:
     assert not (tmp_path / "none").exists()
 
 
+def test_a_small_sweep_of_a_task_without_a_small_size_past_the_interpreter_is_one_row(
+        tmp_path: Path) -> None:
+    """KernelBench's files as published set no small size: --small would run one at its own
+    size; the sweep writes why it does not (the judge's rule) and allocates nothing."""
+    task = tmp_path / "big_relu.py"
+    task.write_text("import torch\nimport torch.nn as nn\n\nclass Model(nn.Module):\n"
+                    "    def forward(self, x):\n        return torch.relu(x)\n\n"
+                    "def get_inputs():\n    return [torch.rand(4096, 393216)]\n")
+    _run("sweep_design.py", str(task), "--small", "--no-compile", "--out", str(tmp_path / "o"))
+    with (tmp_path / "o" / "sweep.csv").open() as fh:
+        rows = list(csv.DictReader(fh))
+    assert [r["variant"] for r in rows] == ["plan"]
+    assert "sets no small size" in rows[0]["note"] and "12.9 GB a call" in rows[0]["note"]
+
+
 def test_a_profile_lists_each_contenders_operations(tmp_path: Path) -> None:
     _run("profile_design.py", str(TASK), "--small", "--no-compile", "--precision", "bf16",
          "--top", "3", "--out", str(tmp_path))
