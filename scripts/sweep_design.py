@@ -116,9 +116,9 @@ def sweep_task(path: Path, args: argparse.Namespace, device: str, write: Any) ->
     task = load_task(path, size=size)
     if args.small and not task_options(task).get("small"):  # its own size: a CPU run at all?
         from kernelwright.evaluate.memory import refuse_unsized_on_cpu
-        from kernelwright.task.estimate import estimate
+        from kernelwright.task.meta_size import meta_call_bytes
 
-        refuse_unsized_on_cpu(estimate(path, size).bytes)
+        refuse_unsized_on_cpu(meta_call_bytes(path, size))
     plan = plan_task(task, device, size, isolate=False, precision=args.precision,
                      library=lifted_library(args.skill) if args.lift_conditions else None)
     found = variants(plan, args.skill, parse_grid(args.grid))

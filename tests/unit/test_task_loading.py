@@ -104,3 +104,23 @@ def test_solution_files_are_told_apart_from_tasks(tmp_path):
     assert not is_solution_file(write(tmp_path, VALID))
     assert not is_solution_file(write(tmp_path, "def broken(:\n", "broken.py"))
     assert not is_solution_file(tmp_path / "missing.py")
+
+
+def test_a_calls_inputs_and_parameters_are_counted_on_the_meta_device(tmp_path):
+    from kernelwright.task.meta_size import meta_call_bytes
+
+    p = write(tmp_path, """
+        import torch
+        class Model(torch.nn.Module):
+            def __init__(self, n):
+                super().__init__()
+                self.fc = torch.nn.Linear(n, 4)
+            def forward(self, x, k):
+                return self.fc(x) * k
+        def get_inputs():
+            return [torch.randn(40000, 100000), 3]
+        def get_init_inputs():
+            return [100000]
+    """)
+    # 4e9 input floats and a 4 x 100000 weight with 4 biases, fp32; nothing allocated
+    assert meta_call_bytes(p, "small") == 4 * (40000 * 100000 + 4 * 100000 + 4)

@@ -136,19 +136,20 @@ def smallest_free_b(fp: Footprint, runs: int) -> int:
     return int((held + 2 * CONTEXT_BYTES) / USABLE_FRACTION) + 1
 
 
-# A call's bytes (inputs, outputs, parameters) past which Triton's interpreter takes minutes a
-# call: the CPU runs a task at its small size, and a task that sets none runs at its own
+# A call's inputs and parameters, in bytes, past which Triton's interpreter takes minutes a call:
+# the CPU runs a task at its small size, and a task that sets none runs at its own
 INTERPRETER_CALL_BYTES = 256 << 20
 
 
 def refuse_unsized_on_cpu(call_b: int) -> None:
     """Refuse, before anything is allocated, a task that sets no small size and whose own size
-    (``call_b`` bytes a call, counted without allocating) is past what the CPU can run."""
+    (``call_b``: a call's inputs and parameters, counted without allocating) is past what the
+    CPU can run."""
     if call_b > INTERPRETER_CALL_BYTES:
         raise TooLarge(
-            f"it sets no small size (KERNELWRIGHT['small']) and its own, {call_b / 1e9:.1f} GB a "
-            f"call, is past the {INTERPRETER_CALL_BYTES / 1e9:.2f} GB Triton's interpreter runs "
-            "in minutes: add a small size to the file or evaluate it on a GPU"
+            f"it sets no small size (KERNELWRIGHT['small']) and its own, {call_b / 1e9:.1f} GB of "
+            f"inputs a call, is past the {INTERPRETER_CALL_BYTES / 1e9:.2f} GB Triton's "
+            "interpreter runs in minutes: add a small size to the file or evaluate it on a GPU"
         )
 
 

@@ -308,22 +308,23 @@ class Reference:
 
     def _refuse_if_unsized(self) -> None:
         """At the small size, a task file that sets none runs at its own (KernelBench's files
-        as published set none): count its call on the meta device, allocating nothing, and
-        refuse it in a line if the CPU cannot run it (:func:`refuse_unsized_on_cpu`) instead of
-        allocating gigabytes and interpreting kernels over them for hours."""
+        as published set none): count its inputs and parameters on the meta device, allocating
+        nothing, and refuse it in a line if the CPU cannot run it
+        (:func:`refuse_unsized_on_cpu`) instead of allocating gigabytes and interpreting
+        kernels over them for hours."""
         import ast
         from pathlib import Path
 
-        from kernelwright.task.estimate import estimate
         from kernelwright.task.kernelbench import task_options_from_tree
+        from kernelwright.task.meta_size import meta_call_bytes
 
         path = Path(self.req.task_path)
         if self.req.size != "small" or task_options_from_tree(
                 path, ast.parse(path.read_text())).get("small"):
             return
         try:
-            counted = estimate(path, "small").bytes
-        except Exception:  # a model the meta device cannot run is measured as it is run
+            counted = meta_call_bytes(path, "small")
+        except Exception:  # inputs the meta device cannot make are measured as they are made
             return
         refuse_unsized_on_cpu(counted)
 

@@ -77,7 +77,7 @@ def test_a_small_sweep_of_a_task_without_a_small_size_past_the_interpreter_is_on
     with (tmp_path / "o" / "sweep.csv").open() as fh:
         rows = list(csv.DictReader(fh))
     assert [r["variant"] for r in rows] == ["plan"]
-    assert "sets no small size" in rows[0]["note"] and "12.9 GB a call" in rows[0]["note"]
+    assert "sets no small size" in rows[0]["note"] and "6.4 GB of inputs a call" in rows[0]["note"]
 
 
 def test_a_profile_lists_each_contenders_operations(tmp_path: Path) -> None:
