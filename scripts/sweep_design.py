@@ -114,19 +114,19 @@ def sweep_task(path: Path, args: argparse.Namespace, device: str, write: Any) ->
     policy = Precision(args.precision)
     apply_policy(policy)
     task = load_task(path, size=size)
-    if args.small and not task_options(task).get("small"):  # its own size: a CPU run at all?
+    module = import_task_module(path, size)
+    opts = task_options(task)
+    init = list(module.get_init_inputs()) if hasattr(module, "get_init_inputs") else []
+    if args.small and not opts.get("small"):  # the file's own size: a CPU run at all?
         from kernelwright.evaluate.memory import refuse_unsized_on_cpu
         from kernelwright.task.meta_size import meta_call_bytes
 
-        refuse_unsized_on_cpu(meta_call_bytes(path, size))
+        refuse_unsized_on_cpu(meta_call_bytes(module.get_inputs, module.Model, init))
     plan = plan_task(task, device, size, isolate=False, precision=args.precision,
                      library=lifted_library(args.skill) if args.lift_conditions else None)
     found = variants(plan, args.skill, parse_grid(args.grid))
-    module = import_task_module(path, size)
-    opts = task_options(task)
     tol = policy.default_tolerance
     atol, rtol = float(opts.get("atol", tol.atol)), float(opts.get("rtol", tol.rtol))
-    init = list(module.get_init_inputs()) if hasattr(module, "get_init_inputs") else []
     torch.manual_seed(0)
     with torch.device(device):  # drawn on the device: gigabytes of inputs in a moment
         inputs = [x.to(device) if isinstance(x, torch.Tensor) else x for x in module.get_inputs()]

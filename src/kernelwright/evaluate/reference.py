@@ -323,7 +323,7 @@ class Reference:
                 path, ast.parse(path.read_text())).get("small"):
             return
         try:
-            counted = meta_call_bytes(path, "small")
+            counted = meta_call_bytes(self.get_inputs, self.model_cls, self.init_inputs)
         except Exception:  # inputs the meta device cannot make are measured as they are made
             return
         refuse_unsized_on_cpu(counted)

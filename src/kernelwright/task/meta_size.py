@@ -2,28 +2,25 @@
 
 Cheaper than :mod:`kernelwright.task.estimate` (no forward, no flop counter, none of the
 symbolic-shape machinery a meta forward imports): enough to tell, before anything is allocated,
-whether a task is of a size a machine can run at all. Runs only in child processes (it imports
-the task).
+whether a task is of a size a machine can run at all. It calls the task's own code, so it runs
+only where the task was imported (a child process).
 """
 
 from __future__ import annotations
 
-from pathlib import Path
+from collections.abc import Callable, Sequence
 from typing import Any
 
-from kernelwright.task.module import import_task_module
 
-
-def meta_call_bytes(path: str | Path, size: str) -> int:
-    """Bytes of one call's inputs and of the model's parameters and buffers at ``size``, each
-    made on the meta device; raises what the task's own code raises there."""
+def meta_call_bytes(get_inputs: Callable[[], Any], model_cls: Any, init: Sequence[Any]) -> int:
+    """Bytes of one call's inputs and of the model's parameters and buffers, each made on the
+    meta device by the task's ``get_inputs`` and ``Model(*init)``; raises what they raise
+    there."""
     import torch
 
-    module = import_task_module(path, size)
-    init = list(getattr(module, "get_init_inputs", list)())
     with torch.device("meta"):
-        inputs = list(module.get_inputs())
-        model = module.Model(*init)
+        inputs = list(get_inputs())
+        model = model_cls(*init)
     held = list(model.parameters()) + list(model.buffers())
     return sum(_nbytes(t) for t in [*inputs, *held])
 
