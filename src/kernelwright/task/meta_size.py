@@ -13,7 +13,7 @@ from typing import Any
 
 
 def meta_call_bytes(get_inputs: Callable[[], Any], model_cls: Any, init: Sequence[Any]) -> int:
-    """Bytes of one call's inputs and of the model's parameters and buffers, each made on the
+    """Bytes of a call's inputs and of the model's parameters and buffers, each made on the
     meta device by the task's ``get_inputs`` and ``Model(*init)``; raises what they raise
     there."""
     import torch
