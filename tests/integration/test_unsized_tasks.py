@@ -55,7 +55,7 @@ def test_an_unsized_task_past_the_interpreter_is_refused_in_one_line(tmp_path: P
         evaluate(task, solution, OPTS)
     message = str(refused.value)
     assert "too large for this device: it sets no small size" in message
-    assert "6.4 GB of inputs a call" in message and "\\n" not in message
+    assert "6.4 GB of inputs a call" in message and "\n" not in message
 
 
 def test_an_unsized_task_the_interpreter_runs_is_judged(tmp_path: Path):
