@@ -5,11 +5,12 @@ and skips each task whose **key** is there:
 
     key = sha256(task text sha256 | solution text sha256 or "missing" | options fingerprint)
 
-so a task is re-run when its file, its solution, any option that changes a verdict (device,
-precision, size, trials, tolerances, timeout, what is timed, the per-task step) or the code
-that judged it (the harness; for an optimize step also the kernel generator) changes, and
-only then. A journal can hold many runs; entries of other keys are ignored. A line cut short by
-a kill is ignored too.
+so a task is re-run when its file, its solution, any option that changes a verdict (device
+and, on a GPU, its model: an H100's journal is not resumed on an H200; precision, size,
+trials, tolerances, timeout, what is timed, the per-task step) or the code that judged it
+(the harness; for an optimize step also the kernel generator) changes, and only then. A
+journal can hold many runs; entries of other keys are ignored. A line cut short by a kill is
+ignored too.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -35,14 +36,17 @@ def options_fingerprint(
     size: str,
     step: str = "evaluate",
     step_settings: Mapping[str, Any] | None = None,
+    gpus: Sequence[str] = (),
 ) -> dict[str, Any]:
     """The options that change a verdict, with ``auto`` resolved (device and size).
 
     A random seed (``seed=None``) is not part of it: results under fresh seeds are
     interchangeable. Constraints are named by their type and, when they have one, their
     fingerprint (the clauses that decide what is accepted). ``step_settings`` (an optimize
-    budget, say) are included as given. Properties checked by the harness appear only when set,
-    so a fingerprint without them is what it always was. The harness's own code is part of it:
+    budget, say) are included as given, and so are ``gpus``, the models of the GPUs the run
+    times on (:func:`kernelwright.evaluate.devices.gpu_models`). Properties checked by the
+    harness and the GPUs' models appear only when set, so a fingerprint without them is what it
+    always was. The harness's own code is part of it:
     a verdict judged by an older harness is not reused by a newer one.
     """
     rules = options.constraints
@@ -57,6 +61,7 @@ def options_fingerprint(
             ("determinism", options.determinism),
             ("shape_ranges", [list(r) for r in options.shape_ranges]),
             ("memory_ceiling_bytes", options.memory_ceiling_bytes),
+            ("gpus", sorted(gpus)),
         ) if value
     }
     return {

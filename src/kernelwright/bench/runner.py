@@ -163,14 +163,15 @@ def run_bench(
         KeyboardInterrupt: passed on after marking the archive's run ``interrupted``; every
             finished result is already in the journal.
     """
-    from kernelwright.evaluate.devices import resolve_device
+    from kernelwright.evaluate.devices import gpu_models, resolve_device
 
     opts = options or EvalOptions()
     step = step or EvaluateStep()
     device = resolve_device(opts.device)
     size = opts.size if opts.size != "auto" else ("full" if device == "cuda" else "small")
     opts = dataclasses.replace(opts, device=device, size=size)
-    fingerprint = options_fingerprint(opts, device, size, step.name, step.settings)
+    gpus = gpu_models() if device == "cuda" else ()
+    fingerprint = options_fingerprint(opts, device, size, step.name, step.settings, gpus)
     fp_hash = fingerprint_hash(fingerprint)
     entries = journal.entries() if (journal is not None and resume) else []
     done = {e.result.key: e for e in entries if e.result.key}

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from typing import Any
 
 from kernelwright.errors import ConfigError
@@ -32,6 +34,29 @@ def cuda_available() -> bool:
     import torch
 
     return bool(torch.cuda.is_available())
+
+
+# Prints the visible GPUs' names, one a line, from a child process: CUDA is initialised there
+# and never in the caller, whose own children are forked.
+_NAME_GPUS = (
+    "import torch\n"
+    "for i in range(torch.cuda.device_count()): print(torch.cuda.get_device_name(i))\n"
+)
+
+
+def gpu_models() -> tuple[str, ...]:
+    """The model names of the visible GPUs, sorted and without repeats (``("NVIDIA H100 80GB
+    HBM3",)``), found in a child process so that CUDA stays uninitialised here; () when there
+    is none or the child fails (a second or two on a GPU machine, once per run)."""
+    try:
+        done = subprocess.run(
+            [sys.executable, "-c", _NAME_GPUS], capture_output=True, text=True, timeout=120
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return ()
+    if done.returncode != 0:
+        return ()
+    return tuple(sorted({line.strip() for line in done.stdout.splitlines() if line.strip()}))
 
 
 def device_info(device: str) -> dict[str, Any]:

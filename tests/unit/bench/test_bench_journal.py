@@ -48,6 +48,38 @@ def test_keys_change_with_task_solution_and_options():
     assert fingerprint_hash(options_fingerprint(EvalOptions(), "cpu", "small", "optimize")) != fp
 
 
+def test_a_journal_of_one_gpu_model_is_not_resumed_on_another():
+    def key(gpus):
+        return fingerprint_hash(options_fingerprint(EvalOptions(), "cuda", "full", gpus=gpus))
+
+    h100, h200 = "NVIDIA H100 80GB HBM3", "NVIDIA H200"
+    assert key([h100]) != key([h200])
+    assert key([h100, h200]) == key([h200, h100])
+    # A fingerprint with no models named is the one older journals were written under.
+    assert "gpus" not in options_fingerprint(EvalOptions(), "cuda", "full")
+
+
+def test_gpu_models_are_named_by_a_child_process(monkeypatch):
+    import subprocess
+
+    from kernelwright.evaluate import devices
+
+    seen = []
+
+    def fake_run(argv, **kwargs):
+        seen.append(argv)
+        return subprocess.CompletedProcess(argv, 0, stdout="NVIDIA H200\nNVIDIA H200\n\n")
+
+    monkeypatch.setattr(devices.subprocess, "run", fake_run)
+    assert devices.gpu_models() == ("NVIDIA H200",)
+    assert "get_device_name" in seen[0][-1]
+    monkeypatch.setattr(
+        devices.subprocess, "run",
+        lambda argv, **kwargs: subprocess.CompletedProcess(argv, 1, stdout="", stderr="no"),
+    )
+    assert devices.gpu_models() == ()
+
+
 def test_auto_device_resolves_before_fingerprinting():
     auto = options_fingerprint(EvalOptions(device="auto"), "cpu", "small")
     cpu = options_fingerprint(EvalOptions(device="cpu"), "cpu", "small")
