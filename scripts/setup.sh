@@ -30,7 +30,9 @@ echo "installing kernelwright and its dependencies into .venv (first run: a minu
 .venv/bin/python -m pip install -q --no-compile -e ".[triton,bo,agents,report,distributed,dev]"
 # Bytecode for what was installed, on every core (pip compiles one file at a time, about a
 # minute here); a file some package ships that this Python cannot compile is compiled, or
-# not, when imported, as pip would leave it
+# not, when imported, as pip would leave it. All of it: the processes the harness starts write
+# no bytecode and import well beyond torch, Triton and NumPy (compiling only what its fork
+# servers import made the tests two minutes slower on 2 cores)
 SITE="$(.venv/bin/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')"
 .venv/bin/python -m compileall -q -j 0 "$SITE" > /dev/null 2>&1 || true
 echo "$WANT" > "$STAMP"
