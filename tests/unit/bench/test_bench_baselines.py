@@ -113,3 +113,31 @@ def test_the_commit_named_in_the_output(tmp_path):
         named = r"[0-9a-f]{7,}( \(with uncommitted changes\))?"
         assert re.fullmatch(named, git_commit(root))
         assert re.fullmatch(named, source_commit())  # the checkout the tests run from
+
+
+def test_an_archived_copy_of_the_source_names_its_commit(tmp_path):
+    """`git archive` writes the commit into source_commit.toml (export-subst): a copy of the
+    source without git names the commit it was archived from, a checkout's placeholder none."""
+    import subprocess
+
+    from kernelwright.provenance import ARCHIVED_COMMIT_FILE, archived_commit, package_commit
+
+    package = Path(__file__).resolve().parents[3] / "src" / "kernelwright"
+    placeholder = (package / ARCHIVED_COMMIT_FILE).read_text()
+    assert archived_commit(placeholder) is None
+    assert archived_commit("commit = [") is None
+    copy = tmp_path / "kernelwright"
+    copy.mkdir()
+    assert package_commit(copy) == "unknown (kernelwright does not run from a git checkout)"
+    full = "0123456789abcdef0123456789abcdef01234567"
+    (copy / ARCHIVED_COMMIT_FILE).write_text(placeholder.replace("$Format:%H$", full))
+    assert archived_commit((copy / ARCHIVED_COMMIT_FILE).read_text()) == full
+    assert package_commit(copy) == "0123456 (from a source archive)"
+    root = package.parents[1]
+    if (root / ".git").exists():  # git itself fills the placeholder in an archive of HEAD
+        head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True,
+                              text=True, check=True).stdout.strip()
+        archive = subprocess.run(
+            ["git", "archive", "--format=tar", "HEAD", f"src/kernelwright/{ARCHIVED_COMMIT_FILE}"],
+            cwd=root, capture_output=True, check=True).stdout
+        assert f'commit = "{head}"'.encode() in archive
