@@ -46,8 +46,8 @@ def options_fingerprint(
     budget, say) are included as given, and so are ``gpus``, the models of the GPUs the run
     times on (:func:`kernelwright.evaluate.devices.gpu_models`). Properties checked by the
     harness and the GPUs' models appear only when set, so a fingerprint without them is what it
-    always was. The harness's own code is part of it:
-    a verdict judged by an older harness is not reused by a newer one.
+    always was. The harness's own code is part of it: a verdict judged by an older harness is
+    not reused by a newer one.
     """
     rules = options.constraints
     named = None
