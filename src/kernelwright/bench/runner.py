@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from kernelwright.bench.journal import (
+    Entry,
     Journal,
     fingerprint_hash,
     options_fingerprint,
@@ -221,7 +222,7 @@ def run_bench(
             items, opts, size, fingerprint, fp_hash, rid, started, step, journal, archive, emit,
             checkpoint, shard, total, done, deadline_s, clock
         )
-        return _run_on_pool(pool, setup)
+        return _noting_reruns(_run_on_pool(pool, setup), entries, fp_hash)
 
     try:
         for position, item in enumerate(items):
@@ -287,7 +288,22 @@ def run_bench(
         raise
     if archive is not None:
         archive.finish_run(run_id, "finished")
-    return snapshot(len(items) - 1)
+    return _noting_reruns(snapshot(len(items) - 1), entries, fp_hash)
+
+
+def _noting_reruns(run: BenchRun, entries: Sequence[Entry], fp_hash: str) -> BenchRun:
+    """``run`` with a note where tasks ran again although the journal held results of theirs
+    (the same task file) made under other options: another GPU model, kernelwright version,
+    precision... A user resuming expects them reused and should hear why they were not."""
+    reused = {e.result.key for e in entries if e.fingerprint == fp_hash}
+    other = {e.result.task_sha256 for e in entries if e.fingerprint != fp_hash} - {""}
+    again = sum(1 for r in run.results if r.key not in reused and r.task_sha256 in other)
+    if not again:
+        return run
+    note = (f"{again} task(s) ran again: the journal's results of them were made under other "
+            "options (another GPU model, kernelwright version or option), which it does not "
+            "reuse")
+    return dataclasses.replace(run, notes=(*run.notes, note))
 
 
 @dataclass(frozen=True, slots=True)

@@ -347,6 +347,8 @@ def bench_command(
                 f"[dim]{run.resumed} task(s) taken from the journal {journal_file.path} "
                 "(--fresh measures them again)"
             )
+        for note in run.notes:
+            console.print(f"[dim]{note}", highlight=False)
         if run.not_run:
             console.print(
                 f"[yellow]{len(run.not_run)} task(s) not run yet[/] (past --deadline, or in "

@@ -90,6 +90,11 @@ def test_rerunning_the_command_resumes(mini, tmp_path, calls):
     again = bench(mini, tmp_path, "--json", str(tmp_path / "o.json"), "--fresh")
     assert again.exit_code == 0, again.output
     assert calls[3:] == ["row_sum", "scale_bias", "softmax_rows"]
+    assert "ran again" not in again.output  # asked for with --fresh
+    other = bench(mini, tmp_path, "--json", str(tmp_path / "o.json"), "--trials", "2")
+    assert other.exit_code == 0, other.output
+    assert calls[6:] == ["row_sum", "scale_bias", "softmax_rows"]
+    assert "4 task(s) ran again" in other.output and "other options" in other.output
 
 
 def test_interrupt_keeps_what_is_done_in_out_and_says_how_to_resume(

@@ -110,15 +110,19 @@ def test_resume_re_runs_what_changed(mini, tmp_path, make_verdict):
     sol = mini / "solutions" / "scale_bias.py"
     sol.write_text(sol.read_text() + "\n# edited\n")
     (mini / "solutions" / "relu.py").write_text((mini / "solutions" / "scale_bias.py").read_text())
-    run_bench(items(mini), OPTS, step=EvaluateStep(fake), journal=journal, resume=True)
+    edited = run_bench(items(mini), OPTS, step=EvaluateStep(fake), journal=journal, resume=True)
     assert sorted(fake.calls) == ["relu", "scale_bias"]
+    assert edited.notes == ()  # edited solutions: nothing to explain
     fake.calls.clear()
     other = EvalOptions(device="cpu", trials=2)
-    run_bench(items(mini), other, step=EvaluateStep(fake), journal=journal, resume=True)
+    again = run_bench(items(mini), other, step=EvaluateStep(fake), journal=journal, resume=True)
     assert len(fake.calls) == 4
+    # the journal's results of these tasks were made under other options: the run says so
+    (note,) = again.notes
+    assert note.startswith("4 task(s) ran again") and "other options" in note
     fake.calls.clear()
-    run_bench(items(mini), OPTS, step=EvaluateStep(fake), journal=journal, resume=False)
-    assert len(fake.calls) == 4
+    fresh = run_bench(items(mini), OPTS, step=EvaluateStep(fake), journal=journal, resume=False)
+    assert len(fake.calls) == 4 and fresh.notes == ()
 
 
 def test_a_task_that_cannot_be_judged_is_a_failure_not_a_crash(mini, make_verdict):
