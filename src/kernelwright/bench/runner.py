@@ -295,9 +295,10 @@ def _noting_reruns(run: BenchRun, entries: Sequence[Entry], fp_hash: str) -> Ben
     """``run`` with a note where tasks ran again although the journal held results of theirs
     (the same task file) made under other options: another GPU model, kernelwright version,
     precision... A user resuming expects them reused and should hear why they were not."""
-    reused = {e.result.key for e in entries if e.fingerprint == fp_hash}
-    other = {e.result.task_sha256 for e in entries if e.fingerprint != fp_hash} - {""}
-    again = sum(1 for r in run.results if r.key not in reused and r.task_sha256 in other)
+    # a task with results under these options too ran again for another reason (its solution)
+    here = {e.result.task_sha256 for e in entries if e.fingerprint == fp_hash}
+    other = {e.result.task_sha256 for e in entries if e.fingerprint != fp_hash} - here - {""}
+    again = sum(1 for r in run.results if r.task_sha256 in other)
     if not again:
         return run
     note = (f"{again} task(s) ran again: the journal's results of them were made under other "
