@@ -3,8 +3,8 @@
     {
       "format": "kernelwright-bench/1",
       "run":      {run_id, step, device, size, precision, representative, options,
-                   started_at, finished_at, resumed, not_run, counts, n_correct, versions,
-                   commit},
+                   started_at, finished_at, resumed, not_run, notes, counts, n_correct,
+                   versions, commit},
       "summary":  {exactly kernelwright.bench.metrics.SUMMARY_KEYS},
       "families": {family: {the same keys}},
       "tasks":    [BenchResult.to_dict(), ...]
@@ -46,6 +46,7 @@ def bench_document(run: BenchRun) -> dict[str, Any]:
             "finished_at": run.finished_at,
             "resumed": run.resumed,
             "not_run": list(run.not_run),
+            "notes": list(run.notes),
             "n_correct": sum(1 for r in results if r.correct),
             "counts": run.counts(),
             "versions": _versions(results),

@@ -95,6 +95,8 @@ def test_rerunning_the_command_resumes(mini, tmp_path, calls):
     assert other.exit_code == 0, other.output
     assert calls[6:] == ["row_sum", "scale_bias", "softmax_rows"]
     assert "4 task(s) ran again" in other.output and "other options" in other.output
+    (note,) = json.loads((tmp_path / "o.json").read_text())["run"]["notes"]
+    assert note.startswith("4 task(s) ran again")
 
 
 def test_interrupt_keeps_what_is_done_in_out_and_says_how_to_resume(
