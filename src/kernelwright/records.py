@@ -271,6 +271,10 @@ class Verdict:
     duration_s: float = 0.0
     # where the candidate's process's part of ``duration_s`` went, step by step
     phases: tuple[PhaseTime, ...] = ()
+    # the session's own work this evaluation waited for before its candidate ran (starting the
+    # judge, measuring the baselines): the first evaluation of a session carries it, later
+    # ones carry nothing
+    setup: tuple[PhaseTime, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict (enums as their string values)."""

@@ -88,6 +88,23 @@ def test_session_closes_the_executor_it_started(fixtures):
     assert not _alive(spare)
 
 
+def test_the_first_verdict_carries_the_set_up_it_waited_for(fixtures):
+    """Starting the judge and measuring the baselines are the session's, paid once: the first
+    verdict says how long each took (its duration holds them), later verdicts carry none."""
+    options = EvalOptions(device="cpu", trials=1, seed=7, compile_baseline=False,
+                          cache_baselines=False)
+    source = (fixtures / "solutions" / "softmax_rows__honest.py").read_text()
+    with EvalSession(fixtures / "tasks" / "softmax_rows.py", options) as session:
+        first, second = (session.evaluate(Candidate(source)) for _ in range(2))
+    assert first.status is Status.CORRECT and second.status is Status.CORRECT
+    assert [p.name for p in first.setup] == ["starting the judge (the reference)",
+                                             "eager baseline"]
+    assert all(p.seconds > 0 for p in first.setup)
+    assert first.duration_s >= sum(p.seconds for p in first.setup)
+    assert second.setup == ()
+    assert first.timing.eager is not None and second.timing.eager is not None
+
+
 class ProtocolRefusing:
     """An executor under which every process's report is a protocol refusal (as when the
     harness's own processes make tensors the protocol cannot read)."""

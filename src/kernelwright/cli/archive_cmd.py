@@ -200,6 +200,9 @@ def runs_command(
         table.add_row(*cells)
     out.print(table)
     for r in rows:
+        setup = ", ".join(f"{name} {s:.1f}" for name, s in r.setup_s.items() if s >= 0.05)
+        if setup:
+            out.print(f"[dim]{r.task} ({r.search}): the session's set-up, s: {setup}[/]")
         if r.phases_s:
             steps = ", ".join(f"{name} {s:.2f}" for name, s in r.phases_s.items() if s >= 0.005)
             raced = f"; {r.raced} of {r.evaluated} raced out" if r.raced else ""

@@ -105,8 +105,9 @@ def verdict_panel(verdict: Verdict, title: str = "") -> Panel:
                 style="cyan",
             )
         )
-    if verdict.phases:
-        parts.append(Text(describe_phases(verdict.phases, verdict.duration_s), style="dim"))
+    if verdict.phases or verdict.setup:
+        parts.append(Text(describe_phases(verdict.phases, verdict.duration_s, verdict.setup),
+                          style="dim"))
     for v in verdict.violations:
         parts.append(Text(f"✗ {v.check}: {v.reason}", style="magenta"))
     for flag in verdict.flags:
@@ -149,8 +150,14 @@ def describe_breakdown(p: CallBreakdown) -> str:
     return "; ".join(filter(None, parts)) + " (ms a call, a diagnostic)"
 
 
-def describe_phases(phases: Sequence[PhaseTime], duration_s: float) -> str:
-    """Where an evaluation's seconds went, in one line."""
-    steps = ", ".join(f"{p.name} {p.seconds:.2f} s" for p in phases if p.seconds >= 0.005)
-    return (f"the candidate's steps: {steps}; {duration_s:.1f} s in all (the rest: starting the "
-            "judge and the process, the reference's own calls)")
+def describe_phases(phases: Sequence[PhaseTime], duration_s: float,
+                    setup: Sequence[PhaseTime] = ()) -> str:
+    """Where an evaluation's seconds went, in one line: the session's set-up it waited for
+    (its first evaluation's), then the candidate's steps."""
+    def listed(items: Sequence[PhaseTime]) -> str:
+        return ", ".join(f"{p.name} {p.seconds:.2f} s" for p in items if p.seconds >= 0.005)
+
+    parts = [f"the session's set-up: {listed(setup)}" if listed(setup) else "",
+             f"the candidate's steps: {listed(phases)}" if listed(phases) else ""]
+    return (f"{'; '.join(filter(None, parts))}; {duration_s:.1f} s in all (the rest: the judge's "
+            "own work between the steps, the reference's calls and the messages)")

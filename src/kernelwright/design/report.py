@@ -220,6 +220,10 @@ def report_markdown(result: Any, tree_picture: str | None = None) -> str:
         f"- candidates evaluated: {search.evaluated if search else len(result.trials)}"
         + (f" (stopped: {search.stopped}; {search.pruned} duplicates pruned)" if search else ""),
     ]
+    setup = [p for t in result.trials for p in t.verdict.setup]
+    if setup:
+        lines.append("- before the first candidate ran, the session's set-up: "
+                     + ", ".join(f"{p.name} {p.seconds:.1f} s" for p in setup))
     if search is not None:
         lines.append(
             f"- equivalence pruning saved {search.pruned_equivalent} evaluation(s): "

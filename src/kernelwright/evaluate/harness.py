@@ -52,13 +52,16 @@ from kernelwright.evaluate.request import JudgeRequest
 from kernelwright.evaluate.spawn import new_run_dir
 from kernelwright.evaluate.verdict import BREAKDOWN_KEYS, Evidence, build_verdict
 from kernelwright.paths import cache_dir, home
-from kernelwright.records import Candidate, Task, Tolerance, Verdict, Violation
+from kernelwright.records import Candidate, PhaseTime, Task, Tolerance, Verdict, Violation
 from kernelwright.task.kernelbench import load_task, task_options
 
 SOLUTION_FILE = "solution.py"
 # The first of an evaluation's phases: the candidate's process starting (a cold start, or the
 # rest of a spare's warm-up)
 WAITING = "waiting for its process"
+# The session's step before its first candidate: the judge's process computes the reference's
+# outputs and footprint, plans the device's memory and measures the ceilings
+STARTING_JUDGE = "starting the judge (the reference)"
 # Candidates whose source kernelwright's templates wrote: their processes share compiled
 # kernels (evaluate.kernel_cache); no other candidate's process gets or leaves any
 KERNEL_SHARING_ORIGINS = frozenset({"template"})
@@ -150,6 +153,8 @@ class EvalSession:
         self._prepared: dict[str, Any] = {}
         self._baselines: dict[str, Any] | None = None
         self._baselines_cached = False
+        # the session's own steps since the last verdict (Verdict.setup), seconds each
+        self._setup: list[PhaseTime] = []
 
     # -- lifecycle ---------------------------------------------------------------------------
 
@@ -186,7 +191,10 @@ class EvalSession:
             static.extend(opts.constraints.violations(candidate.source, candidate.params))
         if static:
             return build_verdict(self._evidence(candidate, None, tuple(static), started))
-        self._start_judge()
+        if self._judge is None:
+            begun = time.monotonic()
+            self._start_judge()
+            self._setup.append(PhaseTime(STARTING_JUDGE, time.monotonic() - begun))
         baselines = self._ensure_baselines()
         job = self._run("candidate", candidate.source, opts.timing, opts.guard, race_ms,
                         share_kernels=candidate.origin in KERNEL_SHARING_ORIGINS)
@@ -298,7 +306,11 @@ class EvalSession:
         missing = [name for name in wanted if name not in found
                    or (opts.objective.needs_energy and not _metered(found[name]))]
         for name in missing:
+            begun = time.monotonic()
             job = self._run("baseline", baseline_source(self.task, self.size, name), True, False)
+            self._setup.append(PhaseTime(
+                f"{'torch.compile' if name == 'compile' else 'eager'} baseline",
+                time.monotonic() - begun))
             timing = (job.result or {}).get("timing")
             failure = (job.result or {}).get("failure")
             if name == "eager" and failure and failure.get("check") == "protocol":
@@ -364,7 +376,13 @@ class EvalSession:
             timeout_s=self.options.timeout_s,
             duration_s=time.monotonic() - started,
             labels=tuple(labels),
+            setup=self._take_setup(),
         )
+
+    def _take_setup(self) -> tuple[PhaseTime, ...]:
+        """The session's steps since the last verdict, which the next verdict carries."""
+        taken, self._setup = tuple(self._setup), []
+        return taken
 
     def _protected(self) -> tuple[str, ...]:
         judge_dir = str(self._run_dir / "judge") if self._run_dir else ""

@@ -64,6 +64,7 @@ class Evidence:
     timeout_s: float
     duration_s: float
     labels: tuple[str, ...] = field(default=())
+    setup: tuple[PhaseTime, ...] = field(default=())
 
     @property
     def report(self) -> dict[str, Any]:
@@ -145,6 +146,7 @@ def _base_fields(ev: Evidence) -> dict[str, Any]:
         "seed": ev.seed,
         "duration_s": ev.duration_s,
         "phases": phases_of(ev.report),
+        "setup": ev.setup,
         "timing": Timing(
             eager=stats_of(ev.baselines.get("eager")),
             compile=stats_of(ev.baselines.get("compile")),

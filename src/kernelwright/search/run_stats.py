@@ -49,6 +49,9 @@ class RunStats:
     # the mean seconds of an evaluation per kind of step of the candidate's process
     # (Verdict.phases), in the order first reached
     phases_s: dict[str, float] = field(default_factory=dict)
+    # the seconds of the session's own set-up the run's verdicts waited for (Verdict.setup):
+    # starting the judge, measuring the baselines; part of first_verified_s
+    setup_s: dict[str, float] = field(default_factory=dict)
     raced: int = 0  # evaluations whose timing stopped early, clearly slower than the best
     screened: int = 0  # tuning moves compiled, not run: they spill where the best does not
 
@@ -100,6 +103,7 @@ def _stats(run: RunRow, records: list[Record], at: int | None) -> RunStats:
         seconds_each=statistics.median(r.verdict.duration_s for r in evaluated) if evaluated
         else None,
         phases_s=_mean_phases(evaluated),
+        setup_s=_setup(records),
         raced=sum(r.verdict.timing.raced for r in evaluated),
         screened=sum(flagged(r, SPILLS) for r in records),
         confirmed_ms=_median(next(
@@ -114,6 +118,14 @@ def _mean_phases(records: list[Record]) -> dict[str, float]:
         for phase in r.verdict.phases:
             total[phase.name] = total.get(phase.name, 0.0) + phase.seconds
     return {name: s / len(records) for name, s in total.items()}
+
+
+def _setup(records: list[Record]) -> dict[str, float]:
+    total: dict[str, float] = {}
+    for r in records:
+        for phase in r.verdict.setup:
+            total[phase.name] = total.get(phase.name, 0.0) + phase.seconds
+    return total
 
 
 def _median(r: Record | None) -> float | None:

@@ -105,6 +105,22 @@ def test_the_judge_s_seconds_per_step() -> None:
     assert phases_of({}) == ()
     line = describe_phases(phases_of(report), 4.6)
     assert "warm-up (compiling) 1.90 s" in line and "4.6 s in all" in line
+    assert "set-up" not in line
+    # a session's first verdict also names the set-up it waited for, before the candidate's steps
+    setup = (PhaseTime("starting the judge (the reference)", 12.25),
+             PhaseTime("eager baseline", 3.5))
+    line = describe_phases(phases_of(report), 20.1, setup)
+    assert line.index("starting the judge (the reference) 12.25 s") < line.index(
+        "eager baseline 3.50 s") < line.index("the candidate's steps: starting 0.40 s")
+
+
+def test_a_verdict_archived_before_the_set_up_was_recorded_reads_as_none() -> None:
+    v = Verdict(status=Status.CORRECT, correct=True,
+                setup=(PhaseTime("starting the judge (the reference)", 9.0),))
+    assert Verdict.from_dict(v.to_dict()).setup == v.setup
+    older = v.to_dict()
+    del older["setup"]
+    assert Verdict.from_dict(older).setup == ()
 
 
 def test_calls_whose_host_issuing_fills_the_device_span_are_labelled_host_bound() -> None:

@@ -139,3 +139,21 @@ def test_a_run_stopped_before_its_first_candidate_says_so(pointwise_plan, tmp_pa
     report = (tmp_path / "report.md").read_text()
     assert "the run stopped (interrupted) before its first candidate" in report
     assert "no template applies" not in report
+
+
+def test_the_report_says_what_the_session_s_set_up_took(pointwise_plan, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    import dataclasses
+
+    from kernelwright.records import PhaseTime
+
+    result = _result(pointwise_plan, ())
+    write_outputs(result, tmp_path, None)
+    assert "session's set-up" not in (tmp_path / "report.md").read_text()
+    (trial,) = result.search.trials
+    setup = (PhaseTime("starting the judge (the reference)", 9.04),
+             PhaseTime("eager baseline", 2.5))
+    trial = dataclasses.replace(trial, verdict=dataclasses.replace(trial.verdict, setup=setup))
+    result.search.trials[0] = trial
+    write_outputs(result, tmp_path, None)
+    assert ("- before the first candidate ran, the session's set-up: starting the judge "
+            "(the reference) 9.0 s, eager baseline 2.5 s") in (tmp_path / "report.md").read_text()

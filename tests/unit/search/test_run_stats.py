@@ -104,6 +104,23 @@ def test_an_evaluation_s_mean_seconds_and_steps(tmp_path: Path) -> None:
     assert d.phases_s == pytest.approx({"warm-up (compiling)": 2.0, "timing": 0.25})
 
 
+def test_the_session_s_set_up_is_summed_and_shown_apart(tmp_path: Path) -> None:
+    import dataclasses
+
+    setup = (PhaseTime("starting the judge (the reference)", 12.0),
+             PhaseTime("eager baseline", 3.5))
+    path = tmp_path / "a.sqlite"
+    with Archive(path) as store:
+        _run(store, "run-s", "templates", [
+            (20, dataclasses.replace(_verdict(1.0), setup=setup)), (30, _verdict(0.5))])
+        (s,) = run_stats(store)
+    assert s.setup_s == {"starting the judge (the reference)": 12.0, "eager baseline": 3.5}
+    shown = CliRunner().invoke(app, ["archive", "runs", "--archive", str(path)])
+    assert shown.exit_code == 0, shown.output
+    assert ("the session's set-up, s: starting the judge (the reference) 12.0, eager baseline "
+            "3.5") in " ".join(shown.output.split())
+
+
 def test_a_confirmation_is_no_evaluation_and_its_time_is_shown(tmp_path: Path) -> None:
     from kernelwright.search.proposer import CONFIRMATION
 
