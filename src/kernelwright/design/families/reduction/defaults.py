@@ -8,7 +8,6 @@ in ``measurements.csv`` beside the skill files (skill, rule, workload, settings 
 
 from __future__ import annotations
 
-from kernelwright.design.kernel.common import INDEX_LIMIT
 from kernelwright.skills.conditions import GroupFacts
 from kernelwright.skills.heuristics import heuristic, next_pow2, warps_for
 
@@ -129,13 +128,6 @@ def rows_aligned(f: GroupFacts) -> bool:
     return all(f.inner_length * dtype_bytes(d) % 16 == 0 for d in f.dtypes)
 
 
-def row_starts_aligned(f: GroupFacts) -> bool:
-    """Whether each reduced row of a row schedule (``reduced_length`` contiguous values, rows
-    one after another) starts 16-byte aligned for every dtype the group reads; True when the
-    dtypes are unknown."""
-    return all(f.reduced_length * dtype_bytes(d) % 16 == 0 for d in f.dtypes)
-
-
 def dtype_bytes(dtype: str) -> int:
     """Bytes of a value of a torch dtype named like ``float32``, ``bfloat16`` or ``bool``."""
     bits = "".join(ch for ch in dtype if ch.isdigit())
@@ -167,17 +159,11 @@ def team(f: GroupFacts) -> dict[str, int]:
     slices are several times slower. A row whose team of 8192-element slices would outnumber
     the SMs takes slices of 16384 in 8 warps (still 64 a thread), so the team stays resident
     instead of falling back to the looped kernel: group norm over 896 rows of 2 M, 5.55 ms
-    against 6.61 (and 7.15 for the best looped kernel; sweeps/long_rows.csv).
-
-    Rows that start off 16-byte boundaries load a value at a time, each from an address of its
-    own; with 64-bit offsets (inputs of 2**31 elements and more) 64 such values a thread spill
-    registers, 32 do not (L1 and L2 norms over 32768 rows of 65535, compiled for sm_90: 92 and
-    16 bytes spilled in 4 warps, none in 8), so those rows take twice the warps."""
+    against 6.61 (and 7.15 for the best looped kernel; sweeps/long_rows.csv)."""
     slice_ = 8192
     while slice_ < 16384 and -(-f.reduced_length // slice_) > f.sm_count:
         slice_ *= 2
-    per_thread = 32 if f.numel >= INDEX_LIMIT and not row_starts_aligned(f) else 64
-    return {"TEAM_SLICE": slice_, "TEAM_WARPS": slice_ // (32 * per_thread)}
+    return {"TEAM_SLICE": slice_, "TEAM_WARPS": slice_ // 2048}
 
 
 @heuristic("split")

@@ -146,25 +146,6 @@ def test_columns_of_unaligned_rows_take_narrow_tall_tiles() -> None:
     assert lib.get("column-looped").param("LOOP_COLS").tune
 
 
-def test_unaligned_rows_past_32_bit_offsets_take_32_values_a_thread_in_a_team() -> None:
-    """L1 norm over 32768 rows of 65535 fp32 (KernelBench level 1): rows start off 16-byte
-    boundaries and the input passes 2**31 elements, so each of a thread's values is a load of
-    its own through a 64-bit address; 64 of them a thread spilled, 32 do not. Aligned rows, or
-    the same rows below 2**31 elements, keep 64 a thread."""
-    l1 = facts(domain=(32768, 65535), reduced_length=65535, parallel_length=32768,
-               dtypes=("float32",))
-    d = defaults_for("team", l1)
-    assert (d["TEAM_SLICE"], d["TEAM_WARPS"]) == (8192, 8)
-    assert defaults_for("team", replace(l1, domain=(4096, 65535), parallel_length=4096))[
-        "TEAM_WARPS"] == 4
-    aligned = replace(l1, domain=(32768, 65536), reduced_length=65536)
-    assert defaults_for("team", aligned)["TEAM_WARPS"] == 4
-    # rows of 65532 values: 262128 bytes in fp32 (16-byte aligned), 131064 in bf16 (not)
-    rows = replace(l1, domain=(40000, 65532), reduced_length=65532, parallel_length=40000)
-    assert defaults_for("team", rows)["TEAM_WARPS"] == 4
-    assert defaults_for("team", replace(rows, dtypes=("bfloat16",)))["TEAM_WARPS"] == 8
-
-
 def test_column_onepass_needs_a_second_sweep_to_pay() -> None:
     lib = SkillLibrary.builtin()
     col = facts(schedule="column", inner_length=65536, reduced_length=171)
