@@ -61,6 +61,9 @@ class FakeExecutor:
             killed=self.killed,
         )
 
+    def warm(self, launch: Launch, count: int = 1) -> None:
+        """No processes: nothing to start."""
+
     def close(self) -> None:
         """Nothing to release."""
 

@@ -106,6 +106,9 @@ class _MemoryLimited:
         return self.inner.run(dataclasses.replace(launch, memory_bytes=self.limit), files, drive,
                               share_kernels=share_kernels)
 
+    def warm(self, launch: Any, count: int = 1) -> None:
+        self.inner.warm(dataclasses.replace(launch, memory_bytes=self.limit), count)
+
     def close(self) -> None:
         self.inner.close()
 

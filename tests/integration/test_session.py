@@ -27,6 +27,9 @@ class Recording:
         self.results.append(result)
         return result
 
+    def warm(self, launch, count=1):
+        self.inner.warm(launch, count)
+
     def close(self):
         self.inner.close()
 
@@ -62,7 +65,8 @@ def test_session_candidates_run_in_prestarted_processes(fixtures):
     ]
     assert verdicts[0].seed == verdicts[-1].seed  # one session, the same inputs for all
     assert after_kill.status is Status.CORRECT and after_kill.timing.candidate is not None
-    assert [r.prestarted for r in executor.results] == [False, True, True, True, True, False]
+    # the first process started while the judge prepared; the one after the kill starts cold
+    assert [r.prestarted for r in executor.results] == [True, True, True, True, True, False]
     assert not _alive(spare)  # closing the executor killed the last spare
     # Every process is confined, cold starts and spares alike (checked on the prestarted session's
     # processes: a session of its own would start another judge for the same facts).
@@ -76,6 +80,23 @@ def test_session_candidates_run_in_prestarted_processes(fixtures):
             # sealed before the checked calls, which only a correct candidate reaches
             assert contained["sealed"] or v.status is not Status.CORRECT
             assert not [label for label in v.labels if label.startswith("containment")]
+
+
+def test_a_single_evaluation_s_first_process_starts_while_the_judge_prepares(fixtures, monkeypatch):
+    """An executor that keeps no spares (one evaluation's) still starts the first process
+    asked for beside the judge; KERNELWRIGHT_PRESTART=0 turns that off too."""
+    options = EvalOptions(device="cpu", trials=1, timing=False, baselines=False)
+    source = (fixtures / "solutions" / "softmax_rows__honest.py").read_text()
+    for setting, expected in ((None, True), ("0", False)):
+        if setting is not None:
+            monkeypatch.setenv("KERNELWRIGHT_PRESTART", setting)
+        with SubprocessExecutor(prestart=0) as inner:
+            executor = Recording(inner)
+            with EvalSession(fixtures / "tasks" / "softmax_rows.py", options,
+                             executor=executor) as s:
+                assert s.evaluate(Candidate(source)).status is Status.CORRECT
+            assert inner.spare_pids == ()  # none kept after it
+        assert [r.prestarted for r in executor.results] == [expected]
 
 
 def test_session_closes_the_executor_it_started(fixtures):
@@ -113,6 +134,9 @@ class ProtocolRefusing:
         failure = {"status": "rejected", "check": "protocol",
                    "message": "the process sent a malformed tensor: a CUDA IPC handle"}
         return JobResult({"failure": failure}, 0, "", 0.1)
+
+    def warm(self, launch, count=1):
+        pass
 
     def close(self):
         pass

@@ -256,6 +256,12 @@ class Executor(Protocol):
         (:mod:`~kernelwright.evaluate.kernel_cache`)."""
         ...
 
+    def warm(self, launch: Launch, count: int = 1) -> None:
+        """Have ``count`` processes for ``launch`` start now, before any is asked for (one
+        already waiting counts), where the executor keeps spares at all; a hint, never an
+        error."""
+        ...
+
     def close(self) -> None:
         """Release spares and folders."""
         ...
@@ -362,6 +368,20 @@ class SubprocessExecutor:
                              or (process.ready or {}).get("containment") or {}),
             wait_s=waited,
         )
+
+    def warm(self, launch: Launch, count: int = 1) -> None:
+        """See :class:`Executor`. Even an executor made to keep no spares (a single
+        evaluation's) starts these: they serve the next processes asked for. Only
+        ``KERNELWRIGHT_PRESTART=0`` turns it off."""
+        if os.environ.get(PRESTART_ENV, "").strip() == "0":
+            return
+        if self._spares and self._spares[0].launch.key() != launch.key():
+            self.close()  # spares were started for another kind of launch
+        try:
+            while len(self._spares) < count:
+                self._spares.append(self._start(launch))
+        except OSError:
+            pass  # no spare to be had: the process asked for starts cold
 
     def _start(self, launch: Launch) -> CandidateProcess:
         namespace = self._namespace(launch)

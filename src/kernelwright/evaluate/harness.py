@@ -238,6 +238,9 @@ class EvalSession:
         env["HOME"] = os.environ.get("HOME", str(self._run_dir))
         env["OMP_NUM_THREADS"] = "1" if self.device == "cpu" else env.get("OMP_NUM_THREADS", "4")
         self._judge = JudgeProcess(request, self._run_dir / "judge", env)
+        # The first process the session runs (a baseline's or a candidate's) starts while the
+        # judge prepares, instead of after it: on a GPU each takes seconds to start cold
+        self.executor.warm(self.launch)
         prepared = self._judge.wait_prepared(max(600.0, opts.timeout_s), self.on_progress)
         if not prepared.get("ok"):
             self.close()

@@ -23,6 +23,9 @@ class Switch:
         assert self.fake is not None
         return self.fake.run(launch, files, drive, share_kernels=share_kernels)
 
+    def warm(self, launch, count=1):
+        pass
+
     def close(self) -> None:
         pass
 
