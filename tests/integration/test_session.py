@@ -99,6 +99,16 @@ def test_a_single_evaluation_s_first_process_starts_while_the_judge_prepares(fix
         assert [r.prestarted for r in executor.results] == [expected]
 
 
+def test_a_session_starts_as_many_processes_as_its_executor_keeps_beside_the_judge(fixtures):
+    """With two spares kept (a GPU's default), both start while the judge prepares: the eager
+    baseline's process and the torch.compile baseline's (or the first candidate's)."""
+    options = EvalOptions(device="cpu", trials=1, timing=False, baselines=False)
+    task = fixtures / "tasks" / "softmax_rows.py"
+    with SubprocessExecutor(prestart=2) as inner, EvalSession(task, options, executor=inner) as s:
+        s._start_judge()
+        assert len(inner.spare_pids) == 2
+
+
 def test_session_closes_the_executor_it_started(fixtures):
     options = EvalOptions(device="cpu", trials=1, timing=False, baselines=False)
     source = (fixtures / "solutions" / "softmax_rows__honest.py").read_text()

@@ -370,15 +370,18 @@ class SubprocessExecutor:
         )
 
     def warm(self, launch: Launch, count: int = 1) -> None:
-        """See :class:`Executor`. Even an executor made to keep no spares (a single
-        evaluation's) starts these: they serve the next processes asked for. Only
-        ``KERNELWRIGHT_PRESTART=0`` turns it off."""
+        """See :class:`Executor`: ``count`` processes, or as many as the executor keeps spares
+        if that is more (a session's baselines and first candidate then all find theirs
+        started). Even an executor made to keep no spares (a single evaluation's) starts
+        ``count``: they serve the next processes asked for. Only ``KERNELWRIGHT_PRESTART=0``
+        turns it off."""
         if os.environ.get(PRESTART_ENV, "").strip() == "0":
             return
         if self._spares and self._spares[0].launch.key() != launch.key():
             self.close()  # spares were started for another kind of launch
+        kept = prestart_count(launch.device) if self.prestart is None else self.prestart
         try:
-            while len(self._spares) < count:
+            while len(self._spares) < max(count, kept):
                 self._spares.append(self._start(launch))
         except OSError:
             pass  # no spare to be had: the process asked for starts cold
