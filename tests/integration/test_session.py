@@ -109,6 +109,16 @@ def test_a_session_starts_as_many_processes_as_its_executor_keeps_beside_the_jud
         assert len(inner.spare_pids) == 2
 
 
+def test_a_single_evaluation_starts_its_baselines_processes_beside_the_judge(fixtures):
+    """An evaluation that measures the eager baseline runs two processes: both start while the
+    judge prepares, though the executor keeps no spares."""
+    options = EvalOptions(device="cpu", trials=1, compile_baseline=False, cache_baselines=False)
+    task = fixtures / "tasks" / "softmax_rows.py"
+    with SubprocessExecutor(prestart=0) as inner, EvalSession(task, options, executor=inner) as s:
+        s._start_judge()
+        assert len(inner.spare_pids) == 2
+
+
 def test_session_closes_the_executor_it_started(fixtures):
     options = EvalOptions(device="cpu", trials=1, timing=False, baselines=False)
     source = (fixtures / "solutions" / "softmax_rows__honest.py").read_text()

@@ -238,9 +238,10 @@ class EvalSession:
         env["HOME"] = os.environ.get("HOME", str(self._run_dir))
         env["OMP_NUM_THREADS"] = "1" if self.device == "cpu" else env.get("OMP_NUM_THREADS", "4")
         self._judge = JudgeProcess(request, self._run_dir / "judge", env)
-        # The first process the session runs (a baseline's or a candidate's) starts while the
-        # judge prepares, instead of after it: on a GPU each takes seconds to start cold
-        self.executor.warm(self.launch)
+        # The processes the first evaluation runs (each baseline's, unless the cache has it, and
+        # the candidate's) start while the judge prepares, instead of one after another after
+        # it: on a GPU each takes seconds to start cold
+        self.executor.warm(self.launch, 1 + len(self._wanted_baselines()))
         prepared = self._judge.wait_prepared(max(600.0, opts.timeout_s), self.on_progress)
         if not prepared.get("ok"):
             self.close()
@@ -292,11 +293,7 @@ class EvalSession:
         if self._baselines is not None:
             return self._baselines
         opts = self.options
-        want_compile = (
-            opts.compile_baseline if opts.compile_baseline is not None else self.device == "cuda"
-        )
-        wanted = [] if not (opts.baselines and opts.timing) else (
-            ["eager", "compile"] if want_compile else ["eager"])
+        wanted = self._wanted_baselines()
         info = self._prepared.get("device_info") or {}
         cache = cache_dir() if opts.cache_baselines else None
         key = baseline_key(self.task.sha256, self.size, str(info.get("name")),
@@ -341,6 +338,16 @@ class EvalSession:
         self._baselines = {name: found[name] for name in wanted if name in found}
         self._baselines_cached = not missing
         return self._baselines
+
+    def _wanted_baselines(self) -> list[str]:
+        """The baselines the options ask for: eager, and torch.compile (by default on a GPU)."""
+        opts = self.options
+        want_compile = (
+            opts.compile_baseline if opts.compile_baseline is not None else self.device == "cuda"
+        )
+        if not (opts.baselines and opts.timing):
+            return []
+        return ["eager", "compile"] if want_compile else ["eager"]
 
     def _store_ceilings(self, prepared: dict[str, Any]) -> None:
         from kernelwright.hardware.ceilings import store_ceilings
