@@ -99,24 +99,20 @@ def test_a_single_evaluation_s_first_process_starts_while_the_judge_prepares(fix
         assert [r.prestarted for r in executor.results] == [expected]
 
 
-def test_a_session_starts_as_many_processes_as_its_executor_keeps_beside_the_judge(fixtures):
-    """With two spares kept (a GPU's default), both start while the judge prepares: the eager
-    baseline's process and the torch.compile baseline's (or the first candidate's)."""
-    options = EvalOptions(device="cpu", trials=1, timing=False, baselines=False)
+@pytest.mark.parametrize(("prestart", "baselines", "started"), [
+    (2, False, 2),  # the executor keeps two spares (a GPU's default): both start now
+    (0, True, 2),  # one evaluation with the eager baseline: its process and the candidate's
+    (0, False, 1),  # one evaluation, no baseline: the candidate's
+])
+def test_the_processes_a_session_will_run_start_beside_the_judge(fixtures, prestart, baselines,
+                                                                 started):
+    options = EvalOptions(device="cpu", trials=1, baselines=baselines, compile_baseline=False,
+                          cache_baselines=False)
     task = fixtures / "tasks" / "softmax_rows.py"
-    with SubprocessExecutor(prestart=2) as inner, EvalSession(task, options, executor=inner) as s:
+    with (SubprocessExecutor(prestart=prestart) as inner,
+          EvalSession(task, options, executor=inner) as s):
         s._start_judge()
-        assert len(inner.spare_pids) == 2
-
-
-def test_a_single_evaluation_starts_its_baselines_processes_beside_the_judge(fixtures):
-    """An evaluation that measures the eager baseline runs two processes: both start while the
-    judge prepares, though the executor keeps no spares."""
-    options = EvalOptions(device="cpu", trials=1, compile_baseline=False, cache_baselines=False)
-    task = fixtures / "tasks" / "softmax_rows.py"
-    with SubprocessExecutor(prestart=0) as inner, EvalSession(task, options, executor=inner) as s:
-        s._start_judge()
-        assert len(inner.spare_pids) == 2
+        assert len(inner.spare_pids) == started
 
 
 def test_session_closes_the_executor_it_started(fixtures):
