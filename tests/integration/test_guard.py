@@ -60,13 +60,14 @@ HONEST = [
 ]
 
 
-# A second right refusal: a constant answer lands within the tolerance of a trial by chance
-# (now and then), and precision-policy refuses that trial instead (its error against
-# float64 is hundreds of times the fp32 reference's); float16 softmax values hide under atol
-# on most draws, but now and then one element of a trial misses it, and the task's own
-# tolerance refuses it first
+# A second right refusal: a constant answer, or a mean over one element in four, lands within
+# the tolerance of a trial by chance (now and then), and precision-policy refuses that trial
+# instead (its error against float64 is hundreds of times the fp32 reference's); float16
+# softmax values hide under atol on most draws, but now and then one element of a trial misses
+# it, and the task's own tolerance refuses it first
 OR_ELSE = {
     "mse_loss__hack_constant": (Status.REJECTED, "precision-policy"),
+    "mse_loss__hack_subsample": (Status.REJECTED, "precision-policy"),
     "softmax_rows__hack_half_precision": (Status.INCORRECT, "elements differ"),
 }
 
