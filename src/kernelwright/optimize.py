@@ -4,6 +4,9 @@
       -> run_search(proposer): evaluate each through the harness, archive it
       -> DIR/best.py, DIR/report.md, DIR/candidates/
 
+The search's session (one judge) begins while the capture runs in its child process, so the
+judge computes the reference meanwhile (``_plan_beside_judge``).
+
 The proposer is the search mode (``OptimizeOptions.search``):
 
     staged      the ranked structures, then a tuning strategy over the best one's parameters
@@ -39,7 +42,7 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kernelwright.archive import Archive
 from kernelwright.constraints import Constraints
@@ -63,6 +66,10 @@ from kernelwright.search.proposer import (
 )
 from kernelwright.search.spill_screen import SpillScreen
 from kernelwright.tuning.strategies.base import Strategy
+
+if TYPE_CHECKING:
+    from kernelwright.design.graph import OpGraph
+    from kernelwright.evaluate.harness import EvalSession
 
 # The values of ``--search``: how the designs are searched (see the module docstring).
 SEARCH_MODES = ("staged", "mcts", "evolution")
@@ -287,17 +294,49 @@ def optimize_task(
     objective = options.evaluation.objective
     if objective.needs_energy and (why := unavailable_reason(device)):
         raise ConfigError(f"--objective {objective.value} cannot be measured here: {why}")
+    parallel = options.workers > 1 or options.scheduler is not None
+    judged = dataclasses.replace(options.evaluation, device=device, size=_size(options, device))
+    if options.constraints is not None:
+        judged = options.constraints.apply(judged)
+        budget = options.constraints.limit(budget)
+    # Where the search will judge in a session of this process, its judge starts beside the
+    # capture (_plan_beside_judge)
+    session: EvalSession | None = None
+    if evaluate_fn is None and not parallel and (options.llm is None or not options.llm.review):
+        from kernelwright.evaluate.harness import EvalSession
+
+        session = EvalSession(task, judged, executor=executor)
+    try:
+        return _optimize_in(task, options, judged, budget, out_dir, archive, session, phase,
+                            on_event=on_event, executor=executor, evaluate_fn=evaluate_fn)
+    finally:
+        if session is not None:
+            session.close()
+
+
+def _optimize_in(
+    task: Task | str | Path,
+    options: OptimizeOptions,
+    judged: EvalOptions,
+    budget: Budget,
+    out_dir: str | Path | None,
+    archive: Archive,
+    session: EvalSession | None,
+    phase: Callable[[str], None],
+    *,
+    on_event: Callable[[SearchEvent], None] | None,
+    executor: Any | None,
+    evaluate_fn: Callable[..., Any] | None,
+) -> OptimizeResult:
+    """:func:`optimize_task` once its options are checked: ``judged`` are the candidates'
+    evaluation options, ``session`` the session they are judged in, begun beside the capture
+    (None: the search judges otherwise)."""
     phase("capturing the graph")
-    plan = plan_only(task, options, archive)
+    plan = _plan_beside_judge(task, options, archive, session)
     task_obj, device, size = plan.task, plan.device, plan.size
     if options.resume is not None:
         _check_resumable(archive, options.resume, task_obj)
     run_id = options.resume or run_id_for(task_obj, options, device, size)
-    judged = dataclasses.replace(options.evaluation, device=device, size=size)
-    if options.constraints is not None:
-        judged = options.constraints.apply(judged)
-    if options.constraints is not None:
-        budget = options.constraints.limit(budget)
     if not plan.designs and options.llm is None:
         result = OptimizeResult(task_obj, run_id, device, size, judged.precision, None, plan,
                                 judged.objective, options.diagnoses, options.constraints)
@@ -327,6 +366,7 @@ def optimize_task(
             pool=pool,
             confirm=options.confirm and pool is None,
             screen=_spill_screen(task_obj, judged, options),
+            session=session if judge is None else None,
             run_config={
                 "proposer": proposer.name,
                 "device": device,
@@ -405,9 +445,14 @@ def _so_far(task: Task, archive: Archive, run_id: str, objective: Objective) -> 
 
 
 def plan_only(
-    task: Task | str | Path, options: OptimizeOptions, archive: Archive | None = None
+    task: Task | str | Path,
+    options: OptimizeOptions,
+    archive: Archive | None = None,
+    *,
+    graph: OpGraph | None = None,
 ) -> Any:
     """Stage 1's plan for ``task`` (capture, fusion, skills, ranked designs); nothing is run.
+    ``graph``: the task's graph at the options' size, captured already.
 
     Raises:
         TaskError: the task cannot be loaded or captured.
@@ -417,14 +462,39 @@ def plan_only(
     from kernelwright.task import load_task
 
     device = resolve_device(options.evaluation.device)
-    size = options.evaluation.size
-    if size == "auto":
-        size = "full" if device == "cuda" else "small"
+    size = _size(options, device)
     task_obj = task if isinstance(task, Task) else load_task(task, size=size)
     if task_obj.size != size:
         task_obj = load_task(task_obj.path, size=size)
     return plan_task(task_obj, device, size, archive=archive, isolate=options.isolate_capture,
-                     diagnosed=options.diagnosed, precision=options.evaluation.precision.value)
+                     diagnosed=options.diagnosed, precision=options.evaluation.precision.value,
+                     graph=graph)
+
+
+def _plan_beside_judge(task: Task | str | Path, options: OptimizeOptions, archive: Archive,
+                       session: EvalSession | None) -> Any:
+    """:func:`plan_only`, with ``session``'s judge started while the graph is captured in
+    its child process: the judge computes the reference meanwhile."""
+    if session is None:
+        return plan_only(task, options, archive)
+    from kernelwright.design.capture import start_capture
+
+    job = start_capture(session.task, session.size) if options.isolate_capture else None
+    try:
+        session.begin()
+        graph = job.result() if job is not None else None
+    finally:
+        if job is not None:
+            job.cancel()
+    return plan_only(session.task, options, archive, graph=graph)
+
+
+def _size(options: OptimizeOptions, device: str) -> str:
+    """The task size candidates are judged at: ``auto`` is full on a GPU, small on the CPU."""
+    size = options.evaluation.size
+    if size == "auto":
+        return "full" if device == "cuda" else "small"
+    return size
 
 
 def _pool(options: OptimizeOptions, device: str) -> Any:

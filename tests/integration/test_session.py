@@ -168,3 +168,20 @@ def test_a_protocol_refusal_of_the_tasks_own_model_is_the_harness_fault(fixtures
         session._start_judge()
         with pytest.raises(HarnessError, match="refused the task's own model"):
             session._ensure_baselines()
+
+
+def test_a_begun_session_judges_with_the_judge_it_started(fixtures):
+    """``begin`` starts the judge and returns without waiting for its reference; the first
+    evaluation waits for what is left and judges with that judge."""
+    options = EvalOptions(device="cpu", trials=1, timing=False, baselines=False)
+    source = (fixtures / "solutions" / "softmax_rows__honest.py").read_text()
+    with EvalSession(fixtures / "tasks" / "softmax_rows.py", options) as session:
+        session.begin()
+        judge = session._judge
+        assert judge is not None and not session._prepared
+        session.begin()  # a second call starts nothing
+        assert session._judge is judge
+        verdict = session.evaluate(Candidate(source))
+        assert session._judge is judge
+    assert verdict.status is Status.CORRECT
+    assert [p.name for p in verdict.setup] == ["starting the judge (the reference)"]

@@ -26,6 +26,7 @@ import math
 import os
 import subprocess
 import sys
+import time
 import warnings
 from collections.abc import Iterator
 from pathlib import Path
@@ -63,26 +64,59 @@ def capture(
     size = size or task.size
     if not isolated:
         return capture_path(task.path, size)
+    return start_capture(task, size, timeout_s=timeout_s).result()
+
+
+def start_capture(task: Task, size: str, *, timeout_s: float = 300.0) -> CaptureJob:
+    """Start capturing ``task`` at ``size`` in a child process and return at once; the job's
+    :meth:`~CaptureJob.result` waits for the graph (the caller starts other work meanwhile)."""
     env = dict(os.environ)
     env.pop("TRITON_INTERPRET", None)
-    try:
-        proc = subprocess.run(
-            [sys.executable, "-m", "kernelwright.design.capture", task.path, size],
-            capture_output=True,
-            text=True,
-            timeout=timeout_s,
-            env=env,
-        )
-    except subprocess.TimeoutExpired as exc:
-        raise TaskError(f"{task.path}: capturing the graph took over {timeout_s:.0f} s") from exc
-    lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("{")]
-    if proc.returncode != 0 or not lines:
-        tail = (proc.stderr.strip().splitlines() or ["no output"])[-1]
-        raise TaskError(f"{task.path}: capturing the graph failed: {tail}")
-    data = json.loads(lines[-1])
-    if "error" in data:
-        raise TaskError(f"{task.path}: capturing the graph failed: {data['error']}")
-    return graph_from_dict(data)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "kernelwright.design.capture", task.path, size],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+    return CaptureJob(task, proc, time.monotonic() + timeout_s, timeout_s)
+
+
+class CaptureJob:
+    """A capture running in a child process (:func:`start_capture`)."""
+
+    def __init__(self, task: Task, proc: subprocess.Popen[str], deadline: float,
+                 timeout_s: float) -> None:
+        self.task, self.proc, self.deadline, self.timeout_s = task, proc, deadline, timeout_s
+
+    def result(self) -> OpGraph:
+        """The captured graph, once the child has finished.
+
+        Raises:
+            TaskError: the capture failed or ran past its time.
+        """
+        path = self.task.path
+        try:
+            out, err = self.proc.communicate(timeout=max(0.0, self.deadline - time.monotonic()))
+        except subprocess.TimeoutExpired as exc:
+            self.cancel()
+            why = f"capturing the graph took over {self.timeout_s:.0f} s"
+            raise TaskError(f"{path}: {why}") from exc
+        lines = [ln for ln in out.splitlines() if ln.startswith("{")]
+        if self.proc.returncode != 0 or not lines:
+            tail = (err.strip().splitlines() or ["no output"])[-1]
+            raise TaskError(f"{path}: capturing the graph failed: {tail}")
+        data = json.loads(lines[-1])
+        if "error" in data:
+            raise TaskError(f"{path}: capturing the graph failed: {data['error']}")
+        return graph_from_dict(data)
+
+    def cancel(self) -> None:
+        """End the child if it still runs (the caller gave up: an error, Ctrl-C)."""
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.communicate()
 
 
 def capture_path(path: str | Path, size: str) -> OpGraph:

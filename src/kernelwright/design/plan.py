@@ -12,6 +12,7 @@ from kernelwright.design.capture import capture
 from kernelwright.design.choices import Design, design_from_json
 from kernelwright.design.emit import emit
 from kernelwright.design.fusion import Partition, fuse
+from kernelwright.design.graph import OpGraph
 from kernelwright.design.kernel.common import DesignError
 from kernelwright.design.lower import lower
 from kernelwright.design.recognise_attention import recognise_attention
@@ -144,12 +145,15 @@ def plan_task(
     limit: int = 12,
     diagnosed: Sequence[str] = (),
     precision: str = "fp32",
+    graph: OpGraph | None = None,
 ) -> DesignPlan:
     """Capture, lower and fuse ``task``; check the skills for the dtypes the groups read
     under the ``precision`` policy; rank the designs. ``diagnosed``: the limits a hardware
     profile showed (``hardware.diagnose`` kinds); a skill that relieves one ranks
-    :data:`RELIEF` times higher within its cost class."""
-    graph = capture(task, size, isolated=isolate)
+    :data:`RELIEF` times higher within its cost class. ``graph``: ``task``'s graph at
+    ``size``, captured already (``capture.start_capture``)."""
+    if graph is None:
+        graph = capture(task, size, isolated=isolate)
     try:
         partition = fuse(lower(recognise_attention(graph)))
     except Exception as exc:  # an unsupported graph shape: say so instead of a traceback

@@ -60,7 +60,8 @@ SOLUTION_FILE = "solution.py"
 # rest of a spare's warm-up)
 WAITING = "waiting for its process"
 # The session's step before its first candidate: the judge's process computes the reference's
-# outputs and footprint, plans the device's memory and measures the ceilings
+# outputs and footprint, plans the device's memory and measures the ceilings (the part of it the
+# first evaluation waits for, where the session was begun ahead of it)
 STARTING_JUDGE = "starting the judge (the reference)"
 # Candidates whose source kernelwright's templates wrote: their processes share compiled
 # kernels (evaluate.kernel_cache); no other candidate's process gets or leaves any
@@ -171,6 +172,7 @@ class EvalSession:
         if self._judge is not None:
             self._judge.close()
             self._judge = None
+            self._prepared = {}  # an evaluation after this starts a judge again
         if self._run_dir is not None and not os.environ.get("KERNELWRIGHT_KEEP_WORKDIR"):
             shutil.rmtree(self._run_dir, ignore_errors=True)
         self._run_dir = None
@@ -191,7 +193,7 @@ class EvalSession:
             static.extend(opts.constraints.violations(candidate.source, candidate.params))
         if static:
             return build_verdict(self._evidence(candidate, None, tuple(static), started))
-        if self._judge is None:
+        if not self._prepared:
             begun = time.monotonic()
             self._start_judge()
             self._setup.append(PhaseTime(STARTING_JUDGE, time.monotonic() - begun))
@@ -207,11 +209,18 @@ class EvalSession:
         evidence = self._evidence(candidate, job, tuple(violations), started, baselines)
         return build_verdict(evidence)
 
-    def _start_judge(self) -> None:
+    def begin(self) -> None:
+        """Start the judge's process (and the processes its first evaluation runs) without
+        waiting for it: the judge computes the reference while the caller does other work
+        (``optimize`` captures the task's graph meanwhile); the first evaluation waits for
+        what is left. Where judges are forked (the CPU's) this waits for the fork server's
+        own start (seconds, once a process); a GPU's processes start from scratch and it
+        returns as soon as they exist."""
         if self._judge is not None:
             return
         opts = self.options
-        self._run_dir = new_run_dir()
+        if self._run_dir is None:
+            self._run_dir = new_run_dir()
         distributions = (
             opts.distributions
             if opts.distributions is not None
@@ -242,6 +251,14 @@ class EvalSession:
         # the candidate's) start while the judge prepares, instead of one after another after
         # it: on a GPU each takes seconds to start cold
         self.executor.warm(self.launch, 1 + len(self._wanted_baselines()))
+
+    def _start_judge(self) -> None:
+        """Begin the session, unless the caller did, and wait until the judge has prepared."""
+        if self._prepared:
+            return
+        self.begin()
+        assert self._judge is not None
+        opts = self.options
         prepared = self._judge.wait_prepared(max(600.0, opts.timeout_s), self.on_progress)
         if not prepared.get("ok"):
             self.close()

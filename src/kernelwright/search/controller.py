@@ -46,6 +46,7 @@ from kernelwright.search.proposer import (
 
 if TYPE_CHECKING:
     from kernelwright.bench.pool import WorkerPool
+    from kernelwright.evaluate.harness import EvalSession
     from kernelwright.search.spill_screen import Screen
 
 # Refusals (and screened candidates) in a row after which the run stops: a proposer that keeps
@@ -150,6 +151,7 @@ def run_search(
     pool: WorkerPool | None = None,
     confirm: bool = False,
     screen: Screen | None = None,
+    session: EvalSession | None = None,
 ) -> SearchResult:
     """Drive ``proposer`` on ``task`` until the budget or the proposals run out.
 
@@ -167,13 +169,18 @@ def run_search(
     unless the run already did for that candidate; not on ``pool``.
     ``screen``: asked about each proposal the constraints let through and no evaluated
     candidate is equivalent to; a verdict it returns is archived instead of an evaluation.
+    ``session``: one the caller opened for ``task`` under ``options`` (begun early, say), in
+    which the candidates are judged; the caller closes it.
     """
     from kernelwright.evaluate.harness import EvalSession
 
     if pool is not None and evaluate_fn is not None:
         raise ValueError("a search on a pool judges with the workers' sessions, not evaluate_fn")
-    session = (None if evaluate_fn is not None or pool is not None
-               else EvalSession(task, options, executor=executor))
+    if session is not None and (pool is not None or evaluate_fn is not None):
+        raise ValueError("a search judges in the caller's session, or on a pool or evaluate_fn")
+    own = session is None and evaluate_fn is None and pool is None
+    if own:
+        session = EvalSession(task, options, executor=executor)
     from kernelwright.hardware.energy import Objective
 
     loop = _Loop(
@@ -194,7 +201,7 @@ def run_search(
         archive.start_run(run_id, "search", task.sha256, run_config or {"proposer": proposer.name})
         return loop.run(proposer, budget, batch, seed)
     finally:
-        if session is not None:
+        if own and session is not None:
             session.close()
 
 

@@ -1,0 +1,91 @@
+"""``optimize`` judges its candidates in one session of its own, whose judge starts while the
+graph is captured in its child process: the reference is computed meanwhile. Real harness,
+Triton's interpreter on the CPU."""
+
+from __future__ import annotations
+
+import importlib
+import shutil
+from pathlib import Path
+
+import pytest
+
+from kernelwright import optimize
+from kernelwright.archive import Archive
+from kernelwright.errors import TaskError
+from kernelwright.evaluate import EvalOptions
+from kernelwright.evaluate.harness import EvalSession
+from kernelwright.optimize import OptimizeOptions, optimize_task
+from kernelwright.search import Budget
+
+pytest.importorskip("triton")
+pytestmark = pytest.mark.interpreter
+
+# the module (kernelwright.design exports its function of the same name)
+capture = importlib.import_module("kernelwright.design.capture")
+MSE = Path(__file__).resolve().parents[1] / "golden" / "tasks" / "mse_loss.py"
+
+
+def test_the_judge_starts_beside_the_capture_and_judges_the_search(tmp_path, monkeypatch):
+    steps: list[str] = []
+    sessions: list[EvalSession] = []
+    start_capture, begin, plan_only = capture.start_capture, EvalSession.begin, optimize.plan_only
+
+    def recorded_start_capture(*args, **kwargs):  # type: ignore[no-untyped-def]
+        steps.append("capture started")
+        return start_capture(*args, **kwargs)
+
+    def recorded_begin(self: EvalSession) -> None:
+        if self._judge is None:
+            steps.append("judge started")
+            sessions.append(self)
+        begin(self)
+
+    def recorded_plan_only(*args, **kwargs):  # type: ignore[no-untyped-def]
+        assert kwargs["graph"] is not None  # captured by the child started first
+        assert not sessions[0]._prepared  # the judge's reference not waited for yet
+        steps.append("planned")
+        return plan_only(*args, **kwargs)
+
+    monkeypatch.setattr(capture, "start_capture", recorded_start_capture)
+    monkeypatch.setattr(EvalSession, "begin", recorded_begin)
+    monkeypatch.setattr(optimize, "plan_only", recorded_plan_only)
+    task = tmp_path / "mse_loss.py"
+    shutil.copy(MSE, task)
+    options = OptimizeOptions(
+        evaluation=EvalOptions(device="cpu", trials=1, timing=False, baselines=False))
+    with Archive(tmp_path / "a.sqlite") as archive:
+        result = optimize_task(task, options, Budget(candidates=2), None, archive)
+    assert steps == ["capture started", "judge started", "planned"]
+    # one judge for the run: the one begun beside the capture judged both candidates
+    assert len(result.trials) == 2 and all(t.verdict.correct for t in result.trials)
+    first, second = (t.verdict for t in result.trials)
+    assert [p.name for p in first.setup] == ["starting the judge (the reference)"]
+    assert second.setup == () and first.seed == second.seed
+    assert sessions[0]._judge is None  # closed with the run
+
+
+def test_a_task_that_cannot_be_captured_ends_its_begun_judge(tmp_path, monkeypatch):
+    """The capture's error is the run's; the judge begun beside it is closed."""
+    sessions: list[EvalSession] = []
+    begin = EvalSession.begin
+
+    def recorded_begin(self: EvalSession) -> None:
+        sessions.append(self)
+        begin(self)
+
+    monkeypatch.setattr(EvalSession, "begin", recorded_begin)
+    task = tmp_path / "untraceable.py"
+    task.write_text(
+        "import torch\nimport torch.nn as nn\n"
+        "class Model(nn.Module):\n"
+        "    def forward(self, x):\n"
+        "        return x * 2 if float(x.sum()) > 0 else x\n"  # data-dependent: export fails
+        "def get_inputs():\n    return [torch.randn(8)]\n"
+        "def get_init_inputs():\n    return []\n")
+    options = OptimizeOptions(
+        evaluation=EvalOptions(device="cpu", trials=1, timing=False, baselines=False))
+    with (Archive(tmp_path / "a.sqlite") as archive,
+          pytest.raises(TaskError, match="capturing the graph failed")):
+        optimize_task(task, options, Budget(candidates=1), None, archive)
+    assert sessions and sessions[0]._judge is None
