@@ -332,7 +332,7 @@ def _optimize_in(
     evaluation options, ``session`` the session they are judged in, begun beside the capture
     (None: the search judges otherwise)."""
     phase("capturing the graph")
-    plan = _plan_beside_judge(task, options, archive, session)
+    plan = _plan_beside_judge(task, options, archive, session, budget)
     task_obj, device, size = plan.task, plan.device, plan.size
     if options.resume is not None:
         _check_resumable(archive, options.resume, task_obj)
@@ -472,10 +472,12 @@ def plan_only(
 
 
 def _plan_beside_judge(task: Task | str | Path, options: OptimizeOptions, archive: Archive,
-                       session: EvalSession | None) -> Any:
+                       session: EvalSession | None, budget: Budget) -> Any:
     """:func:`plan_only`, with ``session``'s judge started while the graph is captured in
-    its child process: the judge computes the reference meanwhile."""
-    if session is None:
+    its child process: the judge computes the reference meanwhile. A run whose archived
+    evaluations already spend ``budget`` (the same command run again) evaluates nothing, and
+    its judge is left unstarted."""
+    if session is None or _spent(archive, session, options, budget):
         return plan_only(task, options, archive)
     from kernelwright.design.capture import start_capture
 
@@ -487,6 +489,19 @@ def _plan_beside_judge(task: Task | str | Path, options: OptimizeOptions, archiv
         if job is not None:
             job.cancel()
     return plan_only(session.task, options, archive, graph=graph)
+
+
+def _spent(archive: Archive, session: EvalSession, options: OptimizeOptions,
+           budget: Budget) -> bool:
+    """Whether the archive's run for the session's task holds the evaluations ``budget``
+    allows already."""
+    if budget.candidates is None:
+        return False
+    task = session.task
+    run_id = options.resume or run_id_for(task, options, session.device, session.size)
+    done = sum(1 for rec in archive.history(task.sha256, run_id)
+               if Trial(rec.candidate_id, rec.candidate, rec.verdict).evaluated)
+    return done >= budget.candidates
 
 
 def _size(options: OptimizeOptions, device: str) -> str:
