@@ -6,6 +6,8 @@ too narrow for tensor-core tiles; and grouped (depthwise) convolutions in the di
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 # 16 x 16 tiles over K blocks of 16 taps: several tiles and K blocks at small sizes
@@ -476,7 +478,14 @@ DILATED_TRANSPOSED_CASES = {
 }
 
 
-@pytest.mark.parametrize("case", sorted(DILATED_TRANSPOSED_CASES))
+def _marked_slow(cases: dict[str, Any], slow: set[str]) -> list[Any]:
+    """``cases``' names in order, those in ``slow`` marked slow (left out of the default test
+    command: a case beside them takes the same path at a fraction of the interpreter's time)."""
+    return [pytest.param(c, marks=pytest.mark.slow) if c in slow else c for c in sorted(cases)]
+
+
+# stride3-dilation2's coprime phases: stride2-dilation3's path
+@pytest.mark.parametrize("case", _marked_slow(DILATED_TRANSPOSED_CASES, {"stride3-dilation2"}))
 def test_dilated_transposed_convolution_by_phases_matches_float64(check, case: str) -> None:
     cin, cout, k, stride, padding, out_pad, dilation = DILATED_TRANSPOSED_CASES[case]
     body = DILATED_TRANSPOSED.format(cin=cin, cout=cout, k=k, stride=stride, padding=padding,
@@ -537,7 +546,10 @@ def conv3d_task(case: str) -> str:
                          extra=extra, d=d, h=h, w=w, d2=d2, h2=h2, w2=w2)
 
 
-@pytest.mark.parametrize("case", sorted(CONV3D_CASES))
+# conv-3x3x3: conv-mixed-stride2's path (one implicit GEMM over NDHWC); transposed-k3-stride2:
+# transposed-k4-mixed's (one implicit GEMM per phase)
+@pytest.mark.parametrize("case", _marked_slow(CONV3D_CASES,
+                                              {"conv-3x3x3", "transposed-k3-stride2"}))
 def test_3d_convolutions_channels_last_match_float64(check_launches, case: str) -> None:
     """3-D convolutions (NDHWC copies, K in the order (kd, kh, kw, c)) and transposed ones (one
     implicit GEMM per output phase), their bias, tanh and a per-channel scale: strides, padding,
