@@ -29,6 +29,7 @@ import sys
 import time
 import warnings
 from collections.abc import Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -80,15 +81,17 @@ def start_capture(task: Task, size: str, *, timeout_s: float = 300.0) -> Capture
         text=True,
         env=env,
     )
-    return CaptureJob(task, proc, time.monotonic() + timeout_s, timeout_s)
+    return CaptureJob(task, proc, timeout_s)
 
 
+@dataclass
 class CaptureJob:
     """A capture running in a child process (:func:`start_capture`)."""
 
-    def __init__(self, task: Task, proc: subprocess.Popen[str], deadline: float,
-                 timeout_s: float) -> None:
-        self.task, self.proc, self.deadline, self.timeout_s = task, proc, deadline, timeout_s
+    task: Task
+    proc: subprocess.Popen[str]
+    timeout_s: float
+    started: float = field(default_factory=time.monotonic)
 
     def result(self) -> OpGraph:
         """The captured graph, once the child has finished.
@@ -98,7 +101,8 @@ class CaptureJob:
         """
         path = self.task.path
         try:
-            out, err = self.proc.communicate(timeout=max(0.0, self.deadline - time.monotonic()))
+            left = self.started + self.timeout_s - time.monotonic()
+            out, err = self.proc.communicate(timeout=max(0.0, left))
         except subprocess.TimeoutExpired as exc:
             self.cancel()
             why = f"capturing the graph took over {self.timeout_s:.0f} s"
