@@ -52,7 +52,8 @@ def _group_norm_then(reduce: str, groups: int = 3, channels: int = 12,
 @pytest.mark.parametrize(
     "reduce",
     [
-        "y.mean(dim=[1, 2, 3])",
+        # the next test checks this body, at a tighter tolerance
+        pytest.param("y.mean(dim=[1, 2, 3])", marks=pytest.mark.slow),
         # the first case's path without its division, keeping the dimensions
         pytest.param("y.sum(dim=[1, 2, 3], keepdim=True)", marks=pytest.mark.slow),
         "torch.amax(y, dim=(1, 2, 3))",

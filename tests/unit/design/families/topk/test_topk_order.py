@@ -141,61 +141,67 @@ def inputs(name: str, case: Case) -> Any:
     return case.rows(g).contiguous()
 
 
-@pytest.fixture(scope="module")
-def results(design_worker: Any) -> dict[str, list[list[Any]]]:
-    """Every case's outputs from the interpreter: floats as int32 bits, integers as they are."""
-    groups: dict[tuple[str, int, bool], list[Any]] = {}
-    for name, case in CASES.items():
-        x = inputs(name, case)
-        entry = [name, list(x.shape), x.view(torch.int32).flatten().tolist()]
-        groups.setdefault((case.kind, case.k, case.largest), []).append(entry)
-    found: dict[str, list[list[Any]]] = {}
-    for (kind, k, largest), entries in groups.items():
-        widest = max(e[1][1] for e in entries)
-        forward = FORWARDS[kind].format(k=k, largest=largest)
-        body = BODY.format(forward="    " + forward.replace("\n", "\n    "), n_cols=widest)
-        reply = design_worker.ask(
-            {
-                "op": "outputs",
-                "body": body,
-                "skill": "topk-rounds",
-                "params": {"ROWS": 4},
-                "inputs": entries,
-            }
-        )
-        assert "error" not in reply, reply["error"] + "\n" + reply.get("traceback", "")
-        src = reply["source"]
-        assert "tl.static_range(K)" in src and "torch.ops.aten.topk" not in src, src
-        found.update(reply["outputs"])
-    return found
+def group_key(case: Case) -> str:
+    return f"{case.kind}-k{case.k}-{'largest' if case.largest else 'smallest'}"
+
+
+GROUPS = sorted({group_key(c) for c in CASES.values()})
+
+
+def outputs_of(design_worker: Any, group: str) -> dict[str, list[list[Any]]]:
+    """The outputs of the group's cases (one design, one request to the interpreter: the
+    wrapper reads sizes from the tensors), floats as int32 bits, integers as they are."""
+    names = sorted(n for n, c in CASES.items() if group_key(c) == group)
+    case = CASES[names[0]]
+    entries = []
+    for name in names:
+        x = inputs(name, CASES[name])
+        entries.append([name, list(x.shape), x.view(torch.int32).flatten().tolist()])
+    widest = max(e[1][1] for e in entries)
+    forward = FORWARDS[case.kind].format(k=case.k, largest=case.largest)
+    body = BODY.format(forward="    " + forward.replace("\n", "\n    "), n_cols=widest)
+    reply = design_worker.ask(
+        {"op": "outputs", "body": body, "skill": "topk-rounds", "params": {"ROWS": 4},
+         "inputs": entries}
+    )
+    assert "error" not in reply, reply["error"] + "\n" + reply.get("traceback", "")
+    src = reply["source"]
+    assert "tl.static_range(K)" in src and "torch.ops.aten.topk" not in src, src
+    return dict(reply["outputs"])
 
 
 def bits_to_float(bits: list[list[int]]) -> Any:
     return torch.tensor(bits, dtype=torch.int32).view(torch.float32)
 
 
-@pytest.mark.parametrize("name", sorted(CASES))
-def test_order_ties_nan_and_signed_zeros(results: dict[str, list[list[Any]]], name: str) -> None:
-    case = CASES[name]
-    x = inputs(name, case)
-    want_ids = [expected_order(row, case.k, case.largest) for row in x.tolist()]
-    got = results[name]
-    if case.kind == "plain":
-        values, ids = got
-        assert ids == want_ids, name
-        want_bits = torch.gather(x, 1, torch.tensor(want_ids)).view(torch.int32)
-        got_vals = bits_to_float(values)
-        nan = torch.isnan(got_vals)
-        assert torch.equal(nan, torch.isnan(want_bits.view(torch.float32))), name
-        # every non-NaN value bit-exact: -0.0 stays -0.0, denormals stay denormals
-        assert torch.equal(got_vals.view(torch.int32)[~nan], want_bits[~nan]), name
-    else:
-        weights, ids = got
-        assert ids == want_ids, name
-        p = torch.softmax(x, dim=-1)
-        w = torch.gather(p, 1, torch.tensor(want_ids))
-        w = w / w.sum(dim=-1, keepdim=True)
-        torch.testing.assert_close(bits_to_float(weights), w, rtol=1e-5, atol=1e-6)
+# one test a design (kind, k, direction): its cases run in one request, so no two test
+# processes interpret the same design
+@pytest.mark.parametrize("group", GROUPS)
+def test_order_ties_nan_and_signed_zeros(design_worker: Any, group: str) -> None:
+    results = outputs_of(design_worker, group)
+    names = sorted(n for n, c in CASES.items() if group_key(c) == group)
+    assert sorted(results) == names
+    for name in names:
+        case = CASES[name]
+        x = inputs(name, case)
+        want_ids = [expected_order(row, case.k, case.largest) for row in x.tolist()]
+        got = results[name]
+        if case.kind == "plain":
+            values, ids = got
+            assert ids == want_ids, name
+            want_bits = torch.gather(x, 1, torch.tensor(want_ids)).view(torch.int32)
+            got_vals = bits_to_float(values)
+            nan = torch.isnan(got_vals)
+            assert torch.equal(nan, torch.isnan(want_bits.view(torch.float32))), name
+            # every non-NaN value bit-exact: -0.0 stays -0.0, denormals stay denormals
+            assert torch.equal(got_vals.view(torch.int32)[~nan], want_bits[~nan]), name
+        else:
+            weights, ids = got
+            assert ids == want_ids, name
+            p = torch.softmax(x, dim=-1)
+            w = torch.gather(p, 1, torch.tensor(want_ids))
+            w = w / w.sum(dim=-1, keepdim=True)
+            torch.testing.assert_close(bits_to_float(weights), w, rtol=1e-5, atol=1e-6)
 
 
 def test_the_cases_hold_ties_nans_and_zeros() -> None:
