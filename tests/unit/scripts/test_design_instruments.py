@@ -25,20 +25,12 @@ def _run(script: str, *args: str) -> None:
     assert proc.returncode == 0, proc.stderr[-2000:]
 
 
-def test_a_bf16_sweep_checks_each_variant_under_the_policy(tmp_path: Path) -> None:
-    _run("sweep_design.py", str(TASK), "--small", "--no-compile", "--precision", "bf16",
-         "--grid", "BLOCK_N=16,32", "--out", str(tmp_path))
-    with (tmp_path / "sweep.csv").open() as fh:
-        rows = list(csv.DictReader(fh))
-    assert [r["variant"] for r in rows] == ["eager", "default", "BLOCK_N=16", "BLOCK_N=32"]
-    assert all(r["ok"] == "True" and r["precision"] == "bf16" for r in rows[1:]), rows
-    assert "BLOCK_N=16" in rows[2]["params"] and float(rows[2]["ms"]) > 0
-
-
-def test_a_sweep_can_lift_a_skills_conditions(tmp_path: Path) -> None:
+def test_a_sweep_can_lift_a_skills_conditions_and_checks_each_variant_under_the_policy(
+        tmp_path: Path) -> None:
     """--lift-conditions plans a skill where its condition says it does not apply (the tap tile
-    at a W stride of 2), each variant still checked against the model and noted as such; the
-    same sweep without it finds no design holding the skill."""
+    at a W stride of 2), each variant still checked against the model under the policy asked
+    for (bf16) and noted as such; the same sweep without it finds no design holding the
+    skill."""
     task = ROOT / "benchmarks" / "level1" / "24_max_pool2d.py"
     _run("sweep_design.py", str(task), "--small", "--no-compile", "--skill", "pool-tap-tile",
          "--out", str(tmp_path / "kept"))
@@ -46,12 +38,14 @@ def test_a_sweep_can_lift_a_skills_conditions(tmp_path: Path) -> None:
         kept = list(csv.DictReader(fh))
     assert [r["variant"] for r in kept] == ["plan"] and "no design holds" in kept[0]["note"]
     _run("sweep_design.py", str(task), "--small", "--no-compile", "--skill", "pool-tap-tile",
-         "--lift-conditions", "--grid", "BLOCK_W=16,32", "--out", str(tmp_path / "lifted"))
+         "--lift-conditions", "--precision", "bf16", "--grid", "BLOCK_W=16,32",
+         "--out", str(tmp_path / "lifted"))
     with (tmp_path / "lifted" / "sweep.csv").open() as fh:
         rows = list(csv.DictReader(fh))
     assert [r["variant"] for r in rows] == ["eager", "default", "BLOCK_W=16", "BLOCK_W=32"]
-    assert all(r["skills"] == "pool-tap-tile" and r["ok"] == "True"
+    assert all(r["skills"] == "pool-tap-tile" and r["ok"] == "True" and r["precision"] == "bf16"
                and r["note"] == "conditions lifted" for r in rows[1:]), rows
+    assert "BLOCK_W=16" in rows[2]["params"] and float(rows[2]["ms"]) > 0
     assert rows[0]["note"] == ""
 
 
