@@ -69,9 +69,12 @@ def test_mingpt_attention_becomes_one_attention_node(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("written", [True, False], ids=["written-out", "sdpa"])
-def test_written_out_scores_take_the_policys_matrix_math(tmp_path: Path, written: bool) -> None:
-    """Where TF32 is allowed, a task that multiplies the scores itself (its reference's product
-    runs in TF32) lets the kernel's scores take TF32; SDPA's scores keep fp32 accuracy."""
+def test_scores_keep_fp32_accuracy_unless_a_written_out_attention_asks_for_tf32(
+    tmp_path: Path, written: bool
+) -> None:
+    """Where TF32 is allowed the values' product takes it; the scores keep fp32 accuracy by
+    default (TF32 scores rounding otherwise than the task's own missed it on scaled inputs),
+    and TF32_SCORES 1 gives them TF32 only where the task multiplies them itself."""
     from kernelwright.design.families.attention.launch import render_attention
 
     forward = (
@@ -83,12 +86,19 @@ def test_written_out_scores_take_the_policys_matrix_math(tmp_path: Path, written
     part = fuse(lower(recognise_attention(graph)))
     (group,) = [g for g in part.groups if g.kind == "attention"]
     assert attention_spec(part.graph, group).written_out is written
-    source = render_attention(part.graph, group, "attn", "flash", {}).wrapper
-    lines = [x.strip() for x in source.splitlines()]
-    rule = "\n".join(x for x in lines if x.startswith(("DOT_PRECISION =", "QK_PRECISION =")))
-    # TF32 allowed: the values' product takes it, and the scores' too where the task wrote them
-    assert precision_rule(rule, allow_tf32=True) == ("tf32", "tf32" if written else "tf32x3")
-    assert precision_rule(rule, allow_tf32=False) == ("tf32x3", "tf32x3")
+
+    def rule(params: dict[str, int]) -> str:
+        source = render_attention(part.graph, group, "attn", "flash", params).wrapper
+        lines = [x.strip() for x in source.splitlines()]
+        return "\n".join(x for x in lines if x.startswith(("DOT_PRECISION =", "QK_PRECISION =")))
+
+    # TF32 allowed: the values' product takes it; the scores' by default keep fp32 accuracy
+    assert precision_rule(rule({}), allow_tf32=True) == ("tf32", "tf32x3")
+    assert precision_rule(rule({}), allow_tf32=False) == ("tf32x3", "tf32x3")
+    # asked for TF32 scores: taken where the task wrote the scores' product, not for SDPA
+    asked = rule({"TF32_SCORES": 1})
+    assert precision_rule(asked, allow_tf32=True) == ("tf32", "tf32" if written else "tf32x3")
+    assert precision_rule(asked, allow_tf32=False) == ("tf32x3", "tf32x3")
 
 
 @pytest.mark.parametrize(

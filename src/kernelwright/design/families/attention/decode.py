@@ -239,20 +239,9 @@ def render_decode(
             f"ROWS = {DOT_ROWS}",
             f"BLOCK_N = max(16, min({p['BLOCK_N']}, _pow2(N)))",
             "# fp32 products: 3xTF32 (fp32 accuracy) unless the caller allowed TF32, which the",
-            *(
-                (
-                    "# values' product takes, and the scores' too (the task's own product)",
-                    'DOT_PRECISION = "tf32" if torch.backends.cuda.matmul.allow_tf32 else "tf32x3"',
-                    "QK_PRECISION = DOT_PRECISION",
-                )
-                if spec.written_out
-                else (
-                    "# values' product takes; the scores' keeps fp32 accuracy (as the flash "
-                    "kernel's)",
-                    'DOT_PRECISION = "tf32" if torch.backends.cuda.matmul.allow_tf32 else "tf32x3"',
-                    'QK_PRECISION = "tf32x3"',
-                )
-            ),
+            "# values' product takes; the scores' keeps fp32 accuracy (as the flash kernel's)",
+            'DOT_PRECISION = "tf32" if torch.backends.cuda.matmul.allow_tf32 else "tf32x3"',
+            'QK_PRECISION = "tf32x3"',
         )
     else:
         code.add(

@@ -22,8 +22,9 @@ def attention_flash(f: GroupFacts) -> dict[str, int]:
     """128 queries x 64 keys (32 for fp32 past dim 64), 3 stages, 8 warps; 3xTF32 for fp32.
     The key blocks no row cuts run in a loop of their own, without the position masks
     (``SPLIT_KEYS``), except for fp32 past dim 64 with 3xTF32 scores, where the second loop's
-    registers spill (80 bytes at sm_90); TF32 scores (a written-out attention under tf32, the
-    task's own product) leave room for it (214 registers, no spill, at head dim 96). Keys and
+    registers spill (80 bytes at sm_90; TF32 scores, ``TF32_SCORES`` 1 where a written-out
+    attention runs under tf32, leave room for it: 214 registers, no spill, at head dim 96).
+    Scores keep fp32 accuracy (``TF32_SCORES`` 0) under every policy by default. Keys and
     values by pointer loads (``TMA`` 0) until descriptor loads are measured faster; a mask
     that is the whole lower triangle still loaded (``SKIP_TRIANGLE`` 0) until skipping it is
     (its runtime branch costs registers: with pointer loads MinGPT's fp32 kernel spills).
@@ -33,16 +34,16 @@ def attention_flash(f: GroupFacts) -> dict[str, int]:
     a = f.attention
     assert a is not None
     fp32_wide = "float32" in f.dtypes and max(a.d, a.dv) > 64
-    tf32_scores = f.precision == "tf32" and a.written_out
     return {
         "BLOCK_M": max(16, min(128, next_pow2(a.m))),
         "BLOCK_N": max(16, min(32 if fp32_wide else 64, next_pow2(a.n))),
         "STAGES": 3,
         "WARPS": 8,
         "FP32_MATH": 0,
-        "SPLIT_KEYS": 0 if fp32_wide and not tf32_scores else 1,
+        "SPLIT_KEYS": 0 if fp32_wide else 1,
         "TMA": 0,
         "SKIP_TRIANGLE": 0,
+        "TF32_SCORES": 0,
     }
 
 

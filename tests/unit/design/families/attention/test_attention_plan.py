@@ -74,18 +74,22 @@ def test_a_decode_step_ranks_the_decode_template_first(tmp_path: Path) -> None:
     assert any("5 queries a head > 4" in " ".join(why) for _, why in few.skipped)
 
 
-def test_tf32_scores_of_a_written_out_attention_keep_the_unmasked_key_loop():
+def test_wide_fp32_scores_take_one_key_loop_under_every_policy():
     """Past head dim 64 fp32 scores (3xTF32) take one masked key loop (two spill at sm_90);
-    a written-out attention under tf32 multiplies its scores in TF32 and keeps both loops."""
+    the scores keep fp32 accuracy by default under tf32 too, written out or not, so the rule
+    is the same (TF32 scores, a tuning move, leave room for both loops)."""
     from kernelwright.design.families.attention.defaults import attention_flash
     from kernelwright.skills.conditions import AttentionShape, GroupFacts
 
-    def split(precision: str, written_out: bool) -> int:
-        shape = AttentionShape(batch=128, heads=8, m=512, n=512, d=96, dv=96, kv_heads=8,
+    def defaults(precision: str, written_out: bool, d: int = 96) -> dict[str, int]:
+        shape = AttentionShape(batch=128, heads=8, m=512, n=512, d=d, dv=d, kv_heads=8,
                                mask="bool", written_out=written_out)
         facts = GroupFacts(kind="attention", dtypes=("bool", "float32"), precision=precision,
                            attention=shape)
-        return attention_flash(facts)["SPLIT_KEYS"]
+        return attention_flash(facts)
 
-    assert split("tf32", written_out=True) == 1
-    assert split("tf32", written_out=False) == split("fp32", written_out=True) == 0
+    for precision in ("fp32", "tf32"):
+        for written_out in (True, False):
+            wide = defaults(precision, written_out)
+            assert (wide["SPLIT_KEYS"], wide["TF32_SCORES"]) == (0, 0)
+            assert defaults(precision, written_out, d=64)["SPLIT_KEYS"] == 1
