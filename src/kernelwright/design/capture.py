@@ -320,7 +320,7 @@ def _export(model: Any, make_inputs: Any, path: str, *, dynamic: bool = True
         ) if symbolic else None
         try:
             ep = torch.export.export(model, tuple(inputs), dynamic_shapes=shapes)
-            return ep.run_decompositions(_decompositions()), inputs
+            return _decompose(ep), inputs
         except Exception as exc:  # try static shapes before giving up
             errors.append(f"{type(exc).__name__}: {_first_line(exc)}")
     raise TaskError(f"{path}: torch.export could not trace Model ({errors[-1]})")
@@ -352,6 +352,75 @@ def _decomposition_table() -> Any:
         for overload in packet.overloads():
             table.pop(getattr(packet, overload), None)
     return table
+
+
+def _decompose(ep: Any) -> Any:
+    """``ep.run_decompositions(_decompositions())``, at a fraction of its fixed cost.
+
+    ``run_decompositions`` overrides the composite kernel of every CompositeImplicitAutograd
+    operator torch knows (about 500) for the length of each call, most of them with that
+    operator's own composite kernel: 65% of a small task's capture (torch 2.13). Here only the
+    overrides that change something are made: the operators kept whole, those with a
+    decomposition of their own (``matmul``), and those the program calls (a ``linear`` on a
+    non-contiguous 3-D input reaches ``matmul``'s decomposition only when overridden itself).
+    The graphs are the public call's on every task file of this repository's suites and
+    tests (``test_capture_decompose`` keeps the cases that tell them apart). Where torch's
+    internals are not as expected, the public call runs instead."""
+    plan = _decomposition_plan(_composite_count())
+    if plan is None:
+        return ep.run_decompositions(_decompositions())
+    from torch._subclasses.fake_tensor import unset_fake_temporarily
+    from torch.export.exported_program import _decompose_exported_program
+
+    changed, own, table = plan
+    called = {n.target for n in ep.graph_module.graph.nodes if n.op == "call_function"}
+    composite = {**changed, **{op: fn for op, fn in own.items() if op in called}}
+    with unset_fake_temporarily():  # as run_decompositions runs
+        return _decompose_exported_program(
+            ep, cia_to_decomp=composite, python_decomp_table=dict(table),
+            joint_loss_index=None, decompose_custom_triton_ops=False,
+        )
+
+
+def _composite_count() -> int:
+    """How many CompositeImplicitAutograd kernels are registered: a task that registers an
+    operator of its own changes it, and the plan is made again."""
+    import torch
+
+    return len(torch._C._dispatch_get_registrations_for_dispatch_key("CompositeImplicitAutograd"))
+
+
+@functools.lru_cache(maxsize=4)
+def _decomposition_plan(composites: int
+                        ) -> tuple[dict[Any, Any], dict[Any, Any], dict[Any, Any]] | None:
+    """:func:`_decompositions` as ``run_decompositions`` splits it: (the composite operators
+    overridden with something else, those overridden with their own composite kernel, the
+    other decompositions); None where torch's internals are not as expected. ``composites``
+    (:func:`_composite_count`) keys the cache."""
+    import inspect
+
+    try:
+        from torch.export import exported_program as internals
+
+        split = internals._split_decomp_table_to_cia_and_python_decomp
+        wanted = {"cia_to_decomp", "python_decomp_table", "joint_loss_index",
+                  "decompose_custom_triton_ops"}
+        if not wanted <= set(inspect.signature(internals._decompose_exported_program).parameters):
+            return None
+    except (ImportError, AttributeError, TypeError, ValueError):
+        return None
+    table = _decompositions()
+    materialize = getattr(table, "materialize", None)
+    composite, python_table = split(dict(materialize() if materialize else table))
+    own = {op: fn for op, fn in composite.items() if _own_composite(op, fn)}
+    changed = {op: fn for op, fn in composite.items() if op not in own}
+    return changed, own, python_table
+
+
+def _own_composite(op: Any, fn: Any) -> bool:
+    """``fn`` only calls ``op``'s own composite kernel (torch's default decomposition of a
+    CompositeImplicitAutograd operator): overriding the kernel with it changes nothing."""
+    return isinstance(fn, functools.partial) and fn.keywords.get("kernel") is op
 
 
 # Operators kept whole by the decompositions (see _decompositions)
