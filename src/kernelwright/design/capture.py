@@ -363,9 +363,9 @@ def _decompose(ep: Any) -> Any:
     overrides that change something are made: the operators kept whole, those with a
     decomposition of their own (``matmul``), and those the program calls (a ``linear`` on a
     non-contiguous 3-D input reaches ``matmul``'s decomposition only when overridden itself).
-    The graphs are the public call's on every task file of this repository's suites and
-    tests (``test_capture_decompose`` keeps the cases that tell them apart). Where torch's
-    internals are not as expected, the public call runs instead."""
+    The graphs were the public call's on all 399 task files of this repository that capture
+    (suites, held-out set, KernelBench, tests); ``test_capture_decompose`` keeps the cases that
+    tell them apart. Where torch's internals are not as expected, the public call runs."""
     plan = _decomposition_plan(_composite_count())
     if plan is None:
         return ep.run_decompositions(_decompositions())

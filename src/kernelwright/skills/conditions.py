@@ -86,8 +86,6 @@ class AttentionShape:
         dropout: ``dropout_p`` (0 in inference).
         operands: why the operands' shapes do not fit ``(B, H, M, D)``, ``(B, Hk, N, D)``,
             ``(B, Hk, N, Dv)`` with ``Hk`` dividing ``H``; empty when they do.
-        written_out: the task multiplies the scores itself (recognised from a written-out
-            attention), so a policy that allows TF32 matrix products covers the scores too.
     """
 
     batch: int
@@ -101,7 +99,6 @@ class AttentionShape:
     mask: str = ""
     dropout: float = 0.0
     operands: str = ""
-    written_out: bool = False
 
     @property
     def flops(self) -> int:

@@ -116,7 +116,6 @@ def attention_shape(graph: OpGraph, spec: AttentionSpec) -> AttentionShape:
         mask=_mask_kind(graph, spec, (b, h, m, n)),
         dropout=spec.dropout,
         operands=why,
-        written_out=spec.written_out,
     )
 
 

@@ -76,20 +76,19 @@ def test_a_decode_step_ranks_the_decode_template_first(tmp_path: Path) -> None:
 
 def test_wide_fp32_scores_take_one_key_loop_under_every_policy():
     """Past head dim 64 fp32 scores (3xTF32) take one masked key loop (two spill at sm_90);
-    the scores keep fp32 accuracy by default under tf32 too, written out or not, so the rule
-    is the same (TF32 scores, a tuning move, leave room for both loops)."""
+    the scores keep fp32 accuracy by default under tf32 too, so the rule is the same (TF32
+    scores, a tuning move for a written-out attention, leave room for both loops)."""
     from kernelwright.design.families.attention.defaults import attention_flash
     from kernelwright.skills.conditions import AttentionShape, GroupFacts
 
-    def defaults(precision: str, written_out: bool, d: int = 96) -> dict[str, int]:
+    def defaults(precision: str, d: int = 96) -> dict[str, int]:
         shape = AttentionShape(batch=128, heads=8, m=512, n=512, d=d, dv=d, kv_heads=8,
-                               mask="bool", written_out=written_out)
+                               mask="bool")
         facts = GroupFacts(kind="attention", dtypes=("bool", "float32"), precision=precision,
                            attention=shape)
         return attention_flash(facts)
 
     for precision in ("fp32", "tf32"):
-        for written_out in (True, False):
-            wide = defaults(precision, written_out)
-            assert (wide["SPLIT_KEYS"], wide["TF32_SCORES"]) == (0, 0)
-            assert defaults(precision, written_out, d=64)["SPLIT_KEYS"] == 1
+        wide = defaults(precision)
+        assert (wide["SPLIT_KEYS"], wide["TF32_SCORES"]) == (0, 0)
+        assert defaults(precision, d=64)["SPLIT_KEYS"] == 1
