@@ -61,7 +61,7 @@ QK_WRITTEN_COMMENT = (
     "as it does in the task's own model), so the scores' product takes the values' math",
     "(TF32_SCORES 1: by default the scores keep fp32 accuracy, since TF32 scores that round",
     "otherwise than the task's missed it on inputs scaled by 64: H200, tf32 policy, a",
-    "grouped-query attention at head dim 64, 35.8 K of 16.8 M outputs by up to 284)",
+    "grouped-query attention at head dim 128, 35.8 K of 16.8 M outputs by up to 284)",
 )
 
 ATTN_STAGES = '''def _attn_stages(stages, block_m, block_n, block_d, block_dv, item, smem):
