@@ -6,6 +6,12 @@
              (``search.tunable``) searched by a tuning strategy (``kernelwright.tuning``:
              ``neighbours-then-bo`` by default, ``neighbours`` when SciPy is missing)
 
+A structure the harness finds incorrect is proposed once more, before the next structure, with
+its knobs that trade accuracy for speed at their accurate values (``Param.accurate``: IEEE fp32
+products for 3xTF32 ones, fp32-accurate attention scores for TF32 ones), where it has such
+knobs set otherwise: a default that trades accuracy costs one evaluation on a task where the
+harness refuses it, not the design.
+
 A best structure whose calls are host-bound (its verdict's ``host-bound`` label: the device
 waited for the host's launches) is not tuned: its kernels' parameters cannot shorten a call the
 host takes. The remaining structures are tried instead (another may launch less), then the
@@ -26,7 +32,7 @@ from kernelwright.design.choices import Design, design_from_json
 from kernelwright.design.kernel.common import DesignError
 from kernelwright.errors import ConfigError
 from kernelwright.hardware.energy import Objective
-from kernelwright.records import Candidate, Task
+from kernelwright.records import Candidate, Status, Task
 from kernelwright.search.proposer import Proposal, Trial, best_correct, candidate_cost
 from kernelwright.search.tunable import DesignSpace, Prior, Tried, focus_groups, params_key
 from kernelwright.skills.library import SkillLibrary
@@ -78,6 +84,19 @@ class TemplateProposer:
         best = _design(best_trial) if best_trial is not None else None
         host_bound = best_trial is not None and host_bound_trial(best_trial)
         if len(structure_trials) < self.structures or best is None or host_bound:
+            for t in structure_trials:
+                if t.verdict.status != Status.INCORRECT:
+                    continue
+                refused = _design(t)
+                d = accurate_variant(refused, self.library)
+                if d is None or params_key(d) in seen:
+                    continue
+                p = self._proposal(d, f"structure again, accurate: {_params_summary(d, refused)}")
+                if p is not None:
+                    proposals.append(p)
+                    seen.add(params_key(d))
+                if len(proposals) >= n:
+                    return proposals
             for i, d in enumerate(self.designs):
                 if params_key(d) in seen:
                     continue
@@ -147,6 +166,22 @@ class TemplateProposer:
             params=design.params_json(),
         )
         return Proposal(candidate, note)
+
+
+def accurate_variant(design: Design, library: SkillLibrary) -> Design | None:
+    """``design`` with every knob of its skills that declares an accurate value
+    (``Param.accurate``) at that value; None when none is set otherwise (nothing to retry)."""
+    choices = []
+    changed = False
+    for c in design.choices:
+        params = dict(c.params)
+        for skill_id in (c.skill, *c.options):
+            for p in library.get(skill_id).params:
+                if p.accurate is not None and p.name in params and params[p.name] != p.accurate:
+                    params[p.name] = p.accurate
+                    changed = True
+        choices.append(c.with_params(params))
+    return Design(tuple(choices), design.stage) if changed else None
 
 
 def host_bound_trial(t: Trial) -> bool:

@@ -78,6 +78,11 @@ class Param:
     # The group quantity (a ``GroupFacts`` attribute: numel, reduced_length, parallel_length,
     # inner_length) whose next power of two the template clamps this value to; empty: none.
     extent: str = ""
+    # For a knob that trades accuracy for speed (3xTF32 or IEEE fp32 products, TF32 scores):
+    # the value whose arithmetic is closest to the reference's own. A design the harness
+    # refuses as incorrect is proposed again with its knobs at these values
+    # (``search.templates``); None: the knob does not change what is computed.
+    accurate: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -138,6 +143,12 @@ def skill_from_dict(data: Mapping[str, Any], source: str = "") -> Skill:
                 f"skill {data['id']}: parameter {name} has extent {extent!r}; "
                 f"expected one of {', '.join(EXTENTS)}"
             )
+        accurate = spec.get("accurate")
+        if accurate is not None and int(accurate) not in values:
+            raise ConfigError(
+                f"skill {data['id']}: parameter {name} has accurate = {accurate}, "
+                f"not one of its values {list(values)}"
+            )
         params.append(
             Param(
                 name,
@@ -145,6 +156,7 @@ def skill_from_dict(data: Mapping[str, Any], source: str = "") -> Skill:
                 str(spec.get("kind", "pow2")),
                 bool(spec.get("tune", False)),
                 extent,
+                None if accurate is None else int(accurate),
             )
         )
     conditions = tuple(

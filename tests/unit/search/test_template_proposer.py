@@ -239,3 +239,79 @@ def test_measurements_elsewhere_become_rows_of_this_space_only_where_they_fit(pl
     history = space.observations([], lambda d: measurements)
     assert [(o.source, o.time_ms) for o in history] == [("archive:fits", 2.0)]
     assert history[0].row == space.space.index(cfg)
+
+
+GEMM_TASK = """
+import torch
+import torch.nn as nn
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+    def forward(self, a, b):
+        return torch.relu(a @ b)
+def get_inputs():
+    return [torch.randn(48, 40), torch.randn(40, 56)]
+def get_init_inputs():
+    return []
+"""
+
+
+def accuracy_judge(task, candidate: Candidate, options, executor=None) -> Verdict:  # type: ignore[no-untyped-def]
+    """3xTF32 products (FP32_MATH 0) miss the reference; IEEE fp32 ones (1) match it."""
+    if candidate.params.get("g0.FP32_MATH") == 0:
+        return Verdict(Status.INCORRECT, False, message="outputs differ beyond the tolerance")
+    return fake_judge(task, candidate, options)
+
+
+def test_a_structure_refused_as_incorrect_is_tried_once_more_with_its_accurate_knobs(
+        tmp_path: Path) -> None:
+    """The GEMM's default 3xTF32 products fail the check, so the same structure comes back at
+    once with IEEE fp32 products (its skill's ``accurate`` value), is verified and tuned; the
+    retry is a structure trial and is never retried itself."""
+    path = tmp_path / "mm.py"
+    path.write_text(textwrap.dedent(GEMM_TASK))
+    plan = plan_task(load_task(path, "small"), "cuda", "small", isolate=False)
+    first = plan.designs[0]
+    assert plan.library.get(first.choices[0].skill).param("FP32_MATH").accurate == 1
+    assert first.choices[0].params["FP32_MATH"] == 0
+    proposer = TemplateProposer(plan.designs, plan.render, plan.library,
+                                get_strategy("neighbours"), structures=1)
+    result = run_search(plan.task, proposer, EvalOptions(device="cpu"),
+                        Archive(tmp_path / "a.sqlite"), Budget(candidates=3), "run-1",
+                        evaluate_fn=accuracy_judge)
+    first_trial, retry, tuned = result.trials
+    assert first_trial.verdict.status == Status.INCORRECT
+    assert retry.candidate.design["stage"] == "structure"
+    assert retry.note.startswith("structure again, accurate: g0.FP32_MATH=1")
+    changed = {k for k, v in retry.candidate.params.items()
+               if first_trial.candidate.params[k] != v}
+    assert changed == {"g0.FP32_MATH"}
+    assert retry.verdict.correct and result.best is not None
+    assert tuned.candidate.design["stage"] == "tuning"
+    assert tuned.candidate.params["g0.FP32_MATH"] == 1
+
+
+def test_an_incorrect_structure_already_accurate_is_not_retried(tmp_path: Path) -> None:
+    path = tmp_path / "mm.py"
+    path.write_text(textwrap.dedent(GEMM_TASK))
+    plan = plan_task(load_task(path, "small"), "cuda", "small", isolate=False)
+    refuse_all = lambda *a, **k: Verdict(Status.INCORRECT, False, message="wrong")  # noqa: E731
+    proposer = TemplateProposer(plan.designs, plan.render, plan.library,
+                                get_strategy("neighbours"), structures=1)
+    result = run_search(plan.task, proposer, EvalOptions(device="cpu"),
+                        Archive(tmp_path / "a.sqlite"), Budget(candidates=10), "run-1",
+                        evaluate_fn=refuse_all)
+    accurate = [t for t in result.trials if t.note.startswith("structure again")]
+    # one retry a structure, each with FP32_MATH 1, then nothing is left to propose
+    assert len(accurate) == len(plan.designs)
+    assert all(t.candidate.params["g0.FP32_MATH"] == 1 for t in accurate)
+    assert len(result.trials) == 2 * len(plan.designs)
+
+
+def test_a_knobs_accurate_value_must_be_one_of_its_values() -> None:
+    from kernelwright.skills.base import skill_from_dict
+
+    data = {"id": "s", "intent": "", "applies_to": "gemm", "variant": "tiled",
+            "expected_gain": 1.0, "params": {"FP32_MATH": {"values": [0, 1], "accurate": 2}}}
+    with pytest.raises(ConfigError, match="accurate = 2"):
+        skill_from_dict(data)
