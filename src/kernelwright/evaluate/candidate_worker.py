@@ -206,7 +206,9 @@ class Runner:
         self.monitor = LaunchMonitor()
         self.monitor.install()
         if self.device == "cpu":
-            _autotune_under_the_interpreter()
+            from kernelwright.evaluate.interpreter import prepare_interpreter
+
+            prepare_interpreter()
         self.state = {
             "identities": IdentitySnapshot.take(extra=self.monitor.patched),
             "threads": live_threads(),
@@ -675,24 +677,6 @@ def _is_compile_error(exc: BaseException) -> bool:
     except ImportError:
         return False
     return isinstance(exc, CompilationError)
-
-
-def _autotune_under_the_interpreter() -> None:
-    """Let ``triton.autotune`` kernels run under Triton's interpreter, which has no driver to
-    benchmark configurations with: every configuration ties, so the first one listed runs
-    (the interpreter's times would say nothing about a GPU anyway)."""
-    try:
-        from triton.runtime.autotuner import Autotuner
-    except ImportError:
-        return
-
-    def tie(kernel_call: Any, quantiles: Any = None) -> Any:
-        return [0.0] * len(quantiles) if quantiles else 0.0
-
-    def benchmarker(self: Any) -> Any:
-        return self._do_bench or tie
-
-    Autotuner.do_bench = property(benchmarker)  # type: ignore[assignment,method-assign]
 
 
 def _first_line(exc: BaseException) -> str:

@@ -1,0 +1,95 @@
+"""evaluate.interpreter: under Triton's interpreter kernelwright's own NaN-propagating max and
+min and its product reduce in NumPy, with the same values (NaN included); a combine function of
+the same name with other code (a candidate's own) runs as written."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from kernelwright.design.kernel.expr import HELPERS
+
+pytest.importorskip("triton")
+
+SCRIPT = '''
+import sys
+import torch
+import triton
+import triton.language as tl
+from triton.runtime import interpreter
+
+from kernelwright.evaluate.interpreter import prepare_interpreter
+
+prepare_interpreter()
+prepare_interpreter()  # twice: set up once
+
+{helpers}
+
+import imposter  # its _max_combine returns its first operand
+
+
+@triton.jit
+def reduce_rows(x_ptr, out_ptr, n_cols, BLOCK: tl.constexpr, OP: tl.constexpr):
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    mask = cols < n_cols
+    if OP == 0:
+        v = tl.load(x_ptr + row * n_cols + cols, mask=mask, other=-float("inf"))
+        r = tl.reduce(v, 0, _max_combine)
+    elif OP == 1:
+        v = tl.load(x_ptr + row * n_cols + cols, mask=mask, other=float("inf"))
+        r = tl.reduce(v, 0, _min_combine)
+    elif OP == 2:
+        v = tl.load(x_ptr + row * n_cols + cols, mask=mask, other=1.0)
+        r = tl.reduce(v, 0, _prod_combine)
+    else:
+        v = tl.load(x_ptr + row * n_cols + cols, mask=mask, other=-float("inf"))
+        r = tl.reduce(v, 0, imposter._max_combine)
+    tl.store(out_ptr + row, r)
+
+
+python_reductions = []
+slow = interpreter.ReduceOps.generic_reduce
+
+
+def counting(self, input):
+    python_reductions.append(self.combine_fn.fn.__module__ + "." + self.combine_fn.fn.__name__)
+    return slow(self, input)
+
+
+interpreter.ReduceOps.generic_reduce = counting
+x = torch.rand(5, 37) + 0.5
+x[1, 3] = float("nan")
+x[2, 0] = float("inf")
+x[3, :] = -float("inf")
+expected = [x.amax(1), x.amin(1), x.prod(1), x[:, 0]]
+for op, want in enumerate(expected):
+    out = torch.empty(5)
+    reduce_rows[(5,)](x, out, 37, BLOCK=64, OP=op)
+    ok = torch.allclose(out, want, equal_nan=True, rtol=1e-5)
+    print(op, ok, out[1].isnan().item())
+print("python:", python_reductions)
+'''
+
+
+def test_own_combines_reduce_in_numpy_with_nan_and_an_imposter_runs_as_written(
+        tmp_path: Path) -> None:
+    helpers = "\n\n".join(HELPERS[n] for n in ("_max_combine", "_min_combine", "_prod_combine"))
+    (tmp_path / "imposter.py").write_text(
+        "import triton\n\n\n@triton.jit\ndef _max_combine(a, b):\n    return a\n")
+    script = tmp_path / "reduce.py"
+    script.write_text(textwrap.dedent(SCRIPT).format(helpers=helpers))
+    env = {**os.environ, "TRITON_INTERPRET": "1"}
+    proc = subprocess.run([sys.executable, "-W", "ignore", str(script)], env=env,
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    lines = proc.stdout.splitlines()
+    # max, min and prod: PyTorch's values, NaN propagated; the imposter keeps the first value
+    assert lines[:4] == ["0 True True", "1 True True", "2 True True", "3 True False"], lines
+    # only the imposter (five rows) went through the interpreter's element-by-element path
+    assert lines[4] == "python: " + str(["imposter._max_combine"] * 5), lines
