@@ -5,12 +5,14 @@ processes of a CPU evaluation, the tests' interpreter workers):
 
 - ``triton.autotune`` kernels run their first configuration: the interpreter has no driver to
   benchmark configurations with (and its times would say nothing about a GPU anyway).
-- A reduction whose combine function is kernelwright's own NaN-propagating max or min, or its
-  product (``design.kernel.expr.HELPERS``), runs as NumPy's ``max``, ``min`` or ``prod`` over
-  the axis. The interpreter reduces with Triton's own combine functions in NumPy but with any
-  other one element by element in Python, about 0.1 ms an element: a softmax of 13 rows of 300
-  took 2.2 s a call that way, 0.04 s this way. NumPy's max and min propagate NaN as the combine
-  functions do. The interpreter executes a jitted function's source text (it re-parses what
+- A reduction whose combine function is one of kernelwright's own (``design.kernel.expr.HELPERS``)
+  runs over whole slices. The interpreter reduces with Triton's own combine functions in NumPy
+  but with any other one element by element in Python, about 0.1 ms an element: a softmax of
+  13 rows of 300 took 2.2 s a call that way, 0.04 s this way. The NaN-propagating max and min
+  and the product run as NumPy's ``max``, ``min`` and ``prod`` (which propagate NaN alike);
+  Welford's merge runs as the interpreter's own left fold along the axis, one call of the
+  combine function a step on every lane at once: the same operations in the same order, so the
+  same values. The interpreter executes a jitted function's source text (it re-parses what
   ``inspect.getsource`` returns), so a function is recognised by that text and by reading
   Triton's own ``tl``: a function of the same name with other code, a candidate's included,
   runs as written.
@@ -20,11 +22,12 @@ from __future__ import annotations
 
 import inspect
 import textwrap
-from collections.abc import Callable
 from typing import Any
 
-# combine function -> the NumPy reduction that computes the same over an axis
-_NUMPY_REDUCTIONS = {"_max_combine": "max", "_min_combine": "min", "_prod_combine": "prod"}
+# combine function -> the NumPy reduction that computes the same over an axis ("fold": the
+# interpreter's own left fold, a step on every lane at once)
+_NUMPY_REDUCTIONS = {"_max_combine": "max", "_min_combine": "min", "_prod_combine": "prod",
+                     "_welford_combine": "fold"}
 
 
 def prepare_interpreter() -> None:
@@ -62,28 +65,54 @@ def _reduce_in_numpy() -> None:
     if getattr(ops.apply_impl, "_kernelwright", False):  # set up already
         return
     by_source = _known_sources()
-    by_function: dict[Any, Callable[..., Any] | None] = {}
+    by_function: dict[Any, str | None] = {}
 
-    def numpy_op(combine_fn: Any) -> Callable[..., Any] | None:
+    def known(combine_fn: Any) -> str | None:
         fn = getattr(combine_fn, "fn", None)
         if fn is None:
             return None
         if fn not in by_function:
             genuine_tl = getattr(fn, "__globals__", {}).get("tl") is tl
             name = by_source.get(_source(fn)) if genuine_tl else None
-            by_function[fn] = getattr(np, _NUMPY_REDUCTIONS[name]) if name else None
+            by_function[fn] = _NUMPY_REDUCTIONS[name] if name else None
         return by_function[fn]
 
     slow = ops.apply_impl
 
     def apply_impl(self: Any, input: Any) -> Any:
-        op = numpy_op(self.combine_fn) if len(input) == 1 else None
-        if op is None:
+        how = known(self.combine_fn)
+        if how == "fold" and self.axis is not None:
+            return _fold(self, input, np)
+        if how is None or how == "fold" or len(input) != 1:
             return slow(self, input)
-        return self.min_max(input[0], val_reduce_op=op)
+        return self.min_max(input[0], val_reduce_op=getattr(np, how))
 
     apply_impl._kernelwright = True  # type: ignore[attr-defined]
     ops.apply_impl = apply_impl
+
+
+def _fold(ops: Any, input: Any, np: Any) -> list[Any]:
+    """The interpreter's ``generic_reduce`` along ``ops.axis``: the first slice, then the
+    combine function on (what is held, the next slice), each result stored in the input's
+    dtype; one call a step for every lane rather than one a lane."""
+    axis = ops.axis
+    data = [t.handle.data for t in input]
+    dtypes = [t.dtype for t in input]
+
+    def slice_at(i: int) -> list[Any]:
+        return [ops.to_tensor(np.take(d, i, axis=axis), dt)
+                for d, dt in zip(data, dtypes, strict=True)]
+
+    held = slice_at(0)
+    for i in range(1, data[0].shape[axis]):
+        out = ops.combine_fn.fn(*held, *slice_at(i))
+        out = out if isinstance(out, tuple) else (out,)
+        held = [ops.to_tensor(np.asarray(o.handle.data, dtype=d.dtype), dt)
+                for o, d, dt in zip(out, data, dtypes, strict=True)]
+    if ops.keep_dims:
+        return [ops.to_tensor(np.expand_dims(h.handle.data, axis), dt)
+                for h, dt in zip(held, dtypes, strict=True)]
+    return held
 
 
 def _known_sources() -> dict[str, str]:

@@ -25,6 +25,7 @@ check a contract of their own rather than a match with PyTorch:
 
 from __future__ import annotations
 
+import itertools
 import json
 import sys
 import tempfile
@@ -194,6 +195,23 @@ def import_source(file: Path, source: str) -> Any:
     return module
 
 
+def load_candidate(source: str) -> Any:
+    """An emitted ModelNew file as a module whose functions have their source text (in
+    ``linecache`` under a name of their own), as a file's have in the harness: the interpreter
+    runs a jitted function's source text where it has it, and knows kernelwright's own combine
+    functions by it (``evaluate.interpreter``)."""
+    import linecache
+
+    name = f"<candidate {next(_LOADED)}>"
+    linecache.cache[name] = (len(source), None, source.splitlines(keepends=True), name)
+    module = types.ModuleType("candidate")
+    exec(compile(source, name, "exec"), module.__dict__)
+    return module
+
+
+_LOADED = itertools.count()
+
+
 # Captured graphs (as their dicts) by the text of the task file: many checks send one task body
 # with other params, dtypes or policies, and capturing it again (torch.export at dynamic shapes)
 # costs about a second each time. What is kept is plain data; each caller gets its own graph.
@@ -306,8 +324,7 @@ def compare(
     from kernelwright.task.module import import_task_module
 
     task = import_task_module(path, "small")
-    module = types.ModuleType("candidate")
-    exec(compile(source, "<candidate>", "exec"), module.__dict__)
+    module = load_candidate(source)
     if launched is not None:
         for name in [n for n in vars(module) if n.endswith("_kernel")]:
             setattr(module, name, _Launches(getattr(module, name), name, launched, keys))
@@ -433,8 +450,7 @@ def outputs(request: dict[str, Any]) -> dict[str, Any]:
         src = emit(
             part, with_params(chosen[0], params), path.read_text(), task_name="t", size="small"
         )
-    module = types.ModuleType("candidate")
-    exec(compile(src, "<candidate>", "exec"), module.__dict__)
+    module = load_candidate(src)
     model = module.ModelNew()
     found: dict[str, list[Any]] = {}
     for name, shape, bits in request["inputs"]:
@@ -479,8 +495,7 @@ def resized(request: dict[str, Any]) -> dict[str, Any]:
     runs = 0
     for design in designs[: int(request.get("top", 2))]:
         source = emit(part, design, text, task_name="t", size="small")
-        module = types.ModuleType("candidate")
-        exec(compile(source, "<candidate>", "exec"), module.__dict__)
+        module = load_candidate(source)
         for name, value in moves:
             task = import_task_module(path, "small")
             setattr(task, name, value)

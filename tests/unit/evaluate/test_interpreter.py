@@ -93,3 +93,75 @@ def test_own_combines_reduce_in_numpy_with_nan_and_an_imposter_runs_as_written(
     assert lines[:4] == ["0 True True", "1 True True", "2 True True", "3 True False"], lines
     # only the imposter (five rows) went through the interpreter's element-by-element path
     assert lines[4] == "python: " + str(["imposter._max_combine"] * 5), lines
+
+
+WELFORD = '''
+import torch
+import triton
+import triton.language as tl
+from triton.runtime import interpreter
+
+import combines  # kernelwright's Welford merge, from a file (its source is known)
+from kernelwright.evaluate.interpreter import prepare_interpreter
+
+prepare_interpreter()
+# the same function without a source file: not recognised, so the interpreter's own path
+exec(compile({helper!r}, "<no file>", "exec"), globals())
+
+
+@triton.jit
+def merge_rows(m_ptr, q_ptr, n_ptr, out_ptr, KNOWN: tl.constexpr, KEEP: tl.constexpr):
+    r = tl.arange(0, 8)[:, None]
+    c = tl.arange(0, 16)[None, :]
+    m = tl.load(m_ptr + r * 16 + c)
+    q = tl.load(q_ptr + r * 16 + c)
+    n = tl.load(n_ptr + r * 16 + c)
+    if KNOWN:
+        mean, m2, count = tl.reduce((m, q, n), 1, combines._welford_combine, keep_dims=KEEP)
+    else:
+        mean, m2, count = tl.reduce((m, q, n), 1, _welford_combine, keep_dims=KEEP)
+    rows = tl.arange(0, 8)[:, None] if KEEP else tl.arange(0, 8)
+    tl.store(out_ptr + rows, mean)
+    tl.store(out_ptr + 8 + rows, m2)
+    tl.store(out_ptr + 16 + rows, count)
+
+
+python_reductions = []
+slow = interpreter.ReduceOps.generic_reduce
+
+
+def counting(self, input):
+    python_reductions.append(self.combine_fn.fn.__module__)
+    return slow(self, input)
+
+
+interpreter.ReduceOps.generic_reduce = counting
+torch.manual_seed(0)
+m = torch.randn(8, 16) * 100 + 1e4  # a large mean: rounding shows any change of order
+q = torch.rand(8, 16) * 50
+n = torch.randint(0, 3, (8, 16)).float()
+n[2] = 0  # a row of empty statistics
+for keep in (0, 1):
+    outs = []
+    for known in (0, 1):
+        out = torch.empty(24)
+        merge_rows[(1,)](m, q, n, out, KNOWN=known, KEEP=keep)
+        outs.append(out)
+    print(keep, torch.equal(outs[0].nan_to_num(7.0), outs[1].nan_to_num(7.0)))
+print("python:", python_reductions)
+'''
+
+
+def test_welfords_merge_folds_every_lane_at_once_to_the_same_bits(tmp_path: Path) -> None:
+    """Kernelwright's Welford merge over a row gives, bit for bit, what the interpreter's own
+    element-by-element fold gives (the same function unrecognised, without a source file), with
+    and without kept dimensions; only the unrecognised one takes the element-by-element path."""
+    (tmp_path / "combines.py").write_text(
+        "import triton\nimport triton.language as tl\n\n\n" + HELPERS["_welford_combine"] + "\n")
+    script = tmp_path / "welford.py"
+    script.write_text(textwrap.dedent(WELFORD).format(helper=HELPERS["_welford_combine"]))
+    env = {**os.environ, "TRITON_INTERPRET": "1"}
+    proc = subprocess.run([sys.executable, "-W", "ignore", str(script)], env=env,
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert proc.stdout.splitlines() == ["0 True", "1 True", "python: ['__main__', '__main__']"]
