@@ -5,17 +5,17 @@ processes of a CPU evaluation, the tests' interpreter workers):
 
 - ``triton.autotune`` kernels run their first configuration: the interpreter has no driver to
   benchmark configurations with (and its times would say nothing about a GPU anyway).
-- A reduction whose combine function is one of kernelwright's own (``design.kernel.expr.HELPERS``)
-  runs over whole slices. The interpreter reduces with Triton's own combine functions in NumPy
-  but with any other one element by element in Python, about 0.1 ms an element: a softmax of
-  13 rows of 300 took 2.2 s a call that way, 0.04 s this way. The NaN-propagating max and min
-  and the product run as NumPy's ``max``, ``min`` and ``prod`` (which propagate NaN alike);
-  Welford's merge runs as the interpreter's own left fold along the axis, one call of the
-  combine function a step on every lane at once: the same operations in the same order, so the
-  same values. The interpreter executes a jitted function's source text (it re-parses what
-  ``inspect.getsource`` returns), so a function is recognised by that text and by reading
-  Triton's own ``tl``: a function of the same name with other code, a candidate's included,
-  runs as written.
+- A reduction whose combine function is one of kernelwright's own
+  (``design.kernel.expr.HELPERS``) runs over whole blocks. The interpreter reduces with
+  Triton's own combine functions in NumPy but with any other one element by element in Python,
+  about 0.1 ms an element: a softmax of 13 rows of 300 took 2.2 s a call that way, 0.04 s this
+  way. The NaN-propagating max and min and the product run as NumPy's ``max``, ``min`` and
+  ``prod`` (which propagate NaN alike); Welford's merge runs its combine function over the
+  whole block as a pairwise tree, the order a GPU's reduction merges in (log2 of the axis's
+  length calls; the interpreter's own is a left fold, one call an element). The interpreter
+  executes a jitted function's source text (it re-parses what ``inspect.getsource``
+  returns), so a function is recognised by that text and by reading Triton's own ``tl``: a
+  function of the same name with other code, a candidate's included, runs as written.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ import textwrap
 from typing import Any
 
 # combine function -> the NumPy reduction that computes the same over an axis ("fold": the
-# interpreter's own left fold, a step on every lane at once)
+# combine function itself, as a pairwise tree over whole blocks)
 _NUMPY_REDUCTIONS = {"_max_combine": "max", "_min_combine": "min", "_prod_combine": "prod",
                      "_welford_combine": "fold"}
 
@@ -81,7 +81,7 @@ def _reduce_in_numpy() -> None:
 
     def apply_impl(self: Any, input: Any) -> Any:
         how = known(self.combine_fn)
-        if how == "fold" and self.axis is not None:
+        if how == "fold" and self.axis is not None and _halves(input[0].shape[self.axis]):
             return _fold(self, input, np)
         if how is None or how == "fold" or len(input) != 1:
             return slow(self, input)
@@ -91,28 +91,31 @@ def _reduce_in_numpy() -> None:
     ops.apply_impl = apply_impl
 
 
+def _halves(length: Any) -> bool:
+    """A block length that halves down to 1 (Triton's blocks are powers of two)."""
+    n = int(length)
+    return n > 0 and n & (n - 1) == 0
+
+
 def _fold(ops: Any, input: Any, np: Any) -> list[Any]:
-    """The interpreter's ``generic_reduce`` along ``ops.axis``: the first slice, then the
-    combine function on (what is held, the next slice), each result stored in the input's
-    dtype; one call a step for every lane rather than one a lane."""
+    """The combine function over ``ops.axis`` (a power-of-two length) as a pairwise tree, as a
+    GPU's reduction merges: neighbours (0, 1), (2, 3)... merged at once over the whole block,
+    each result stored in the input's dtype; log2 of the length calls rather than one an
+    element."""
     axis = ops.axis
-    data = [t.handle.data for t in input]
     dtypes = [t.dtype for t in input]
-
-    def slice_at(i: int) -> list[Any]:
-        return [ops.to_tensor(np.take(d, i, axis=axis), dt)
-                for d, dt in zip(data, dtypes, strict=True)]
-
-    held = slice_at(0)
-    for i in range(1, data[0].shape[axis]):
-        out = ops.combine_fn.fn(*held, *slice_at(i))
+    level = [t.handle.data for t in input]
+    while level[0].shape[axis] > 1:
+        pairs = range(0, level[0].shape[axis], 2)
+        first = [ops.to_tensor(np.take(d, pairs, axis=axis), dt)
+                 for d, dt in zip(level, dtypes, strict=True)]
+        second = [ops.to_tensor(np.take(d, [i + 1 for i in pairs], axis=axis), dt)
+                  for d, dt in zip(level, dtypes, strict=True)]
+        out = ops.combine_fn.fn(*first, *second)
         out = out if isinstance(out, tuple) else (out,)
-        held = [ops.to_tensor(np.asarray(o.handle.data, dtype=d.dtype), dt)
-                for o, d, dt in zip(out, data, dtypes, strict=True)]
-    if ops.keep_dims:
-        return [ops.to_tensor(np.expand_dims(h.handle.data, axis), dt)
-                for h, dt in zip(held, dtypes, strict=True)]
-    return held
+        level = [np.asarray(o.handle.data, dtype=d.dtype) for o, d in zip(out, level, strict=True)]
+    kept = [d if ops.keep_dims else np.take(d, 0, axis=axis) for d in level]
+    return [ops.to_tensor(d, dt) for d, dt in zip(kept, dtypes, strict=True)]
 
 
 def _known_sources() -> dict[str, str]:
