@@ -106,8 +106,10 @@ def test_softmax_rows_and_columns_with_hinted_sizes(check) -> None:
         "2, 5, 36",
         "[[torch.randn(2, 3, 1001)], [torch.randn(3, 4, 1000)], [torch.randn(1, 1, 6)]]",
     )
-    # tiles of 64 positions: one masked tile on 36 of them, several on 1000 and 1001 (COLS for
-    # the one-pass kernel, LOOP_COLS for the looped ones; the one-pass default of 16 for a
-    # softmax quadruples its programs under the interpreter for no other path)
-    for src in check(cols, params={"LOOP_BLOCK": 4, "LOOP_COLS": 64, "COLS": 64}):
+    # tiles of up to 256 positions: one masked tile of 64 on 36 of them, four on 1000 and 1001,
+    # the last masked (COLS for the one-pass kernel, whose tile of TILE elements holds 256
+    # positions of 4 reduced rows, LOOP_COLS for the looped ones; the one-pass default of 16
+    # for a softmax multiplies its programs under the interpreter for no other path)
+    for src in check(cols, params={"LOOP_BLOCK": 4, "LOOP_COLS": 256, "COLS": 256,
+                                   "TILE": 1024}):
         assert "N_INNER_ALIGN" in src

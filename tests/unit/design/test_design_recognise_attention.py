@@ -340,6 +340,8 @@ def test_kernelbench_vision_attention_plans_one_attention_group() -> None:
     assert spec.scale == pytest.approx(1 / math.sqrt(32)) and spec.mask is None
 
 
+# the look-alike relu-for-softmax (a ReLU where the softmax goes) takes the same refusal
+@pytest.mark.slow
 def test_kernelbench_relu_self_attention_is_left_alone() -> None:
     task = ROOT / "kernelbench" / "level3" / "50_ReLUSelfAttention.py"
     graph = capture_path(task, "full")

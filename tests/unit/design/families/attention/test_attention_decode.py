@@ -30,9 +30,11 @@ CASES = {
         qkv(2, 2, 3, 150, 48),
         f"[[{qkv(1, 1, 1, 29, 48)}]]",
     ),
+    # 71 keys: 2 splits of 48 and 23 keys (a partial last block) under SPLIT and 2 under
+    # ROW_BLOCKS' 8-key steps; whole rows of 5 blocks otherwise
     "grouped-query": (
         "q, k, v, enable_gqa=True",
-        qkv(2, 4, 2, 150, 48, hk=2),
+        qkv(2, 4, 2, 71, 48, hk=2),
         f"[[{qkv(2, 6, 1, 17, 48, hk=2)}]]",
     ),
     "strided": (  # q, k, v stored (B, seq, H, D): the forward's transposes are strides

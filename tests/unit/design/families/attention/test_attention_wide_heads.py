@@ -15,8 +15,10 @@ from kernelwright.design.capture import capture_path
 from kernelwright.design.fusion import fuse
 from kernelwright.design.lower import lower
 
-# 16 x 16 tiles (several along M and N); K blocks of 64 keep the interpreter's steps few
-SMALL = {"BLOCK_M": 16, "BLOCK_N": 16, "BLOCK_K": 64, "GROUP_M": 2}
+# 16-row tiles: one along the 13 (9) queries, cut short; BLOCK_N 128 makes the values' 260
+# columns 3 column blocks of the second product, the last partial (4 columns), and stays 16 on
+# the 11 (5) keys of the first; K blocks of 64 make the 264 head dims 5 steps, the last partial
+SMALL = {"BLOCK_M": 16, "BLOCK_N": 128, "BLOCK_K": 64, "GROUP_M": 2}
 WIDE = "torch.randn(2, 2, 13, 264), torch.randn(2, 2, 11, 264), torch.randn(2, 2, 11, 260)"
 
 

@@ -35,13 +35,13 @@ def get_init_inputs():
         ("nn.MaxPool2d(kernel_size=2, stride=2, ceil_mode=True)", "3, 3, 9, 11", "1, 2, 7, 5"),
         (
             "nn.MaxPool2d(kernel_size=3, stride=1, padding=1, dilation=2)",
-            "3, 3, 9, 13",
+            "3, 3, 7, 13",
             "1, 2, 7, 8",
         ),
         ("nn.MaxPool2d((1, 3), (1, 2), (0, 1))", "3, 3, 5, 19", "1, 2, 3, 8"),
         (
             "nn.AvgPool2d(kernel_size=3, stride=1, padding=1, count_include_pad=False)",
-            "3, 3, 7, 9",
+            "3, 3, 5, 9",
             "2, 3, 4, 11",
         ),
         (
@@ -51,7 +51,7 @@ def get_init_inputs():
         ),
         ("nn.AvgPool2d(kernel_size=2, stride=2, divisor_override=3)", "3, 3, 8, 10", "1, 2, 5, 5"),
         ("nn.AvgPool3d(kernel_size=3, stride=2, padding=1)", "2, 2, 5, 7, 9", "1, 2, 4, 6, 5"),
-        ("nn.AvgPool3d((1, 3, 3), 1, (0, 1, 1))", "2, 2, 4, 7, 9", "1, 2, 3, 6, 5"),
+        ("nn.AvgPool3d((1, 3, 3), 1, (0, 1, 1))", "2, 2, 4, 5, 9", "1, 2, 3, 6, 5"),
         ("nn.MaxPool3d(kernel_size=2, stride=2)", "2, 2, 5, 7, 9", "1, 2, 4, 6, 5"),
         ("nn.MaxPool3d(kernel_size=3, stride=2, padding=1)", "2, 2, 5, 7, 9", "1, 2, 4, 6, 5"),
     ],
@@ -166,8 +166,8 @@ def get_init_inputs():
     ("d", "bias", "groups", "pool", "shape", "variant"),
     [
         (2, False, 1, "2", "2, 12, 9, 11", "1, 12, 6, 5"),
-        (2, True, 2, "3, stride=2", "2, 12, 9, 11", "3, 12, 8, 7"),
-        (3, True, 1, "(1, 2, 2)", "2, 12, 3, 7, 9", "1, 12, 2, 4, 5"),
+        (2, True, 2, "3, stride=2", "2, 12, 9, 11", "1, 12, 8, 7"),
+        (3, True, 1, "(1, 2, 2)", "2, 12, 2, 7, 9", "1, 12, 2, 4, 5"),
     ],
     ids=["densenet-2x2", "bias-groups-overlapping", "3d"],
 )

@@ -79,6 +79,8 @@ def test_split_reductions_of_a_tensor_holding_nan_match_pytorch(check) -> None:
 
 def test_relay_softmax_of_a_row_holding_nan_is_nan_throughout(check) -> None:
     """A team's row maximum is combined from its slices' partials: one NaN slice makes the row
-    NaN, as a softmax over it is in PyTorch."""
-    body = softmax_rows_task("(3, 20000)", f"[[{nan_at((3, 20000), 29989, 17000)}]]")
-    check(body, skills=("row-relay",), params=RELAY_SMALL)
+    NaN, as a softmax over it is in PyTorch. Rows 0 and 2 hold a NaN (in their last and first
+    slices), row 1 none; the same design on rows without NaN is test_reduction_relay's."""
+    body = softmax_rows_task("(2, 20000)")
+    nan = f"[[{nan_at((3, 20000), 29989, 17000)}]]"
+    check(body, inputs=nan, skills=("row-relay",), params=RELAY_SMALL)

@@ -38,8 +38,8 @@ LOG_SOFTMAX = forward_task("return torch.log_softmax(x, dim=-1)", "torch.randn(2
 GROUP_NORM = norm_task("GroupNorm(2, 6)", "(1, 6, 150, 151)")
 
 # three slices a row, the last one partial (68120 = 2 x 32768 + 2584) and ending inside a block
-# (2584 is not a multiple of 1024); few programs, since the per-lane Welford merge that ends
-# each slice is the costliest step under the interpreter
+# (2584 is not a multiple of 1024); few programs, each a loop over its slice under the
+# interpreter
 SMALL = {"SLICE": 32768, "LOOP_BLOCK": 1024, "LOOP_WARPS": 4}
 
 

@@ -92,7 +92,7 @@ def test_a_row_mixed_with_the_k_results_is_refused(tmp_path: Path) -> None:
 # -- the template under the interpreter --------------------------------------------------------
 
 # variant rows of 129 (one past a power of two), 9 and 100 columns; the 24 rows of 100 are
-# several programs under every ROWS used here (4, or 16 by default at 100 columns) and leave the
+# several programs under every ROWS used here (8, or 16 by default at 100 columns) and leave the
 # default's last program partial, with fewer interpreted selection rounds than 64 rows would
 ROWS = "[[torch.randn(3, 129)], [torch.randn(1, 9)], [torch.randn(24, 100)]]"
 
@@ -104,8 +104,9 @@ def test_moe_gating_matches_pytorch(check, k: int, largest: bool) -> None:
         f"w, ids = {MOE.format(k=k, extra=f', largest={largest}')}\n"
         "        return w / w.sum(dim=-1, keepdim=True), ids.to(torch.int32)"
     )
+    # ROWS 8: the 37 rows are 5 programs, the last partial (5 rows)
     (src,) = check(
-        forward_task(fwd, "torch.randn(37, 20)", ROWS), skills=("topk-rounds",), params={"ROWS": 4}
+        forward_task(fwd, "torch.randn(37, 20)", ROWS), skills=("topk-rounds",), params={"ROWS": 8}
     )
     assert "tl.static_range(K)" in src and "torch.ops.aten.topk" not in src
 
