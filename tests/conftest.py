@@ -2,10 +2,17 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
 import pytest
+
+# Triton's interpreter multiplies blocks with NumPy: on cores the test workers share, OpenBLAS's
+# threads make a 128 x 32 x 128 product ~25x slower (1.5 ms against 60 us). One BLAS thread for
+# the test processes and every process they start (the harness's own processes on the CPU get
+# one OpenMP thread, which OpenBLAS reads too); set before anything loads NumPy.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 FIXTURES = Path(__file__).parent / "fixtures"
 # Test doubles live in tests/doubles (importable as ``doubles``), not in the package.
