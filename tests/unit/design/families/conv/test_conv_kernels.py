@@ -10,8 +10,13 @@ from typing import Any
 
 import pytest
 
-# 16 x 16 tiles over K blocks of 16 taps: several tiles and K blocks at small sizes
-SMALL = {"BLOCK_M": 16, "BLOCK_N": 16, "BLOCK_K": 16, "GROUP_M": 2}
+# tiles of 64 output positions x 16 channels over K blocks of 16 taps: a few programs per
+# launch under the interpreter (its cost is per program and K step), several channel and K
+# blocks at these small sizes
+SMALL = {"BLOCK_M": 64, "BLOCK_N": 16, "BLOCK_K": 16, "GROUP_M": 2}
+# the direct and epilogue-only kernels' tiles: 128 positions x 16 channels (the last channel
+# block partial), a few programs per launch
+WIDE = {"BLOCK_M": 128, "BLOCK_N": 16}
 
 CONV = """
 class Model(nn.Module):
@@ -32,7 +37,7 @@ def get_init_inputs():
 
 CASES = {
     # name: (C_in, C_out, kernel, stride, padding, dilation, bias, H, W, variant H, W)
-    # M (batch 2 x output pixels) is 70 for each 3x3 here: five 16-row tiles, the last partial
+    # M (batch 2 x output pixels) is 70 for each 3x3 here: two 64-row tiles, the last partial
     # (larger inputs only add interpreted tiles); N = 33 and K = 8 x 9 = 72 are partial too
     "3x3": (8, 33, 3, 1, 0, 1, True, 9, 7, 7, 9),
     "3x3-stride2-pad1": (8, 33, 3, 2, 1, 1, False, 13, 10, 6, 5),
@@ -121,9 +126,9 @@ TMA_CASES = {
 
 @pytest.mark.parametrize("case", sorted(TMA_CASES))
 def test_tma_loads_match_float64(check_launches, case: str) -> None:
-    """``TMA`` 1: tiles of 16 positions of one image (8 rows x 2 columns where the output is
-    5 x 7, 1 x 16 where it is 7 x 13: the shape covering the fewest positions past the edges,
-    the last tile partial either way) and boxes of the
+    """``TMA`` 1: tiles of 64 positions of one image (8 rows x 8 columns where the output is
+    7 x 5, 4 x 16 where it is 7 x 13: the shape covering the fewest positions past the edges,
+    the widest of equals, the last tile partial either way) and boxes of the
     NHWC input at each tap's shifted corner, the padding and a channel block's tail read as
     zeros; the input variants of other sizes; the pointer-load kernel where a descriptor
     cannot describe the input."""
@@ -143,7 +148,7 @@ def test_tma_loads_match_float64(check_launches, case: str) -> None:
     (CASES["1x1"], "conv_0_kernel"),  # 65 fp32 channels: no descriptor, the pointer fallback
 ])
 def test_k_blocks_of_64_fp32_values_load_by_tma_and_narrow_for_pointer_loads(
-        check, check_launches, fields: tuple, kernel: str) -> None:
+        design_worker, fields: tuple, kernel: str) -> None:
     """``BLOCK_K`` 64 under fp32 (the width TMA loads take where an SM keeps its blocks):
     the TMA kernel steps through a tap's 64 channels at once; the pointer kernel, here the
     fallback of a TMA design, narrows its blocks to 128 bytes (32 values) and fits its stages
@@ -152,11 +157,16 @@ def test_k_blocks_of_64_fp32_values_load_by_tma_and_narrow_for_pointer_loads(
     body = CONV.format(cin=cin, cout=cout, k=k, stride=stride, padding=padding,
                        dilation=dilation, bias=bias, h=h, w=w, h2=h2, w2=w2,
                        body="torch.relu(self.conv(x)) + self.bias")
-    request = {"skills": ("conv-implicit-gemm",), "reference": "float64", "policy": "fp32",
-               "params": {**SMALL, "CHANNELS_LAST": 1, "TMA": 1, "BLOCK_K": 64}}
-    ((_, launched),) = check_launches(body, **request)
+    # one check (the ``check`` fixtures' request), whose reply holds both the source and the
+    # kernels launched
+    reply = design_worker.ask({
+        "body": body, "skills": ("conv-implicit-gemm",), "reference": "float64",
+        "policy": "fp32", "params": {**SMALL, "CHANNELS_LAST": 1, "TMA": 1, "BLOCK_K": 64}})
+    if "error" in reply:
+        pytest.fail(reply["error"] + "\n" + reply.get("traceback", "")
+                    + reply.get("source", "")[-3000:])
+    (launched,), (src,) = reply["launched"], reply["sources"]
     assert launched == ["_nhwc_copy_kernel", kernel] * 2
-    (src,) = check(body, **request)
     fallback = src.split("    else:\n", 1)[1]
     assert "BLOCK_K = min(BLOCK_K, 128 // x_in.element_size())" in fallback
 
@@ -247,7 +257,7 @@ def test_a_narrow_convolution_keeps_the_vendor_conv_and_fuses_its_epilogue(check
         w2=4,
         body="torch.relu(self.conv(x)) + self.bias",
     )
-    (src,) = check(body, skills=("conv-vendor",), params={"BLOCK_M": 32, "BLOCK_N": 16})
+    (src,) = check(body, skills=("conv-vendor",), params=WIDE)
     assert "torch.ops.aten.convolution.default(" in src and "tl.dot" not in src
 
 
@@ -259,7 +269,7 @@ def test_the_vendor_conv_runs_channels_last_and_its_epilogue_reads_nhwc(check, d
     innermost), the epilogue's output NCHW; 3 x 3 and 1 x 1 filters (a single output row or
     column takes the position stride from the other axis)."""
     tol = {"tol": 3e-2} if dtype == "bfloat16" else {}
-    params = {"BLOCK_M": 32, "BLOCK_N": 16, "CHANNELS_LAST": layout}
+    params = {**WIDE, "CHANNELS_LAST": layout}
     for case in ("3x3-stride2-pad1", "1x1-stride2"):
         (src,) = check(conv_task(case), skills=("conv-vendor",), params=params, dtype=dtype,
                        **tol)
@@ -385,7 +395,7 @@ def test_grouped_or_shallow_convolutions_with_their_epilogue_in_one_direct_kerne
     body = GROUPED.format(cin=cin, cout=cout, k=k, stride=stride, padding=padding,
                           dilation=dilation, groups=groups, bias=bias)
     runs = check_launches(body, skills=("conv-direct",),
-                          params={"BLOCK_M": 32, "BLOCK_N": 16, "WARPS": 4},
+                          params={**WIDE, "WARPS": 4},
                           reference="float64", policy="fp32")
     assert [launched for _, launched in runs] == [["conv_0_kernel", "conv_0_kernel"]]
 
@@ -393,7 +403,7 @@ def test_grouped_or_shallow_convolutions_with_their_epilogue_in_one_direct_kerne
 def test_a_grouped_convolution_keeps_its_groups_on_the_vendor_path(check) -> None:
     body = GROUPED.format(cin=12, cout=18, k=3, stride=1, padding=1, dilation=1, groups=3,
                           bias=True)
-    (src,) = check(body, skills=("conv-vendor",), params={"BLOCK_M": 32, "BLOCK_N": 16},
+    (src,) = check(body, skills=("conv-vendor",), params=WIDE,
                    reference="float64")
     assert "False, [0, 0], 3" in src and "tl.dot" not in src
 
@@ -418,12 +428,12 @@ def get_init_inputs():
 TRANSPOSED_CASES = {
     # name: (C_in, C_out, kernel, stride, padding, output padding, bias, H, W, variant H, W);
     # K (a phase's taps x C_in) >= 32 and C_out >= 16, as the skill requires
-    "k4-stride2-pad1": (17, 33, 4, 2, 1, 0, True, 5, 6, 4, 3),  # 4 taps a phase, 2 blocks
-    "k3-stride1": (8, 33, 3, 1, 0, 0, False, 6, 5, 3, 4),  # one phase: a flipped convolution
-    "k3-stride2-outpad1": (17, 34, 3, 2, 1, 1, True, 4, 5, 3, 3),  # phases of 4, 2 and 1 taps
+    "k4-stride2-pad1": (17, 17, 4, 2, 1, 0, True, 5, 6, 4, 3),  # 4 taps a phase, 2 blocks
+    "k3-stride1": (8, 17, 3, 1, 0, 0, False, 6, 5, 3, 4),  # one phase: a flipped convolution
+    "k3-stride2-outpad1": (17, 18, 3, 2, 1, 1, True, 4, 5, 3, 3),  # phases of 4, 2 and 1 taps
     "k5-stride3-pad2-outpad2": (17, 32, 5, 3, 2, 2, True, 3, 4, 2, 5),  # 2 or 1 taps a side
-    "k1-stride2": (65, 34, 1, 2, 0, 1, True, 3, 4, 2, 2),  # phases with no tap: the bias alone
-    "mixed": (17, 40, (3, 4), (2, 1), (1, 0), (1, 0), True, 4, 5, 3, 4),
+    "k1-stride2": (65, 18, 1, 2, 0, 1, True, 3, 4, 2, 2),  # phases with no tap: the bias alone
+    "mixed": (17, 24, (3, 4), (2, 1), (1, 0), (1, 0), True, 4, 5, 3, 4),
     "narrow-out": (9, 20, 3, 1, 1, 0, True, 5, 6, 4, 3),  # C_out 20: a full and a partial block
     "one-tap-phases": (33, 16, 2, 2, 0, 0, True, 4, 5, 3, 3),  # K = 33: one tap a phase
 }
@@ -470,11 +480,11 @@ def get_init_inputs():
 # and dilation sharing a factor (gcd 2: half the phases read no tap at all), coprime ones (a
 # modular inverse picks each phase's first tap), dilation without a stride, mixed per dimension
 DILATED_TRANSPOSED_CASES = {
-    "stride2-dilation2": (8, 33, 3, 2, 1, 1, 2),
+    "stride2-dilation2": (8, 17, 3, 2, 1, 1, 2),
     "stride3-dilation2": (33, 34, 4, 3, 2, 0, 2),
-    "stride2-dilation3": (40, 32, 3, 2, 0, 1, 3),
-    "stride1-dilation3": (17, 33, 3, 1, 2, 0, 3),
-    "mixed": (17, 40, (3, 5), (2, 3), (1, 2), (1, 0), (2, 4)),
+    "stride2-dilation3": (24, 32, 3, 2, 0, 1, 3),
+    "stride1-dilation3": (17, 17, 3, 1, 2, 0, 3),
+    "mixed": (17, 24, (3, 5), (2, 3), (1, 2), (1, 0), (2, 4)),
 }
 
 
@@ -507,7 +517,7 @@ def test_a_transposed_convolution_on_the_vendor_path(check, layout: int) -> None
     """cuDNN's transposed convolution (its flag and output padding passed on), then the
     epilogue kernel, NCHW or channels-last."""
     (src,) = check(transposed_task("k3-stride2-outpad1"), skills=("conv-vendor",),
-                   params={"BLOCK_M": 32, "BLOCK_N": 16, "CHANNELS_LAST": layout})
+                   params={**WIDE, "CHANNELS_LAST": layout})
     assert "True, [1, 1], 1" in src and "tl.dot" not in src
 
 
@@ -579,7 +589,7 @@ def test_3d_convolutions_of_few_taps_in_one_direct_kernel(check_launches, case: 
     task = CONV3D.format(kind=kind, cin=cin, cout=cout, k=k, stride=stride, padding=padding,
                          extra=extra, d=d, h=h, w=w, d2=d2, h2=h2, w2=w2)
     runs = check_launches(task, skills=("conv-direct",),
-                          params={"BLOCK_M": 32, "BLOCK_N": 16, "WARPS": 4},
+                          params={**WIDE, "WARPS": 4},
                           reference="float64", policy="fp32")
     assert [launched for _, launched in runs] == [["conv_0_kernel", "conv_0_kernel"]]
 
@@ -588,7 +598,7 @@ def test_3d_convolutions_of_few_taps_in_one_direct_kernel(check_launches, case: 
 def test_a_3d_convolution_on_the_vendor_path(check, layout: int) -> None:
     """cuDNN's 3-D convolution then the epilogue kernel, which reads NCDHW or NDHWC output."""
     (src,) = check(conv3d_task("transposed-k3-stride2"), skills=("conv-vendor",),
-                   params={"BLOCK_M": 32, "BLOCK_N": 16, "CHANNELS_LAST": 2 * layout})
+                   params={**WIDE, "CHANNELS_LAST": 2 * layout})
     assert "[2, 2, 2], [1, 1, 1], [1, 1, 1], True, [1, 1, 1], 1" in src
     assert ("channels_last_3d" in src) == bool(layout)
 
