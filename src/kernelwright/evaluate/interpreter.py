@@ -20,6 +20,7 @@ processes of a CPU evaluation, the tests' interpreter workers):
 
 from __future__ import annotations
 
+import functools
 import inspect
 import textwrap
 from typing import Any
@@ -64,7 +65,6 @@ def _reduce_in_numpy() -> None:
         return
     if getattr(ops.apply_impl, "_kernelwright", False):  # set up already
         return
-    by_source = _known_sources()
     by_function: dict[Any, str | None] = {}
 
     def known(combine_fn: Any) -> str | None:
@@ -72,8 +72,11 @@ def _reduce_in_numpy() -> None:
         if fn is None:
             return None
         if fn not in by_function:
+            # the name first: Triton's own combine functions and a hand-written kernel's never
+            # load kernelwright's design package (a third of a second a process)
+            ours = getattr(fn, "__name__", "") in _NUMPY_REDUCTIONS
             genuine_tl = getattr(fn, "__globals__", {}).get("tl") is tl
-            name = by_source.get(_source(fn)) if genuine_tl else None
+            name = _known_sources().get(_source(fn)) if ours and genuine_tl else None
             by_function[fn] = _NUMPY_REDUCTIONS[name] if name else None
         return by_function[fn]
 
@@ -118,6 +121,7 @@ def _fold(ops: Any, input: Any, np: Any) -> list[Any]:
     return [ops.to_tensor(d, dt) for d, dt in zip(kept, dtypes, strict=True)]
 
 
+@functools.cache
 def _known_sources() -> dict[str, str]:
     """The source text of each combine function NumPy stands in for, from its ``def`` line on
     (the part the interpreter parses), to its name."""
