@@ -84,23 +84,15 @@ class TemplateProposer:
         best = _design(best_trial) if best_trial is not None else None
         host_bound = best_trial is not None and host_bound_trial(best_trial)
         if len(structure_trials) < self.structures or best is None or host_bound:
-            for t in structure_trials:
-                if t.verdict.status != Status.INCORRECT:
-                    continue
-                refused = _design(t)
-                d = accurate_variant(refused, self.library)
-                if d is None or params_key(d) in seen:
-                    continue
-                p = self._proposal(d, f"structure again, accurate: {_params_summary(d, refused)}")
-                if p is not None:
-                    proposals.append(p)
-                    seen.add(params_key(d))
-                if len(proposals) >= n:
-                    return proposals
-            for i, d in enumerate(self.designs):
+            retries = [(d, f"structure again, accurate: {_params_summary(d, _design(t))}")
+                       for t in structure_trials if t.verdict.status == Status.INCORRECT
+                       for d in [accurate_variant(_design(t), self.library)] if d is not None]
+            untried = [(d, f"structure {i + 1}/{len(self.designs)}: {_summary(d)}")
+                       for i, d in enumerate(self.designs)]
+            for d, note in [*retries, *untried]:
                 if params_key(d) in seen:
                     continue
-                p = self._proposal(d, f"structure {i + 1}/{len(self.designs)}: {_summary(d)}")
+                p = self._proposal(d, note)
                 if p is not None:
                     proposals.append(p)
                     seen.add(params_key(d))
