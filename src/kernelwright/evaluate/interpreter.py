@@ -12,7 +12,7 @@ processes of a CPU evaluation, the tests' interpreter workers):
   way. The NaN-propagating max and min and the product run as NumPy's ``max``, ``min`` and
   ``prod`` (which propagate NaN alike); Welford's merge runs its combine function over the
   whole block as a pairwise tree, the order a GPU's reduction merges in (log2 of the axis's
-  length calls; the interpreter's own is a left fold, one call an element). The interpreter
+  length calls; the interpreter's own is a left fold, a call an element). The interpreter
   executes a jitted function's source text (it re-parses what ``inspect.getsource``
   returns), so a function is recognised by that text and by reading Triton's own ``tl``: a
   function of the same name with other code, a candidate's included, runs as written.
