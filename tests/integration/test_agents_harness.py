@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from agent_doubles import Fail, Reply, ScriptedLLMServer
+from agent_doubles import Fail, Reply, ScriptedLLMServer, needs_sdks
 from kernelwright.agents import LLMSettings, RetryPolicy, make_llm_proposer
 from kernelwright.archive import Archive
 from kernelwright.constraints import Constraints
@@ -21,7 +21,7 @@ from kernelwright.records import Status
 from kernelwright.search import Budget, run_search
 from kernelwright.task import load_task
 
-pytest.importorskip("openai")
+pytestmark = needs_sdks("openai")
 pytest.importorskip("triton")
 
 AGENTS = Path(__file__).parents[1] / "fixtures" / "agents"

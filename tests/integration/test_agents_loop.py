@@ -19,6 +19,7 @@ from agent_doubles import (
     ScriptedLLMServer,
     Stall,
     correct,
+    needs_sdks,
     wrong,
 )
 from kernelwright.agents import (
@@ -33,8 +34,7 @@ from kernelwright.evaluate.options import EvalOptions
 from kernelwright.search import Budget, run_search
 from kernelwright.task import load_task
 
-pytest.importorskip("openai")
-pytest.importorskip("anthropic")
+pytestmark = needs_sdks("openai", "anthropic")
 
 AGENTS = Path(__file__).parents[1] / "fixtures" / "agents"
 REPLIES = {p.stem: p.read_text() for p in (AGENTS / "replies").glob("*.md")}

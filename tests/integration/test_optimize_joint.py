@@ -7,13 +7,13 @@ from pathlib import Path
 
 import pytest
 
-from agent_doubles import Reply, ScriptedJudge, ScriptedLLMServer, correct
+from agent_doubles import Reply, ScriptedJudge, ScriptedLLMServer, correct, needs_sdks
 from kernelwright.archive import Archive
 from kernelwright.evaluate.options import EvalOptions
 from kernelwright.optimize import LLMConfig, OptimizeOptions, optimize_task, summarise
 from kernelwright.search.controller import Budget
 
-pytest.importorskip("openai")
+pytestmark = needs_sdks("openai")
 
 AGENTS = Path(__file__).parents[1] / "fixtures" / "agents"
 REPLIES = {p.stem: p.read_text() for p in (AGENTS / "replies").glob("*.md")}

@@ -9,6 +9,7 @@ from agent_doubles import (
     Reply,
     ScriptedLLMServer,
     Stall,
+    needs_sdks,
 )
 from kernelwright.agents.llm import ChatMessage, LLMError
 from kernelwright.agents.providers import LLMSettings, make_chat_model
@@ -16,8 +17,7 @@ from kernelwright.agents.retry import RetryPolicy
 from kernelwright.agents.spec import PLACEHOLDER_KEY
 from kernelwright.errors import ConfigError
 
-pytest.importorskip("openai")
-pytest.importorskip("anthropic")
+pytestmark = needs_sdks("openai", "anthropic")
 
 FAST = LLMSettings(timeout_s=5.0, retry=RetryPolicy(attempts=4, initial_s=0.01, max_s=0.05))
 CONVERSATION = [ChatMessage("system", "rules"), ChatMessage("user", "write it")]
