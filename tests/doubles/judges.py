@@ -1,4 +1,4 @@
-"""A synthetic judge: verdicts computed from a candidate's design, no harness."""
+"""Synthetic judges: verdicts computed from a candidate's design, no harness."""
 
 from __future__ import annotations
 
@@ -30,3 +30,16 @@ def synthetic_judge(
         )
 
     return judge
+
+
+def accuracy_judge(judge: Callable[..., Verdict]) -> Callable[..., Verdict]:
+    """``judge``, except that a candidate whose first group takes 3xTF32 products
+    (``g0.FP32_MATH`` 0) is incorrect: a task whose check only IEEE fp32 products pass."""
+
+    def judge_accuracy(task: Any, candidate: Candidate, options: Any, executor: Any = None
+                       ) -> Verdict:
+        if candidate.params.get("g0.FP32_MATH") == 0:
+            return Verdict(Status.INCORRECT, False, message="outputs differ beyond the tolerance")
+        return judge(task, candidate, options, executor)
+
+    return judge_accuracy

@@ -11,6 +11,9 @@ choices in order of promise:
                                    larger value the skill allows, within its constraints)
     .structure_moves(design)       every design with one group's choice replaced (or, of
                                    several, one product group left to PyTorch)
+    .accurate_move(design)         the design with its knobs that trade accuracy for speed at
+                                   their accurate values (``Param.accurate``): what a search
+                                   proposes next for a design the harness found incorrect
     .key(design)                   the kernel it renders at the task's shapes (equal keys: one
                                    candidate; see ``design.canonical``)
 
@@ -114,6 +117,34 @@ class DecisionSpace:
                 label = f"g{current.group} {current.skill} -> {alt.skill}"
                 moves.append((Design(tuple(choices), stage="structure"), label))
         return moves
+
+
+    def accurate_move(self, design: Design) -> Move | None:
+        """:func:`accurate_variant` of ``design``, labelled with the knobs it changed; None
+        when every such knob is at its accurate value already."""
+        accurate = accurate_variant(design, self.library)
+        if accurate is None:
+            return None
+        changed = [f"g{a.group}.{k} {a.params[k]}->{b.params[k]}"
+                   for a, b in zip(design.choices, accurate.choices, strict=True)
+                   for k in a.params if a.params[k] != b.params[k]]
+        return accurate, f"accurate: {', '.join(changed)}"
+
+
+def accurate_variant(design: Design, library: SkillLibrary) -> Design | None:
+    """``design`` with every knob of its skills that declares an accurate value
+    (``Param.accurate``) at that value; None when none is set otherwise (nothing to retry)."""
+    choices = []
+    changed = False
+    for c in design.choices:
+        params = dict(c.params)
+        for skill_id in (c.skill, *c.options):
+            for p in library.get(skill_id).params:
+                if p.accurate is not None and p.name in params and params[p.name] != p.accurate:
+                    params[p.name] = p.accurate
+                    changed = True
+        choices.append(c.with_params(params))
+    return Design(tuple(choices), design.stage) if changed else None
 
 
 def _structure(choice: GroupChoice) -> tuple[str, str, tuple[str, ...]]:

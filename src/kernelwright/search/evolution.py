@@ -11,6 +11,12 @@
                       either parent, some from each
     mutation          otherwise: one decision changed, a tuned parameter to a neighbouring
                       value or one group's structure to another of its options
+    repair            before anything else, each design the harness found incorrect once more
+                      with its knobs that trade accuracy for speed at their accurate values
+                      (``DecisionSpace.accurate_move``): a default that costs accuracy costs
+                      one evaluation, not the design (its fitness 0 would end its line); the
+                      repair is the parent from then on, not the incorrect design, whose
+                      offspring would keep the knobs that failed
 
 Offspring name their first parent (``Candidate.parent``), so the archive holds the lineage.
 Nothing is kept between asks: the population is the history, and the random draws depend on
@@ -26,7 +32,7 @@ from dataclasses import dataclass, field
 
 from kernelwright.design.choices import Design
 from kernelwright.hardware.energy import Objective
-from kernelwright.records import Task
+from kernelwright.records import Status, Task
 from kernelwright.search.decisions import (
     DecisionSpace,
     Move,
@@ -48,6 +54,7 @@ class Member:
     design: Design
     candidate_id: int
     fitness: float
+    incorrect: bool = False  # the harness judged it and its outputs were wrong
 
 
 @dataclass
@@ -73,9 +80,21 @@ class EvolutionProposer:
     skipped: list[tuple[str, str]] = field(default_factory=list)
 
     def ask(self, task: Task, history: Sequence[Trial], n: int, seed: int) -> list[Proposal]:
-        """Seed structures first, then up to ``n`` offspring of the survivors."""
+        """Repairs of incorrect designs first, then seed structures, then up to ``n``
+        offspring of the survivors."""
         members, known = self._population(history)
         proposals: list[Proposal] = []
+        for m in members:
+            move = self.space.accurate_move(m.design) if m.incorrect else None
+            if move is None or self.space.key(move[0]) in known or len(proposals) >= n:
+                continue
+            known.add(self.space.key(move[0]))
+            note = f"evolution: {move[1]} (from #{m.candidate_id})"
+            p = render_proposal(move[0], self.render, note, m.candidate_id, self.skipped)
+            if p is not None:
+                proposals.append(p)
+        if len(proposals) >= n:
+            return proposals
         if len(members) < self.population:
             for i, d in enumerate(self.space.structures):
                 if len(proposals) >= n:
@@ -89,7 +108,11 @@ class EvolutionProposer:
                     proposals.append(p)
             if proposals or not members:
                 return proposals
-        ranked = sorted(members, key=lambda m: -m.fitness)
+        parents = [m for m in members
+                   if not (m.incorrect and self.space.accurate_move(m.design) is not None)]
+        ranked = sorted(parents, key=lambda m: -m.fitness)
+        if not ranked:
+            return proposals
         rng = random.Random(f"{seed}:{len(history)}")
         # the survivors; when every offspring they can have was tried, the whole population
         for pool in (ranked[: self.population], ranked):
@@ -121,7 +144,8 @@ class EvolutionProposer:
             key = self.space.key(design)
             if key not in known and not t.refused:  # an equivalent is the same member
                 fitness = value(t.verdict, reference, self.objective)
-                members.append(Member(design, t.candidate_id, fitness))
+                incorrect = t.verdict.status == Status.INCORRECT
+                members.append(Member(design, t.candidate_id, fitness, incorrect))
             known.add(key)
         return members, known
 

@@ -18,6 +18,12 @@ Notation, per node s:
             are exhausted); below that, its next untried move (in an order fixed by the seed
             and the node) is the proposal; the root plays its best-ranked untried structure
             when that one's score beats every tried structure's
+    repair  before any selection, a design the harness found incorrect gets one child: itself
+            with its knobs that trade accuracy for speed at their accurate values
+            (``DecisionSpace.accurate_move``), so a default that costs accuracy costs one
+            evaluation, not the structure (its value 0 would keep PUCT away from it); the
+            repair carries the line on: the incorrect design's own parameter moves, which keep
+            the knobs that failed, are not widened
 
 Each candidate's value is backed up from its node to the root. The tree is rebuilt from the history
 on every ask: a trial's node is its design's canonical key and its parent the candidate it names
@@ -34,7 +40,7 @@ from dataclasses import dataclass, field
 
 from kernelwright.design.choices import Design
 from kernelwright.hardware.energy import Objective
-from kernelwright.records import Task
+from kernelwright.records import Status, Task
 from kernelwright.search.decisions import (
     DecisionSpace,
     Move,
@@ -59,6 +65,7 @@ class Node:
     total: float = 0.0
     children: list[Node] = field(default_factory=list)
     exhausted: bool = False
+    incorrect: bool = False  # the harness judged it and its outputs were wrong
 
     @property
     def mean(self) -> float:
@@ -120,7 +127,12 @@ class MCTSProposer:
 
     def _select(self, tree: _Tree, seed: int) -> tuple[Design, Node, str] | None:
         """Descend by PUCT to the first node that may widen; its next move. None when every
-        node is exhausted."""
+        node is exhausted. A design found incorrect is repaired first (the module docstring)."""
+        for node in tree.nodes.values():
+            if node.incorrect and node.design is not None:
+                move = self.space.accurate_move(node.design)
+                if move is not None and self._untried(tree, move[0]):
+                    return move[0], node, move[1]
         while not tree.root.exhausted:
             node = tree.root
             while True:
@@ -147,6 +159,8 @@ class MCTSProposer:
         if node.candidate_id is None or (len(node.children) >= allowed and not force):
             return None
         assert node.design is not None
+        if node.incorrect and self.space.accurate_move(node.design) is not None:
+            return None  # repaired instead (see ``_select``)
         moves = self.space.parameter_moves(node.design)
         random.Random(f"{seed}:{node.key}").shuffle(moves)
         for design, label in moves:
@@ -208,6 +222,7 @@ class _Tree:
                 parent = by_candidate.get(trial.candidate.parent, tree.root)
             node = tree.add(design, parent)
             node.candidate_id = trial.candidate_id
+            node.incorrect = not trial.refused and trial.verdict.status == Status.INCORRECT
             by_candidate[trial.candidate_id] = node
             node.backup(0.0 if trial.refused else value(trial.verdict, reference, objective))
         return tree

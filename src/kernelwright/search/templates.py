@@ -33,6 +33,7 @@ from kernelwright.design.kernel.common import DesignError
 from kernelwright.errors import ConfigError
 from kernelwright.hardware.energy import Objective
 from kernelwright.records import Candidate, Status, Task
+from kernelwright.search.decisions import accurate_variant
 from kernelwright.search.proposer import Proposal, Trial, best_correct, candidate_cost
 from kernelwright.search.tunable import DesignSpace, Prior, Tried, focus_groups, params_key
 from kernelwright.skills.library import SkillLibrary
@@ -158,22 +159,6 @@ class TemplateProposer:
             params=design.params_json(),
         )
         return Proposal(candidate, note)
-
-
-def accurate_variant(design: Design, library: SkillLibrary) -> Design | None:
-    """``design`` with every knob of its skills that declares an accurate value
-    (``Param.accurate``) at that value; None when none is set otherwise (nothing to retry)."""
-    choices = []
-    changed = False
-    for c in design.choices:
-        params = dict(c.params)
-        for skill_id in (c.skill, *c.options):
-            for p in library.get(skill_id).params:
-                if p.accurate is not None and p.name in params and params[p.name] != p.accurate:
-                    params[p.name] = p.accurate
-                    changed = True
-        choices.append(c.with_params(params))
-    return Design(tuple(choices), design.stage) if changed else None
 
 
 def host_bound_trial(t: Trial) -> bool:

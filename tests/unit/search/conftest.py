@@ -25,6 +25,21 @@ def get_init_inputs():
 """
 
 
+GEMM_TASK = """
+import torch
+import torch.nn as nn
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+    def forward(self, a, b):
+        return torch.relu(a @ b)
+def get_inputs():
+    return [torch.randn(48, 40), torch.randn(40, 56)]
+def get_init_inputs():
+    return []
+"""
+
+
 def _plan(root: Path, name: str, body: str, rows: int, cols: int) -> DesignPlan:
     path = root / f"{name}.py"
     path.write_text(textwrap.dedent(HEADER.format(body=body, rows=rows, cols=cols)))
@@ -48,3 +63,12 @@ def two_group_plan(tmp_path_factory: pytest.TempPathFactory) -> DesignPlan:
 def pointwise_plan(tmp_path_factory: pytest.TempPathFactory) -> DesignPlan:
     """One flat element-wise group of 800 elements (elementwise-flat clamps BLOCK to 1024)."""
     return _plan(tmp_path_factory.mktemp("plans"), "relu", "torch.relu(x) * 2.0", 8, 100)
+
+
+@pytest.fixture(scope="session")
+def gemm_plan(tmp_path_factory: pytest.TempPathFactory) -> DesignPlan:
+    """A matrix product with a ReLU, planned for a GPU: its GEMM skills' default products are
+    3xTF32 (``FP32_MATH`` 0), whose accurate value is IEEE fp32 (1)."""
+    path = tmp_path_factory.mktemp("plans") / "mm.py"
+    path.write_text(textwrap.dedent(GEMM_TASK))
+    return plan_task(load_task(path, "small"), "cuda", "small", isolate=False)

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from doubles.judges import synthetic_judge
+from doubles.judges import accuracy_judge, synthetic_judge
 
 from kernelwright.archive import Archive
 from kernelwright.design.choices import Design, design_from_json
 from kernelwright.evaluate import EvalOptions
-from kernelwright.records import Candidate
+from kernelwright.records import Candidate, Status
 from kernelwright.search import Budget, Trial, run_search
 from kernelwright.search.decisions import DecisionSpace
 from kernelwright.search.evolution import EvolutionProposer
@@ -112,3 +112,32 @@ def test_evolution_reaches_every_kernel_of_a_small_space(pointwise_plan) -> None
     assert result.stopped == "proposer exhausted" and len(calls) == 9
     kernels = {(p["g0.WARPS"], min(p["g0.BLOCK"], 1024)) for p in (c.params for c in calls)}
     assert len(kernels) == 9
+
+
+def test_a_design_found_incorrect_is_repaired_then_the_repair_is_the_parent(gemm_plan) -> None:  # type: ignore[no-untyped-def]
+    """The GEMM's 3xTF32 default fails the check: before any other seed or offspring, the same
+    design comes back with IEEE fp32 products, named as its offspring (its fitness 0 would end
+    its line); offspring then descend from the repairs, never from an incorrect design (they
+    would keep FP32_MATH 0)."""
+    calls: list[Candidate] = []
+    result = run_search(
+        gemm_plan.task,
+        EvolutionProposer(DecisionSpace.of_plan(gemm_plan), gemm_plan.render),
+        EvalOptions(device="cpu"),
+        Archive(":memory:"),
+        Budget(candidates=6),
+        "evo",
+        evaluate_fn=accuracy_judge(synthetic_judge(lambda design, params: 1.0, calls)),
+        equivalence=gemm_plan.candidate_key,
+    )
+    first, repair = result.trials[:2]
+    assert first.verdict.status == Status.INCORRECT
+    assert repair.candidate.parent == first.candidate_id
+    assert repair.note == f"evolution: accurate: g0.FP32_MATH 0->1 (from #{first.candidate_id})"
+    changed = {k for k, v in repair.candidate.params.items() if first.candidate.params[k] != v}
+    assert changed == {"g0.FP32_MATH"}
+    assert repair.verdict.correct
+    incorrect = {t.candidate_id for t in result.trials if t.verdict.status == Status.INCORRECT}
+    offspring = [t for t in result.trials
+                 if t.candidate.parent is not None and "accurate" not in t.note]
+    assert offspring and all(t.candidate.parent not in incorrect for t in offspring)

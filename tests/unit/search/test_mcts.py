@@ -6,11 +6,11 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
-from doubles.judges import synthetic_judge
+from doubles.judges import accuracy_judge, synthetic_judge
 
 from kernelwright.archive import Archive
 from kernelwright.evaluate import EvalOptions
-from kernelwright.records import Candidate
+from kernelwright.records import Candidate, Status
 from kernelwright.search import Budget, Trial, run_search
 from kernelwright.search.decisions import DecisionSpace
 from kernelwright.search.mcts import MCTSProposer, _Tree
@@ -133,3 +133,34 @@ def test_the_constraints_restrict_the_parameter_moves(softmax_plan) -> None:  # 
     warps = [m[0].choices[0].params.get("WARPS") for m in moves]
     assert any(m[0].choices[0].params.get("WARPS", 0) > 4 for m in free)
     assert all(w is None or w <= 4 for w in warps) and len(moves) < len(free)
+
+
+def test_a_design_found_incorrect_is_repaired_then_the_repair_carries_its_line(gemm_plan) -> None:  # type: ignore[no-untyped-def]
+    """The GEMM's 3xTF32 default fails the check: the next proposal is that design's child with
+    IEEE fp32 products (value 0 alone would keep PUCT from descending into it); from then on the
+    repair, not the incorrect design, takes the parameter moves (those would keep FP32_MATH 0)."""
+    calls: list[Candidate] = []
+    result = run_search(
+        gemm_plan.task,
+        MCTSProposer(DecisionSpace.of_plan(gemm_plan), gemm_plan.render),
+        EvalOptions(device="cpu"),
+        Archive(":memory:"),
+        Budget(candidates=6),
+        "mcts",
+        evaluate_fn=accuracy_judge(synthetic_judge(lambda design, params: 1.0, calls)),
+        equivalence=gemm_plan.candidate_key,
+    )
+    first, repair = result.trials[:2]
+    assert first.verdict.status == Status.INCORRECT
+    assert repair.candidate.parent == first.candidate_id
+    assert repair.note == "mcts: accurate: g0.FP32_MATH 0->1"
+    changed = {k for k, v in repair.candidate.params.items() if first.candidate.params[k] != v}
+    assert changed == {"g0.FP32_MATH"}
+    assert repair.verdict.correct
+    incorrect = {t.candidate_id for t in result.trials if t.verdict.status == Status.INCORRECT}
+    repairs = [t for t in result.trials if t.note.startswith("mcts: accurate")]
+    assert sorted(t.candidate.parent for t in repairs) == sorted(incorrect)  # type: ignore[type-var]
+    # every other child descends from a correct design, and so is correct itself
+    moves = [t for t in result.trials if t.candidate.parent is not None and t not in repairs]
+    assert moves and all(t.candidate.parent not in incorrect for t in moves)
+    assert all(t.verdict.correct for t in moves)

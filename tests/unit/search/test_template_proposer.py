@@ -7,6 +7,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from doubles.judges import accuracy_judge
 
 from kernelwright.archive import Archive
 from kernelwright.design.choices import design_from_json
@@ -241,36 +242,12 @@ def test_measurements_elsewhere_become_rows_of_this_space_only_where_they_fit(pl
     assert history[0].row == space.space.index(cfg)
 
 
-GEMM_TASK = """
-import torch
-import torch.nn as nn
-class Model(nn.Module):
-    def __init__(self):
-        super().__init__()
-    def forward(self, a, b):
-        return torch.relu(a @ b)
-def get_inputs():
-    return [torch.randn(48, 40), torch.randn(40, 56)]
-def get_init_inputs():
-    return []
-"""
-
-
-def accuracy_judge(task, candidate: Candidate, options, executor=None) -> Verdict:  # type: ignore[no-untyped-def]
-    """3xTF32 products (FP32_MATH 0) miss the reference; IEEE fp32 ones (1) match it."""
-    if candidate.params.get("g0.FP32_MATH") == 0:
-        return Verdict(Status.INCORRECT, False, message="outputs differ beyond the tolerance")
-    return fake_judge(task, candidate, options)
-
-
 def test_a_structure_refused_as_incorrect_is_tried_once_more_with_its_accurate_knobs(
-        tmp_path: Path) -> None:
+        gemm_plan, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     """The GEMM's default 3xTF32 products fail the check, so the same structure comes back at
     once with IEEE fp32 products (its skill's ``accurate`` value), is verified and tuned; the
     retry is a structure trial and is never retried itself."""
-    path = tmp_path / "mm.py"
-    path.write_text(textwrap.dedent(GEMM_TASK))
-    plan = plan_task(load_task(path, "small"), "cuda", "small", isolate=False)
+    plan = gemm_plan
     first = plan.designs[0]
     assert plan.library.get(first.choices[0].skill).param("FP32_MATH").accurate == 1
     assert first.choices[0].params["FP32_MATH"] == 0
@@ -278,7 +255,7 @@ def test_a_structure_refused_as_incorrect_is_tried_once_more_with_its_accurate_k
                                 get_strategy("neighbours"), structures=1)
     result = run_search(plan.task, proposer, EvalOptions(device="cpu"),
                         Archive(tmp_path / "a.sqlite"), Budget(candidates=3), "run-1",
-                        evaluate_fn=accuracy_judge)
+                        evaluate_fn=accuracy_judge(fake_judge))
     first_trial, retry, tuned = result.trials
     assert first_trial.verdict.status == Status.INCORRECT
     assert retry.candidate.design["stage"] == "structure"
@@ -291,10 +268,9 @@ def test_a_structure_refused_as_incorrect_is_tried_once_more_with_its_accurate_k
     assert tuned.candidate.params["g0.FP32_MATH"] == 1
 
 
-def test_an_incorrect_structure_already_accurate_is_not_retried(tmp_path: Path) -> None:
-    path = tmp_path / "mm.py"
-    path.write_text(textwrap.dedent(GEMM_TASK))
-    plan = plan_task(load_task(path, "small"), "cuda", "small", isolate=False)
+def test_an_incorrect_structure_already_accurate_is_not_retried(gemm_plan, tmp_path: Path
+                                                                 ) -> None:  # type: ignore[no-untyped-def]
+    plan = gemm_plan
     refuse_all = lambda *a, **k: Verdict(Status.INCORRECT, False, message="wrong")  # noqa: E731
     proposer = TemplateProposer(plan.designs, plan.render, plan.library,
                                 get_strategy("neighbours"), structures=1)
