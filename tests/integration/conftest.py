@@ -9,6 +9,8 @@ module, not once per test function.
 
 from __future__ import annotations
 
+import functools
+import importlib
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -72,3 +74,14 @@ def session_for() -> Iterator[Callable[[Path, EvalOptions], EvalSession]]:
     if isinstance(last, EvalSession):
         last.close()
     executor.close()
+
+
+@pytest.fixture
+def capture_in_process(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``kernelwright optimize`` run by the test captures the task's graph in the test's own
+    process, which has imported torch already: a child imports torch and torch.export again,
+    seconds of CPU. For tests whose property is not where the graph is captured (the child's
+    capture is run end to end by test_optimize_cli.py and test_optimize_session.py)."""
+    optimize = importlib.import_module("kernelwright.optimize")
+    options = functools.partial(optimize.OptimizeOptions, isolate_capture=False)
+    monkeypatch.setattr(optimize, "OptimizeOptions", options)

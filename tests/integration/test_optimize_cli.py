@@ -39,7 +39,9 @@ def get_init_inputs():
 
 
 @pytest.mark.interpreter
-def test_optimize_writes_best_report_candidates_and_resumes(tmp_path: Path) -> None:
+def test_optimize_writes_best_report_candidates_and_resumes(
+    tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
     task = tmp_path / "softmax.py"
     task.write_text(TASK)
     out, archive = tmp_path / "out", tmp_path / "a.sqlite"
@@ -76,6 +78,8 @@ def test_optimize_writes_best_report_candidates_and_resumes(tmp_path: Path) -> N
         assert needle in report
     assert len(list((out / "candidates").glob("*.py"))) == 2
     # the same command resumes the same run: the budget is spent, nothing new is evaluated
+    # (its graph captured in this process: the first run captured it in a child)
+    request.getfixturevalue("capture_in_process")
     again = CliRunner().invoke(app, args)
     assert again.exit_code == 0, again.output
     assert json.loads((tmp_path / "s.json").read_text())["evaluated"] == 2
@@ -83,7 +87,9 @@ def test_optimize_writes_best_report_candidates_and_resumes(tmp_path: Path) -> N
     assert stats.exit_code == 0 and "row-onepass" in stats.output
 
 
-def test_optimize_plan_shows_skills_and_writes_designs_without_evaluating(tmp_path: Path) -> None:
+def test_optimize_plan_shows_skills_and_writes_designs_without_evaluating(
+    tmp_path: Path, capture_in_process: None
+) -> None:
     task = tmp_path / "softmax.py"
     task.write_text(TASK)
     out, archive = tmp_path / "out", tmp_path / "a.sqlite"

@@ -16,6 +16,7 @@ from kernelwright.constraints import Constraints
 from kernelwright.constraints.formulate import formulate
 from kernelwright.errors import ConfigError
 from kernelwright.evaluate import EvalOptions
+from kernelwright.evaluate.executor import SubprocessExecutor
 from kernelwright.optimize import LLMConfig, OptimizeOptions, optimize_task, summarise
 from kernelwright.records import Precision, Status
 from kernelwright.search import Budget
@@ -32,15 +33,27 @@ def clauses(trial) -> list[str]:  # type: ignore[no-untyped-def]
     return [v.check for v in trial.verdict.violations]
 
 
+@pytest.fixture(scope="module")
+def executor():  # type: ignore[no-untyped-def]
+    """The candidates' processes of the runs judged with QUICK: one fork server imports torch
+    and Triton for all of them (a run's own executor starts one, seconds of CPU, even where
+    nothing is evaluated), and a spare one run started serves the next."""
+    with SubprocessExecutor() as ex:
+        yield ex
+
+
 @pytest.mark.interpreter
-def test_templates_breaking_a_clause_are_refused_and_the_next_design_is_evaluated(tmp_path):
+def test_templates_breaking_a_clause_are_refused_and_the_next_design_is_evaluated(
+    tmp_path, executor
+):
     task = tmp_path / "mse_loss.py"
     shutil.copy(MSE, task)
     # The split reduction keeps float32 partial sums; forbid them. [budget] caps the run's 5 to 1.
     rules = Constraints(forbidden_ops=("torch.float32",), candidates=1)
     options = OptimizeOptions(evaluation=QUICK, constraints=rules, isolate_capture=False)
     with Archive(tmp_path / "a.sqlite") as archive:
-        result = optimize_task(task, options, Budget(candidates=5), tmp_path / "out", archive)
+        result = optimize_task(task, options, Budget(candidates=5), tmp_path / "out", archive,
+                               executor=executor)
     refused, evaluated = result.trials
     assert refused.refused and refused.verdict.status is Status.REJECTED
     assert refused.candidate.design["skills"] == ["split-reduction"]
@@ -62,16 +75,19 @@ def test_templates_breaking_a_clause_are_refused_and_the_next_design_is_evaluate
         (Constraints(signatures=(("ModelNew.forward", ("self", "x")),)), "constraint-signature"),
     ],
 )
-def test_when_no_template_complies_nothing_is_evaluated(tmp_path, rules, clause):
+def test_when_no_template_complies_nothing_is_evaluated(tmp_path, executor, rules, clause):
     options = OptimizeOptions(evaluation=QUICK, constraints=rules, isolate_capture=False)
     with Archive(":memory:") as archive:
-        result = optimize_task(MSE, options, Budget(candidates=3), None, archive)
+        result = optimize_task(MSE, options, Budget(candidates=3), None, archive,
+                               executor=executor)
     assert result.trials and result.best is None and result.search is not None
     assert all(t.refused and clauses(t) == [clause] for t in result.trials)
     assert result.search.evaluated == 0 and result.search.stopped == "proposer exhausted"
 
 
-def test_a_precision_that_contradicts_the_constraints_stops_before_anything_runs(tmp_path):
+def test_a_precision_that_contradicts_the_constraints_stops_before_anything_runs(
+    tmp_path, capture_in_process
+):
     with pytest.raises(ConfigError, match="require precision = 'fp32'.*policy is tf32"):
         OptimizeOptions(
             evaluation=EvalOptions(precision=Precision.TF32),
@@ -139,20 +155,21 @@ def test_the_llm_proposer_is_refused_by_optimize_and_repairs(tmp_path, monkeypat
     assert "Precision policy `tf32`" in system and "torch.add" in system
 
 
-def test_a_clause_formulated_from_words_refuses_the_candidates_that_break_it(tmp_path):
+def test_a_clause_formulated_from_words_refuses_the_candidates_that_break_it(tmp_path, executor):
     model = formulate("Tiles at most 512. Don't use atomics.")
     assert model.constraints is not None
     rules = model.constraints
     options = OptimizeOptions(evaluation=QUICK, constraints=rules, isolate_capture=False)
     with Archive(":memory:") as archive:
-        result = optimize_task(MSE, options, Budget(candidates=3), None, archive)
+        result = optimize_task(MSE, options, Budget(candidates=3), None, archive,
+                               executor=executor)
     assert result.trials and result.search is not None and result.search.evaluated == 0
     assert all(t.refused and clauses(t) == ["constraint-space"] for t in result.trials)
     messages = [t.verdict.message for t in result.trials]
     assert all("breaks `LOOP_BLOCK <= 512`" in m for m in messages), messages
 
 
-def test_constraints_text_is_shown_before_the_run_and_enforced(tmp_path):
+def test_constraints_text_is_shown_before_the_run_and_enforced(tmp_path, capture_in_process):
     archive = tmp_path / "a.sqlite"
     base = ["optimize", str(MSE), "--device", "cpu", "--trials", "1", "--archive", str(archive)]
     conflict = CliRunner().invoke(app, [*base, "--constraints-text", "only CUDA. no CUDA."])

@@ -4,6 +4,7 @@ Triton's interpreter on the CPU."""
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import shutil
 from pathlib import Path
@@ -64,9 +65,12 @@ def test_the_judge_starts_beside_the_capture_and_judges_the_search(tmp_path, mon
         assert trial.verdict.correct and trial.verdict.seed == sessions[0].seed
         assert [p.name for p in trial.verdict.setup] == ["starting the judge (the reference)"]
         assert sessions[0]._judge is None  # closed with the run
-        # the same command again: its archived evaluation spends the budget, so no judge
+        # the same command again: its archived evaluation spends the budget, so no judge. Its
+        # graph is captured in this process, which has imported torch already (a child would
+        # import it again, for seconds); where the capture runs is no part of the run's id.
         steps.clear()
-        again = optimize_task(task, options, Budget(candidates=1), None, archive)
+        here = dataclasses.replace(options, isolate_capture=False)
+        again = optimize_task(task, here, Budget(candidates=1), None, archive)
     assert "judge started" not in steps and len(sessions) == 1
     assert again.run_id == result.run_id and again.best is not None
 
