@@ -7,6 +7,7 @@ Candidates of one task share a session (one judge); each still runs in a process
 import pytest
 
 from kernelwright.evaluate import EvalOptions, evaluate
+from kernelwright.evaluate.executor import SubprocessExecutor
 from kernelwright.records import Candidate, Status
 
 pytestmark = pytest.mark.interpreter
@@ -112,10 +113,14 @@ def test_honest_candidate_is_accepted(fixtures, session_for, solution):
 def test_a_fresh_evaluate_judges_like_a_session(fixtures):
     """``evaluate`` (a session of one, no spare process) reaches the same verdicts."""
     task = fixtures / "tasks" / "softmax_rows.py"
-    for solution, status in (("softmax_rows__honest", Status.CORRECT),
-                             ("softmax_rows__hack_state_drift", Status.REJECTED)):
-        v = evaluate(task, fixtures / "solutions" / f"{solution}.py", OPTS)
-        assert v.status is status, v.message
+    # keeping no spare, as evaluate's own executor does; one for both evaluations, so that its
+    # fork server imports torch and Triton once
+    with SubprocessExecutor(prestart=0) as executor:
+        for solution, status in (("softmax_rows__honest", Status.CORRECT),
+                                 ("softmax_rows__hack_state_drift", Status.REJECTED)):
+            v = evaluate(task, fixtures / "solutions" / f"{solution}.py", OPTS, executor=executor)
+            assert v.status is status, v.message
+            assert executor.spare_pids == ()
 
 
 # Checks whose attacks need a GPU (tests/gpu) or a time no interpreter reaches.

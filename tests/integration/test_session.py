@@ -34,6 +34,14 @@ class Recording:
         self.inner.close()
 
 
+@pytest.fixture(scope="module")
+def executor():
+    """For the tests whose property is the session's, not its executor's: one fork server
+    imports torch and Triton for all of them (seconds of CPU each)."""
+    with SubprocessExecutor(prestart=1) as ex:
+        yield ex
+
+
 def _alive(pid):
     try:
         with open(f"/proc/{pid}/stat") as f:
@@ -125,13 +133,14 @@ def test_session_closes_the_executor_it_started(fixtures):
     assert not _alive(spare)
 
 
-def test_the_first_verdict_carries_the_set_up_it_waited_for(fixtures):
+def test_the_first_verdict_carries_the_set_up_it_waited_for(fixtures, executor):
     """Starting the judge and measuring the baselines are the session's, paid once: the first
     verdict says how long each took (its duration holds them), later verdicts carry none."""
     options = EvalOptions(device="cpu", trials=1, seed=7, compile_baseline=False,
                           cache_baselines=False)
     source = (fixtures / "solutions" / "softmax_rows__honest.py").read_text()
-    with EvalSession(fixtures / "tasks" / "softmax_rows.py", options) as session:
+    with EvalSession(fixtures / "tasks" / "softmax_rows.py", options,
+                     executor=executor) as session:
         first, second = (session.evaluate(Candidate(source)) for _ in range(2))
     assert first.status is Status.CORRECT and second.status is Status.CORRECT
     assert [p.name for p in first.setup] == ["starting the judge (the reference)",
@@ -170,12 +179,13 @@ def test_a_protocol_refusal_of_the_tasks_own_model_is_the_harness_fault(fixtures
             session._ensure_baselines()
 
 
-def test_a_begun_session_judges_with_the_judge_it_started(fixtures):
+def test_a_begun_session_judges_with_the_judge_it_started(fixtures, executor):
     """``begin`` starts the judge and returns without waiting for its reference; the first
     evaluation waits for what is left and judges with that judge."""
     options = EvalOptions(device="cpu", trials=1, timing=False, baselines=False)
     source = (fixtures / "solutions" / "softmax_rows__honest.py").read_text()
-    with EvalSession(fixtures / "tasks" / "softmax_rows.py", options) as session:
+    with EvalSession(fixtures / "tasks" / "softmax_rows.py", options,
+                     executor=executor) as session:
         session.begin()
         judge = session._judge
         assert judge is not None and not session._prepared
