@@ -65,6 +65,7 @@ from kernelwright.search.proposer import (
     eager_cost,
 )
 from kernelwright.search.spill_screen import SpillScreen
+from kernelwright.skills import plan_hints
 from kernelwright.tuning.strategies.base import Strategy
 
 if TYPE_CHECKING:
@@ -600,7 +601,8 @@ def _llm_proposer(
     llm = options.llm
     assert llm is not None
     try:
-        from kernelwright.agents import make_llm_proposer
+        from kernelwright.agents import StaticSkills, make_llm_proposer
+        from kernelwright.agents.skills import to_hint
     except ImportError as exc:
         raise ConfigError(
             f"--llm needs kernelwright.agents.make_llm_proposer, which is not available ({exc}); "
@@ -626,6 +628,9 @@ def _llm_proposer(
         seed_candidates=seeds,
         precision=options.evaluation.precision,
         objective=options.evaluation.objective,
+        # the skills that hold in this run's own plan: its device and precision policy, and
+        # no second capture of the task's graph
+        skills=StaticSkills(tuple(to_hint(h) for h in plan_hints(plan))),
     )
     return proposer
 

@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pytest
 
+import kernelwright.design.plan as plan_module
+import kernelwright.skills as skills_module
 from agent_doubles import Reply, ScriptedJudge, ScriptedLLMServer, correct, needs_sdks
 from kernelwright.archive import Archive
 from kernelwright.evaluate.options import EvalOptions
@@ -27,10 +29,16 @@ def no_llm_environment(monkeypatch):  # type: ignore[no-untyped-def]
     monkeypatch.setenv("NO_PROXY", "127.0.0.1,localhost")
 
 
-def test_templates_llm_and_tuner_share_one_search(tmp_path: Path) -> None:
+def test_templates_llm_and_tuner_share_one_search(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     # the LLM's file (BLOCK = 256) is correct; the tuner's child of it with BLOCK doubled is
     # twice as fast, so it becomes the run's best, with the LLM's candidate as its parent
     judge = ScriptedJudge([("\nBLOCK = 512\n", correct(0.5))], default=correct(1.0))
+    plans: list[object] = []
+    plan_task = plan_module.plan_task
+    monkeypatch.setattr(plan_module, "plan_task",
+                        lambda *a, **k: plans.append(plan_task(*a, **k)) or plans[-1])
+    monkeypatch.setattr(skills_module, "skill_hints", lambda *a, **k: pytest.fail(
+        "the skills shown to the LLM are the run's plan's, not a second plan's"))
     script = [Reply(REPLIES["plan"]), Reply(REPLIES["debugger_right"])]
     with ScriptedLLMServer(script) as server, Archive(tmp_path / "a.sqlite") as archive:
         options = OptimizeOptions(
@@ -47,6 +55,12 @@ def test_templates_llm_and_tuner_share_one_search(tmp_path: Path) -> None:
     assert "\nBLOCK = 512\n" in tuned.candidate.source
     assert result.best is tuned
     assert result.search is not None and result.search.evaluated == 4
+    # the LLM saw the skills of the run's own plan (its first request, for the template it
+    # tunes: the pitfalls of that candidate's skill); the task was planned once
+    (plan,) = plans
+    prompt = server.requests[0].body["messages"][-1]["content"]
+    skill = plan.library.get(plan.designs[0].choices[0].skill)  # type: ignore[attr-defined]
+    assert skill.pitfalls and all(p in prompt for p in skill.pitfalls)
     tree = {node["id"]: node["parent"] for node in summarise(result)["tree"]}
     assert tree[tuned.candidate_id] == llm.candidate_id
     assert '"proposer": "templates+llm:openai:scripted+tuner"' in _run_config(tmp_path / "a.sqlite",

@@ -3,6 +3,7 @@ tunable parameters, and the template each drives (see :mod:`kernelwright.skills.
 
     SkillLibrary.builtin()       the shipped skills (``design/families/*/skills/*.toml``)
     skill_hints(task)            the skills that hold for a task's fusion groups, for prompts
+    plan_hints(plan)             the same from a plan already made (no second capture)
     skill_stats(archive)         where each skill paid, from the archive's verdicts
 """
 
@@ -35,7 +36,12 @@ def skill_hints(task: Any, device: str = "cuda") -> list[SkillHint]:
     """
     from kernelwright.design.plan import plan_task
 
-    plan = plan_task(task, device, task.size)
+    return plan_hints(plan_task(task, device, task.size))
+
+
+def plan_hints(plan: Any) -> list[SkillHint]:
+    """The skills that hold for a ``DesignPlan``'s fusion groups (its device and precision
+    policy), each with the conditions that held, named by group."""
     hints: dict[str, SkillHint] = {}
     for go in plan.groups:
         for option in go.options:
@@ -60,6 +66,7 @@ __all__ = [
     "SkillHint",
     "SkillLibrary",
     "SkillStat",
+    "plan_hints",
     "skill_hints",
     "skill_stats",
 ]
