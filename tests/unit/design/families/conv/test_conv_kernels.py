@@ -427,13 +427,19 @@ def get_init_inputs():
 
 TRANSPOSED_CASES = {
     # name: (C_in, C_out, kernel, stride, padding, output padding, bias, H, W, variant H, W);
-    # K (a phase's taps x C_in) >= 32 and C_out >= 16, as the skill requires
+    # K (a phase's taps x C_in) >= 32 and C_out >= 16, as the skill requires. The interpreter's
+    # time is programs x steps, a step a tap's block of 16 channels: 8 channels (one partial
+    # block a tap) where the case is about its taps, 17 or 33 (a partial second or third
+    # block) where several blocks a tap are the point
     "k4-stride2-pad1": (17, 17, 4, 2, 1, 0, True, 5, 6, 4, 3),  # 4 taps a phase, 2 blocks
     "k3-stride1": (8, 17, 3, 1, 0, 0, False, 6, 5, 3, 4),  # one phase: a flipped convolution
-    "k3-stride2-outpad1": (17, 18, 3, 2, 1, 1, True, 4, 5, 3, 3),  # phases of 4, 2 and 1 taps
-    "k5-stride3-pad2-outpad2": (17, 32, 5, 3, 2, 2, True, 3, 4, 2, 5),  # 2 or 1 taps a side
-    "k1-stride2": (65, 18, 1, 2, 0, 1, True, 3, 4, 2, 2),  # phases with no tap: the bias alone
-    "mixed": (17, 24, (3, 4), (2, 1), (1, 0), (1, 0), True, 4, 5, 3, 4),
+    # phases of 4, 2 and 1 taps; K = 8 x 2 x 2 = 32
+    "k3-stride2-outpad1": (8, 18, 3, 2, 1, 1, True, 4, 5, 3, 3),
+    # 2 or 1 taps a side; K = 8 x 2 x 2 = 32
+    "k5-stride3-pad2-outpad2": (8, 32, 5, 3, 2, 2, True, 3, 4, 2, 5),
+    # phases with no tap: the bias alone; K = 33 x 1 tap: 3 blocks, the last partial
+    "k1-stride2": (33, 18, 1, 2, 0, 1, True, 3, 4, 2, 2),
+    "mixed": (8, 24, (3, 4), (2, 1), (1, 0), (1, 0), True, 4, 5, 3, 4),  # K = 8 x 2 x 4 = 64
     "narrow-out": (9, 20, 3, 1, 1, 0, True, 5, 6, 4, 3),  # C_out 20: a full and a partial block
     "one-tap-phases": (33, 16, 2, 2, 0, 0, True, 4, 5, 3, 3),  # K = 33: one tap a phase
 }
@@ -478,13 +484,15 @@ def get_init_inputs():
 
 # name: (C_in, C_out, kernel, stride, padding, output padding, dilation); the phases of stride
 # and dilation sharing a factor (gcd 2: half the phases read no tap at all), coprime ones (a
-# modular inverse picks each phase's first tap), dilation without a stride, mixed per dimension
+# modular inverse picks each phase's first tap), dilation without a stride, mixed per dimension.
+# 8 channels (one block a tap) where K = 8 x a phase's taps reaches 32: stride2-dilation3's
+# 2 x 2 taps, mixed's 3 x 2
 DILATED_TRANSPOSED_CASES = {
     "stride2-dilation2": (8, 17, 3, 2, 1, 1, 2),
     "stride3-dilation2": (33, 34, 4, 3, 2, 0, 2),
-    "stride2-dilation3": (24, 32, 3, 2, 0, 1, 3),
+    "stride2-dilation3": (8, 32, 3, 2, 0, 1, 3),
     "stride1-dilation3": (17, 17, 3, 1, 2, 0, 3),
-    "mixed": (17, 24, (3, 5), (2, 3), (1, 2), (1, 0), (2, 4)),
+    "mixed": (8, 24, (3, 5), (2, 3), (1, 2), (1, 0), (2, 4)),
 }
 
 
@@ -506,7 +514,8 @@ def test_dilated_transposed_convolution_by_phases_matches_float64(check, case: s
 
 
 def test_transposed_convolution_bf16_operands(check) -> None:
-    (src,) = check(transposed_task("k4-stride2-pad1"), skills=("conv-transposed-implicit-gemm",),
+    # one tap a phase (4 phases), K = 33 in 3 blocks: the fewest steps of the strided cases
+    (src,) = check(transposed_task("one-tap-phases"), skills=("conv-transposed-implicit-gemm",),
                    params=SMALL, dtype="bfloat16", tol=3e-2)
     assert "w_in = w_in.permute(1, 2, 3, 0).contiguous()" in src
     assert "torch.ops.aten.convolution" not in src
@@ -622,16 +631,18 @@ def get_init_inputs():
 GROUPED_TRANSPOSED_CASES = {
     # name: (kind, C_in, C_out, kernel, stride, padding, extra, groups, size, variant size);
     # 16 output channels a group (a tile's columns in one group), K = C_in/G x a phase's taps
-    # >= 32
+    # >= 32 (a step a tap: 3-D kernels of few taps a phase)
     "groups2-outpad": ("ConvTranspose2d", 18, 32, 3, 2, 1, ", output_padding=1", 2, "4, 5",
                        "3, 3"),
     # KernelBench level-1 75's geometry, smaller: stride (2, 3), dilation (2, 1), 4 groups
     "groups4-dilated": ("ConvTranspose2d", 32, 64, (3, 5), (2, 3), (1, 2), ", dilation=(2, 1)",
                         4, "3, 4", "2, 3"),
-    "groups2-3d": ("ConvTranspose3d", 10, 32, 3, 2, 1, "", 2, "2, 3, 3", "3, 2, 2"),
+    # K = 8 x (2 x 2 x 1) taps
+    "groups2-3d": ("ConvTranspose3d", 16, 32, (3, 3, 2), 2, 1, "", 2, "2, 3, 3", "3, 2, 2"),
     # groups of fewer than 16 output channels: one product over a block-diagonal weight;
-    # KernelBench level-1 72's geometry, smaller (4 groups of 8, an asymmetric kernel, stride 2)
-    "groups4-of-8-3d": ("ConvTranspose3d", 8, 32, (3, 3, 5), 2, (1, 1, 2),
+    # KernelBench level-1 72's geometry, smaller (4 groups of 8, an asymmetric kernel, stride 2;
+    # K = 4 groups x 2 channels x (2 x 1 x 2) taps = 32)
+    "groups4-of-8-3d": ("ConvTranspose3d", 8, 32, (3, 2, 3), 2, (1, 0, 1),
                         ", output_padding=1", 4, "2, 3, 4", "3, 2, 2"),
     "groups2-of-10": ("ConvTranspose2d", 12, 20, 3, 2, 1, "", 2, "4, 5", "3, 3"),
 }
