@@ -9,7 +9,7 @@ import math
 from pathlib import Path
 
 import pytest
-from design_checks import attention_task, precision_rule, write_task
+from design_checks import attention_task, captured, precision_rule, write_task
 
 from kernelwright.design.capture import capture_path
 from kernelwright.design.families.attention.spec import AttentionSpec, attention_spec
@@ -29,8 +29,11 @@ ADDITIVE = "self.register_buffer('bias', torch.randn(13, 13))"
 PRODUCTS = ("aten.bmm.default", "aten._softmax.default")
 
 
-def captured(tmp: Path, forward: str, init: str = "", inputs: str = QKV) -> OpGraph:
-    return capture_path(write_task(tmp, attention_task(forward, inputs, init)), "small")
+def attention_graph(
+    tmp: Path, forward: str, init: str = "", inputs: str = QKV, params: str = "q, k, v"
+) -> OpGraph:
+    """The attention task's graph at its small size (one capture a task text per process)."""
+    return captured(write_task(tmp, attention_task(forward, inputs, init, params=params)))
 
 
 def the_attention(graph: OpGraph) -> tuple[Partition, AttentionSpec]:
@@ -51,7 +54,7 @@ def test_mingpt_attention_becomes_one_attention_node(tmp_path: Path) -> None:
         "return att @ v"
     )
     init = f"{CAUSAL_FLOAT}\nself.attn_dropout = nn.Dropout(0.1)"  # eval mode: a copy
-    graph = captured(tmp_path, forward, init)
+    graph = attention_graph(tmp_path, forward, init)
     rewritten = recognise_attention(graph)
     assert graph_from_dict(rewritten.to_dict()) == rewritten  # the origin travels too
     part, spec = the_attention(graph)
@@ -82,7 +85,7 @@ def test_scores_keep_fp32_accuracy_unless_a_written_out_attention_asks_for_tf32(
         if written
         else "return F.scaled_dot_product_attention(q, k, v)"
     )
-    graph = captured(tmp_path, forward)
+    graph = attention_graph(tmp_path, forward)
     part = fuse(lower(recognise_attention(graph)))
     (group,) = [g for g in part.groups if g.kind == "attention"]
     assert attention_spec(part.graph, group).written_out is written
@@ -131,7 +134,7 @@ def test_scores_keep_fp32_accuracy_unless_a_written_out_attention_asks_for_tf32(
 def test_variants_keep_their_scale_and_mask(
     tmp_path: Path, forward: str, init: str, scale: float, mask: str | None
 ) -> None:
-    _, spec = the_attention(captured(tmp_path, forward, init))
+    _, spec = the_attention(attention_graph(tmp_path, forward, init))
     assert (spec.q, spec.k, spec.v) == ("q", "k", "v")
     assert spec.scale == pytest.approx(scale, rel=1e-15)  # exactly 1.0 when none was written
     assert spec.mask == mask  # a bool mask marking where to attend is SDPA's mask itself
@@ -148,10 +151,7 @@ FLATTENED = (
 
 def test_heads_flattened_into_the_batch_are_read_back(tmp_path: Path) -> None:
     forward = "q, k, v = x.split(20, dim=-1)\n" + FLATTENED  # one (B, H, T) for q, k and v
-    graph = capture_path(
-        write_task(tmp_path, attention_task(forward, "torch.randn(2, 3, 13, 60)", params="x")),
-        "small",
-    )
+    graph = attention_graph(tmp_path, forward, inputs="torch.randn(2, 3, 13, 60)", params="x")
     part, spec = the_attention(graph)
     assert [part.graph.node(x).target for x in (spec.q, spec.k, spec.v)] == ["getitem"] * 3
     assert spec.scale == 1.0
@@ -159,7 +159,7 @@ def test_heads_flattened_into_the_batch_are_read_back(tmp_path: Path) -> None:
 
 def test_keys_and_values_of_one_head_become_grouped_query_heads(tmp_path: Path) -> None:
     forward = "kv, vv = k[:, :1], v[:, :1]\nreturn F.softmax(q @ kv.transpose(-2, -1), -1) @ vv"
-    _, spec = the_attention(captured(tmp_path, forward))
+    _, spec = the_attention(attention_graph(tmp_path, forward))
     assert spec.gqa and spec.q == "q"
 
 
@@ -188,7 +188,7 @@ def test_keys_and_values_repeated_per_head_become_grouped_query_heads(
 ) -> None:
     """Head h of the repeated keys and values is head h // 3 of k and v: SDPA's enable_gqa
     order, so the attention reads k and v themselves and the copies are never made."""
-    graph = captured(tmp_path, repeat + GROUPED_ATTENTION, inputs=GROUPED_QKV)
+    graph = attention_graph(tmp_path, repeat + GROUPED_ATTENTION, inputs=GROUPED_QKV)
     part, spec = the_attention(graph)
     assert (spec.q, spec.k, spec.v) == ("q", "k", "v")
     assert spec.gqa and spec.node.kwarg("enable_gqa") is True
@@ -201,9 +201,7 @@ def test_repeated_keys_given_transposed_are_transposed_back(tmp_path: Path) -> N
     forward = REPEAT_KV.replace("k.shape", "kt.shape")
     forward += "return F.softmax(q @ repeat_kv(kt, n) * 0.3, -1) @ repeat_kv(v, n)"
     inputs = "torch.randn(2, 6, 13, 20), torch.randn(2, 2, 20, 11), torch.randn(2, 2, 11, 20)"
-    graph = capture_path(
-        write_task(tmp_path, attention_task(forward, inputs, params="q, kt, v")), "small"
-    )
+    graph = attention_graph(tmp_path, forward, inputs=inputs, params="q, kt, v")
     part, spec = the_attention(graph)
     assert spec.gqa and spec.v == "v"
     key = part.graph.node(spec.k)
@@ -233,7 +231,7 @@ def test_heads_repeated_otherwise_are_attended_as_copies(
     """Keys and values repeated in another order, or in groups of two sizes: still one
     attention, over the (2, 6, ., .) repeated tensors as they are, without grouped heads."""
     inputs = GROUPED_QKV.replace("(2, 2,", f"(2, {kv_heads},")
-    part, spec = the_attention(captured(tmp_path, repeat + GROUPED_ATTENTION, inputs=inputs))
+    part, spec = the_attention(attention_graph(tmp_path, repeat + GROUPED_ATTENTION, inputs=inputs))
     assert not spec.gqa and spec.node.kwarg("enable_gqa") is None
     for x in (spec.k, spec.v):
         assert part.graph.has_node(x), x  # the repeated copy, not the input k or v
@@ -243,9 +241,7 @@ def test_heads_repeated_otherwise_are_attended_as_copies(
 def test_keys_given_transposed_are_transposed_back(tmp_path: Path) -> None:
     inputs = "torch.randn(2, 3, 13, 20), torch.randn(2, 3, 20, 11), torch.randn(2, 3, 11, 20)"
     forward = "return F.softmax(q @ kt * 0.3, -1) @ v"
-    graph = capture_path(
-        write_task(tmp_path, attention_task(forward, inputs, params="q, kt, v")), "small"
-    )
+    graph = attention_graph(tmp_path, forward, inputs=inputs, params="q, kt, v")
     part, spec = the_attention(graph)
     key = part.graph.node(spec.k)
     assert key.target == "aten.permute.default" and key.args == (Ref("kt"), (0, 1, 3, 2))
@@ -304,7 +300,7 @@ SOFTMAX_OF_SCORES = "att = q @ k.transpose(-2, -1) * 0.2\n"
 def test_look_alikes_leave_the_graph_unchanged(
     tmp_path: Path, forward: str, init: str, inputs: str
 ) -> None:
-    graph = captured(tmp_path, forward, init, inputs)
+    graph = attention_graph(tmp_path, forward, init, inputs)
     assert sum(n.target == "aten.bmm.default" for n in graph.nodes) == 2  # the two products
     assert recognise_attention(graph) is graph
 
@@ -314,7 +310,7 @@ def test_heads_flattened_throughout_are_attended_as_one_batch(tmp_path: Path) ->
     one (1, B*H, L, D) attention, the query's scale its own, the result regrouped back."""
     forward = "return torch.bmm(F.softmax(torch.bmm(q * 0.5, k.transpose(1, 2)), -1), v)"
     inputs = "torch.randn(3, 13, 20), torch.randn(3, 11, 20), torch.randn(3, 11, 12)"
-    graph = recognise_attention(captured(tmp_path, forward, "", inputs))
+    graph = recognise_attention(attention_graph(tmp_path, forward, "", inputs))
     part, spec = the_attention(graph)
     assert spec.scale == 0.5
     for x, source in ((spec.q, "q"), (spec.v, "v")):
@@ -328,7 +324,7 @@ def test_heads_flattened_throughout_are_attended_as_one_batch(tmp_path: Path) ->
 
 def test_a_scaled_query_read_elsewhere_keeps_its_multiply(tmp_path: Path) -> None:
     forward = "qs = q * 0.5\nreturn F.softmax(qs @ k.transpose(-2, -1), -1) @ v, qs.sum()"
-    part, spec = the_attention(captured(tmp_path, forward))
+    part, spec = the_attention(attention_graph(tmp_path, forward))
     assert spec.scale == 1.0 and part.graph.node(spec.q).target == "aten.mul.Tensor"
 
 
