@@ -2,7 +2,7 @@
 Known gaps): every one. A task newly without a design is a regression of a rule
 (each has its own interpreter tests: integer ranges, masked tiles, 1-D and dilated transposed
 convolutions, wide attention). Each task is captured at full size under fake tensors, in this
-process: about 20 s for the hundred with two workers.
+process.
 """
 
 from __future__ import annotations
