@@ -84,28 +84,27 @@ class EvolutionProposer:
         offspring of the survivors."""
         members, known = self._population(history)
         proposals: list[Proposal] = []
-        for m in members:
-            move = self.space.accurate_move(m.design) if m.incorrect else None
-            if move is None or self.space.key(move[0]) in known or len(proposals) >= n:
-                continue
-            known.add(self.space.key(move[0]))
-            note = f"evolution: {move[1]} (from #{m.candidate_id})"
-            p = render_proposal(move[0], self.render, note, m.candidate_id, self.skipped)
+
+        def propose(design: Design, note: str, parent: int | None) -> None:
+            """``design`` as the next proposal, unless it or an equivalent was tried."""
+            if self.space.key(design) in known:
+                return
+            known.add(self.space.key(design))
+            p = render_proposal(design, self.render, f"evolution: {note}", parent, self.skipped)
             if p is not None:
                 proposals.append(p)
+
+        for m in members:
+            move = self.space.accurate_move(m.design) if m.incorrect else None
+            if move is not None and len(proposals) < n:
+                propose(move[0], f"{move[1]} (from #{m.candidate_id})", m.candidate_id)
         if len(proposals) >= n:
             return proposals
         if len(members) < self.population:
             for i, d in enumerate(self.space.structures):
                 if len(proposals) >= n:
                     break
-                if self.space.key(d) in known:
-                    continue
-                known.add(self.space.key(d))
-                note = f"evolution: seed {i + 1}/{len(self.space.structures)}"
-                p = render_proposal(d, self.render, note, None, self.skipped)
-                if p is not None:
-                    proposals.append(p)
+                propose(d, f"seed {i + 1}/{len(self.space.structures)}", None)
             if proposals or not members:
                 return proposals
         parents = [m for m in members
@@ -121,13 +120,9 @@ class EvolutionProposer:
                     return proposals
                 parent = self._tournament(pool, rng)
                 child = self._offspring(parent, pool, rng)
-                if child is None or self.space.key(child[0]) in known:
-                    continue
-                known.add(self.space.key(child[0]))
-                note = f"evolution: {child[1]} (from #{parent.candidate_id})"
-                p = render_proposal(child[0], self.render, note, parent.candidate_id, self.skipped)
-                if p is not None:
-                    proposals.append(p)
+                if child is not None:
+                    propose(child[0], f"{child[1]} (from #{parent.candidate_id})",
+                            parent.candidate_id)
             if proposals:
                 break
         return proposals

@@ -22,7 +22,8 @@ def by_rows(design, params) -> float:  # type: ignore[no-untyped-def]
     return ms / (1 + 0.05 * sum(int(v) for k, v in params.items() if k.endswith("ROWS")))
 
 
-def evolve(plan, archive, budget: int, crossover: float, run_id: str = "evo"):  # type: ignore[no-untyped-def]
+def evolve(plan, archive, budget: int, crossover: float, run_id: str = "evo", judge=None):  # type: ignore[no-untyped-def]
+    """Evolution over ``plan`` judged by ``judge`` (default: :func:`by_rows`'s times)."""
     calls: list[Candidate] = []
     proposer = EvolutionProposer(DecisionSpace.of_plan(plan), plan.render, crossover=crossover)
     result = run_search(
@@ -33,7 +34,7 @@ def evolve(plan, archive, budget: int, crossover: float, run_id: str = "evo"):  
         Budget(candidates=budget),
         run_id,
         seed=3,
-        evaluate_fn=synthetic_judge(by_rows, calls),
+        evaluate_fn=judge or synthetic_judge(by_rows, calls),
         equivalence=plan.candidate_key,
     )
     return result, calls
@@ -119,17 +120,8 @@ def test_a_design_found_incorrect_is_repaired_then_the_repair_is_the_parent(gemm
     design comes back with IEEE fp32 products, named as its offspring (its fitness 0 would end
     its line); offspring then descend from the repairs, never from an incorrect design (they
     would keep FP32_MATH 0)."""
-    calls: list[Candidate] = []
-    result = run_search(
-        gemm_plan.task,
-        EvolutionProposer(DecisionSpace.of_plan(gemm_plan), gemm_plan.render),
-        EvalOptions(device="cpu"),
-        Archive(":memory:"),
-        Budget(candidates=6),
-        "evo",
-        evaluate_fn=accuracy_judge(synthetic_judge(lambda design, params: 1.0, calls)),
-        equivalence=gemm_plan.candidate_key,
-    )
+    judge = accuracy_judge(synthetic_judge(lambda design, params: 1.0, []))
+    result, _ = evolve(gemm_plan, Archive(":memory:"), 6, crossover=0.5, judge=judge)
     first, repair = result.trials[:2]
     assert first.verdict.status == Status.INCORRECT
     assert repair.candidate.parent == first.candidate_id

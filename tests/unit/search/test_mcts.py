@@ -23,7 +23,8 @@ def onepass_fast(design, params) -> float:  # type: ignore[no-untyped-def]
     return 0.5 if "row-onepass" in design["skills"] else 4.0
 
 
-def search(plan, archive, budget: int, seed: int = 0, run_id: str = "mcts"):  # type: ignore[no-untyped-def]
+def search(plan, archive, budget: int, seed: int = 0, run_id: str = "mcts", judge=None):  # type: ignore[no-untyped-def]
+    """MCTS over ``plan`` judged by ``judge`` (default: :func:`onepass_fast`'s times)."""
     calls: list[Candidate] = []
     result = run_search(
         plan.task,
@@ -33,7 +34,7 @@ def search(plan, archive, budget: int, seed: int = 0, run_id: str = "mcts"):  # 
         Budget(candidates=budget),
         run_id,
         seed=seed,
-        evaluate_fn=synthetic_judge(onepass_fast, calls),
+        evaluate_fn=judge or synthetic_judge(onepass_fast, calls),
         equivalence=plan.candidate_key,
     )
     return result, calls
@@ -139,17 +140,8 @@ def test_a_design_found_incorrect_is_repaired_then_the_repair_carries_its_line(g
     """The GEMM's 3xTF32 default fails the check: the next proposal is that design's child with
     IEEE fp32 products (value 0 alone would keep PUCT from descending into it); from then on the
     repair, not the incorrect design, takes the parameter moves (those would keep FP32_MATH 0)."""
-    calls: list[Candidate] = []
-    result = run_search(
-        gemm_plan.task,
-        MCTSProposer(DecisionSpace.of_plan(gemm_plan), gemm_plan.render),
-        EvalOptions(device="cpu"),
-        Archive(":memory:"),
-        Budget(candidates=6),
-        "mcts",
-        evaluate_fn=accuracy_judge(synthetic_judge(lambda design, params: 1.0, calls)),
-        equivalence=gemm_plan.candidate_key,
-    )
+    judge = accuracy_judge(synthetic_judge(lambda design, params: 1.0, []))
+    result, _ = search(gemm_plan, Archive(":memory:"), 6, judge=judge)
     first, repair = result.trials[:2]
     assert first.verdict.status == Status.INCORRECT
     assert repair.candidate.parent == first.candidate_id
