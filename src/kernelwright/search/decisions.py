@@ -118,7 +118,6 @@ class DecisionSpace:
                 moves.append((Design(tuple(choices), stage="structure"), label))
         return moves
 
-
     def accurate_move(self, design: Design) -> Move | None:
         """:func:`accurate_variant` of ``design``, labelled with the knobs it changed; None
         when every such knob is at its accurate value already."""
