@@ -536,26 +536,8 @@ def resized(request: dict[str, Any]) -> dict[str, Any]:
     return {"failures": failures, "runs": runs}
 
 
-def interpret_without_overflow_checks() -> None:
-    """Run kernels under the interpreter without computing its int32 overflow checks. For every
-    32-bit integer add, subtract and multiply the interpreter widens both sides to 64 bits, redoes
-    the operation and compares it with the int32 range, then drops the assertion unless Triton's
-    debug option is on (it is not here, nor in a kernel compiled for a GPU): most of its time on
-    index arithmetic goes to a check nothing reads. Triton keeps the option on a module-level
-    builder; where a version lacks it nothing changes."""
-    import dataclasses
-
-    from triton.runtime import interpreter
-
-    builder = getattr(interpreter, "interpreter_builder", None)
-    options = getattr(builder, "options", None)
-    if options is not None and hasattr(options, "sanitize_overflow"):
-        builder.options = dataclasses.replace(options, sanitize_overflow=False)
-
-
 def main() -> None:
     """Serve requests from stdin until it closes."""
-    interpret_without_overflow_checks()
     from kernelwright.evaluate.interpreter import prepare_interpreter
 
     prepare_interpreter()  # as the harness's candidate processes on the CPU

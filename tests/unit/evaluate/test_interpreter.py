@@ -194,3 +194,62 @@ def test_welfords_merge_runs_as_a_tree_over_the_block_with_chans_statistics(
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert proc.stdout.splitlines() == ["0 0 True", "0 1 True", "1 0 True", "1 1 True", "1-D True",
                                         "python: ['__main__', '__main__']"], proc.stdout
+
+
+OVERFLOW = '''
+import dataclasses
+
+import torch
+import triton
+import triton.language as tl
+from triton.runtime import interpreter
+
+from kernelwright.evaluate.interpreter import prepare_interpreter
+
+
+@triton.jit
+def times_four(x_ptr, out_ptr):
+    i = tl.arange(0, 4)
+    tl.store(out_ptr + i, tl.load(x_ptr + i) * 4)  # 2**30 * 4 overflows int32
+
+
+def run():
+    out = torch.empty(4, dtype=torch.int32)
+    times_four[(1,)](x, out)
+    return out.tolist()
+
+
+def set_options(**changes):
+    builder = interpreter.interpreter_builder
+    builder.options = dataclasses.replace(builder.options, **changes)
+
+
+x = torch.tensor([1, 2**29, 2**30, -(2**30)], dtype=torch.int32)
+print("default", run())
+set_options(debug=True)
+try:
+    run()
+except Exception as e:  # the interpreter's error, naming the failed assertion
+    print("debug", "int32 overflow detected" in str(e))
+prepare_interpreter()
+print("prepared with debug", interpreter.interpreter_builder.options.sanitize_overflow)
+set_options(debug=False)
+prepare_interpreter()
+print("prepared", interpreter.interpreter_builder.options.sanitize_overflow, run())
+'''
+
+
+def test_overflow_checks_that_cannot_report_are_skipped(tmp_path: Path) -> None:
+    """The interpreter's overflow check reports only with ``debug`` on: by default an
+    overflowing product wraps silently, checked or not. Prepared, it is skipped while ``debug``
+    is off (same results) and kept while it is on."""
+    script = tmp_path / "overflow.py"
+    script.write_text(textwrap.dedent(OVERFLOW))
+    env = {**os.environ, "TRITON_INTERPRET": "1"}
+    proc = subprocess.run([sys.executable, "-W", "ignore", str(script)], env=env,
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    wrapped = [4, -(2**31), 0, 0]
+    assert proc.stdout.splitlines() == [
+        f"default {wrapped}", "debug True", "prepared with debug True",
+        f"prepared False {wrapped}"], proc.stdout
