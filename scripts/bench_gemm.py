@@ -207,8 +207,9 @@ def plan_candidates(case: str, path: Path, size: str, device: str, out: Path) ->
 
 
 def pick_device() -> str | None:
-    """cuda where there is a GPU, else cpu under Triton's interpreter; None (said on stderr)
-    on a CPU without the interpreter, where the emitted kernels cannot run."""
+    """cuda where there is a GPU, else cpu under Triton's interpreter, set up as for the
+    harness's candidate processes on the CPU; None (said on stderr) on a CPU without the
+    interpreter, where the emitted kernels cannot run."""
     import torch
 
     if torch.cuda.is_available():
@@ -216,6 +217,9 @@ def pick_device() -> str | None:
     if os.environ.get("TRITON_INTERPRET") != "1":
         print("no GPU: run under TRITON_INTERPRET=1 (with --small)", file=sys.stderr)
         return None
+    from kernelwright.evaluate.interpreter import prepare_interpreter
+
+    prepare_interpreter()
     return "cpu"
 
 
