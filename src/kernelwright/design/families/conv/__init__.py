@@ -47,9 +47,11 @@ from kernelwright.skills.conditions import GroupFacts
 # PyTorch's NCHW cuDNN convolution under the bf16 policy (three level-2 tasks, 3 x 3 filters,
 # 48-64 -> 96-128 channels) and 0.92-0.97x under tf32 (level-2 task 1), and cuDNN runs faster
 # still channels-last (torch.compile's layout: 2.3x eager under tf32, 1.6-3.2x under bf16).
-# With TMA loads it is cuDNN's peer: on an H100 under bf16 (``conv/sweeps/implicit_tma.csv``)
-# the whole call ran 0.82, 0.99, 1.01 and 0.89x the time of cuDNN's channels-last convolution
-# with our epilogue kernel (KernelBench level-2 1, 54, 4; held-out 33)
+# With TMA loads of 16-bit operands it is cuDNN's peer: on an H100 under bf16
+# (``conv/sweeps/implicit_tma.csv``) the whole call ran 0.82, 0.99, 1.01 and 0.89x the time of
+# cuDNN's channels-last convolution with our epilogue kernel (KernelBench level-2 1, 54, 4;
+# held-out 33). Not with fp32 operands under tf32: there the same TMA kernel ran 1.07, 1.17
+# and 1.22x the vendor path's time on tasks 1, 33 and 4 and 0.93x on 54 (H100, same file)
 TENSOR_CORE_IMPLICIT = 1.25
 
 
@@ -86,13 +88,13 @@ class ConvFamily:
         self, partition: Partition, group: Group, facts: GroupFacts, choice: GroupChoice
     ) -> float:
         """The implicit GEMM: the inverse of the fraction of the SMs its output tiles fill,
-        times :data:`TENSOR_CORE_IMPLICIT` for 16-bit operands or under tf32 unless its blocks
-        load as TMA boxes. The vendor path: 1.0 (cuDNN fills the GPU). So under fp32 the vendor
-        path ranks first only where the implicit GEMM leaves SMs idle, and elsewhere the
-        skills' expected gains decide (3xTF32 tensor cores against cuDNN's fp32 CUDA cores);
-        where cuDNN may use tensor cores itself, its kernels rank first unless the implicit
-        GEMM loads by TMA. A block-diagonal product does G times the grouped
-        convolution's multiply-adds, and costs G times as much."""
+        times :data:`TENSOR_CORE_IMPLICIT` for 16-bit operands or under tf32, unless its blocks
+        of 16-bit operands load as TMA boxes. The vendor path: 1.0 (cuDNN fills the GPU). So
+        under fp32 the vendor path ranks first only where the implicit GEMM leaves SMs idle,
+        and elsewhere the skills' expected gains decide (3xTF32 tensor cores against cuDNN's
+        fp32 CUDA cores); where cuDNN may use tensor cores itself, its kernels rank first
+        unless the implicit GEMM loads 16-bit operands by TMA. A block-diagonal product does G
+        times the grouped convolution's multiply-adds, and costs G times as much."""
         if choice.variant == "vendor":
             return 1.0
         shape = facts.gemm
@@ -102,7 +104,7 @@ class ConvFamily:
         factor = 1.0
         if defaults.vendor_tensor_cores(facts):
             tma = choice.variant == "implicit" and _tma_loads(partition, group, facts, p)
-            factor = 1.0 if tma else TENSOR_CORE_IMPLICIT
+            factor = 1.0 if tma and defaults.sixteen_bit(facts) else TENSOR_CORE_IMPLICIT
         if shape.transposed and block_diagonal(shape.groups, shape.n // shape.groups):
             factor *= shape.groups
         return factor / min(1.0, tiles / facts.sm_count)

@@ -49,13 +49,15 @@ def test_a_wide_convolution_and_its_epilogue_are_one_implicit_gemm(tmp_path: Pat
     assert g is not None and (g.m, g.n, g.k) == (8 * 48 * 48, 48, 16 * 9)
 
 
-def test_under_bf16_and_tf32_cudnn_ranks_first_unless_the_implicit_gemm_loads_by_tma(
+def test_where_cudnn_multiplies_on_tensor_cores_it_ranks_first_but_against_bf16_tma_loads(
     tmp_path: Path,
 ) -> None:
     """The same wide convolution under the bf16 and tf32 policies: the facts carry the policy
     and the dtypes it runs. Where cuDNN multiplies on tensor cores itself, the implicit GEMM
-    ranks first only with TMA loads (stride 1 here; measured cuDNN's peer), and cuDNN's
-    channels-last convolution first where the stride leaves it pointer loads."""
+    ranks first only where it loads 16-bit operands by TMA (stride 1 here; measured cuDNN's
+    peer under bf16), and cuDNN's channels-last convolution first under tf32 (fp32 operands:
+    measured faster than the TMA kernel on three of four tasks) and where the stride leaves
+    the implicit GEMM pointer loads."""
     path = write_task(tmp_path, TASK.format(conv="Conv2d(16, 48, 3, padding=1)", cout=48,
                                             shape="8, 16, 50, 50", body=EPILOGUE))
     part, _ = designs_for(path)
@@ -77,11 +79,13 @@ def test_under_bf16_and_tf32_cudnn_ranks_first_unless_the_implicit_gemm_loads_by
     # tf32: fp32 operands, but cuDNN may multiply them on tensor cores too
     (tf32,) = [group_options(part, g, library, precision="tf32") for g in part.fused]
     assert tf32.facts.dtypes == ("float32",) and tf32.facts.precision == "tf32"
-    assert [o.choice.skill for o in tf32.options] == ["conv-implicit-gemm", "conv-vendor"]
+    assert [o.choice.skill for o in tf32.options] == ["conv-vendor", "conv-implicit-gemm"]
+    assert tf32.options[1].choice.params["TMA"] == 1  # second, though it loads by TMA
     # the implicit GEMM reads channels-last copies under every policy (measured faster than
     # the NCHW gathers under fp32), in K blocks no wider than a tap's 16 channels (a wider
     # block would multiply zeros)
-    implicit = [opts.options[0].choice.params for opts in (fp32, bf16, tf32)]
+    implicit = [o.choice.params for opts in (fp32, bf16, tf32) for o in opts.options
+                if o.choice.skill == "conv-implicit-gemm"]
     assert [p["CHANNELS_LAST"] for p in implicit] == [1, 1, 1]
     assert [p["BLOCK_K"] for p in implicit] == [16, 16, 16]
     # strided: the patches are no box of the input, so pointer loads, and cuDNN first
