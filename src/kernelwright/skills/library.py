@@ -12,6 +12,7 @@ such a folder. Duplicate ids are refused.
 
 from __future__ import annotations
 
+import functools
 import tomllib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -116,8 +117,10 @@ def _read(text: str, source: str) -> Skill:
     return skill_from_dict(data, source)
 
 
-def _builtin_skills() -> list[Skill]:
-    """Every kernel family's skill files (``design/families/<family>/skills/*.toml``)."""
+@functools.cache
+def _builtin_skills() -> tuple[Skill, ...]:
+    """Every kernel family's skill files (``design/families/<family>/skills/*.toml``), read
+    once a process: they are package data, and skills are immutable."""
     from kernelwright.design.families import FAMILIES
 
     skills = []
@@ -126,7 +129,7 @@ def _builtin_skills() -> list[Skill]:
             if entry.name.endswith(".toml"):
                 text = entry.read_text(encoding="utf-8")
                 skills.append(_read(text, f"{fam.kind}/{entry.name}"))
-    return skills
+    return tuple(skills)
 
 
 def _entry_point_dirs() -> list[str]:
