@@ -166,3 +166,39 @@ def test_bf16_tiles_widen_to_256_columns_only_on_aligned_output_rows() -> None:
         assert ok and spill in (0, None), (kernel, spill)
     assert "BLOCK_N=256" in aligned[4].split(", ") and "BLOCK_N=128" in odd[4].split(", ")
     assert all(".v" in form for form in aligned[5]), aligned[5]
+
+
+@pytest.mark.sm90
+def test_the_vendor_products_epilogue_kernel_compiles_for_hopper_with_vector_access() -> None:
+    """Under tf32 PyTorch's product with our epilogue kernel ranks first (cuBLAS's TF32
+    products outrun the tiled kernel's): the kernel reads the product's tiles and the residual
+    and writes the output in 16-byte vectors (32 values a thread: 8 of them a tensor), the bias
+    row once a thread, without spills, at the suite's GEMM + epilogue task's size."""
+    pytest.importorskip("triton")
+    path = str(ROOT / "benchmarks" / "level2" / "02_gemm_scale_residual_clamp.py")
+    script = f"""
+        import json
+        from kernelwright.design.plan import plan_task
+        from kernelwright.design.compile_check import compile_check, global_loads, global_stores
+        from kernelwright.evaluate.precision import apply_policy
+        from kernelwright.records import Precision
+        from kernelwright.task import load_task
+        plan = plan_task(load_task({path!r}, "full"), "cuda", "full", isolate=False,
+                         precision="tf32")
+        apply_policy(Precision("tf32"))
+        first = plan.designs[0]
+        rows = [[list(first.skills), r.kernel, r.ok, r.spill_bytes, global_loads(r.ptx),
+                 global_stores(r.ptx), r.error[:300]]
+                for r in compile_check(plan.render(first), {path!r}, "full", keep_ptx=True,
+                                       precision="tf32")]
+        print(json.dumps(rows))
+        """
+    rows = run_compile_script(script, timeout=600)
+    (row,) = rows
+    skills, kernel, ok, spill, loads, stores, error = row
+    assert skills == ["gemm-vendor"] and kernel == "gemm_0_kernel", row
+    assert ok, error
+    assert spill in (0, None), spill
+    scalar = sum(n for form, n in loads.items() if ".v" not in form)
+    assert loads.get("ld.global.v4.b32") == 16 and scalar <= 1, loads
+    assert stores == {"st.global.v4.b32": 8}, stores

@@ -98,12 +98,14 @@ def _sol(v: Verdict) -> str:
     return f"{100 * v.sol.fraction:.0f}%" if v.sol and v.sol.fraction is not None else "-"
 
 
-def _gemm_math(params: Any) -> str:
+def _gemm_math(params: Any, variant: str) -> str:
     """What a GEMM group's kernels compute with under each policy."""
     from kernelwright.design.families.gemm.precision import math_under
 
     fp32_math = int(params.get("FP32_MATH", 0))
-    return "; ".join(f"{p}: {math_under(p, fp32_math)}" for p in ("fp32", "tf32", "bf16"))
+    return "; ".join(
+        f"{p}: {math_under(p, fp32_math, variant)}" for p in ("fp32", "tf32", "bf16")
+    )
 
 
 def _best_math(candidate: Any, policy: str) -> list[str]:
@@ -114,7 +116,8 @@ def _best_math(candidate: Any, policy: str) -> list[str]:
     for gid, group in (candidate.design.get("groups") or {}).items():
         if group.get("kind") == "gemm":
             fp32_math = int(candidate.params.get(f"{gid}.FP32_MATH", 0))
-            lines.append(f"{gid} (GEMM) math under {policy}: {math_under(policy, fp32_math)}")
+            how = math_under(policy, fp32_math, str(group.get("variant", "tiled")))
+            lines.append(f"{gid} (GEMM) math under {policy}: {how}")
     return ["", *lines] if lines else []
 
 
@@ -175,7 +178,8 @@ def plan_markdown(plan: Any) -> list[str]:
         for sid, reasons in go.skipped:
             lines.append(f"- skipped: {sid}: {'; '.join(reasons)}")
         if go.group.kind == "gemm" and go.options:
-            lines.append(f"- math by policy: {_gemm_math(go.options[0].choice.params)}")
+            first = go.options[0].choice
+            lines.append(f"- math by policy: {_gemm_math(first.params, first.variant)}")
         lines.append("")
     lines += ["## Designs, most promising first", ""]
     served = [g.group.id for g in plan.groups if g.options]

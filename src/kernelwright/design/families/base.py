@@ -92,3 +92,15 @@ def domain_split(layout: Layout) -> tuple[int, int, int]:
 def input_dtypes(partition: Partition, group: Group) -> tuple[str, ...]:
     """The storage dtypes the group reads, sorted."""
     return tuple(sorted({partition.graph.meta(i).dtype for i in group.inputs}))
+
+
+def sixteen_bit(f: GroupFacts) -> bool:
+    """The group's float operands are 16-bit (bf16 or fp16)."""
+    floats = [d for d in f.dtypes if d.startswith(("float", "bfloat"))]
+    return bool(floats) and all(d in ("float16", "bfloat16") for d in floats)
+
+
+def vendor_tensor_cores(f: GroupFacts) -> bool:
+    """The vendor's library (cuBLAS, cuDNN) multiplies this group's product on tensor cores
+    itself: 16-bit operands, or the tf32 policy (fp32 operands with TF32 allowed)."""
+    return sixteen_bit(f) or f.precision == "tf32"

@@ -32,7 +32,7 @@ from importlib import resources
 from importlib.resources.abc import Traversable
 
 from kernelwright.design.choices import GroupChoice
-from kernelwright.design.families.base import input_dtypes
+from kernelwright.design.families.base import input_dtypes, sixteen_bit, vendor_tensor_cores
 from kernelwright.design.families.conv import conditions, defaults  # noqa: F401 (register)
 from kernelwright.design.families.conv.helpers import PY_HELPERS
 from kernelwright.design.families.conv.launch import DEFAULTS, render_conv
@@ -102,9 +102,9 @@ class ConvFamily:
         p = {**DEFAULTS, **choice.params}
         tiles = _blocks(shape.m, p["BLOCK_M"]) * _blocks(shape.n, p["BLOCK_N"])
         factor = 1.0
-        if defaults.vendor_tensor_cores(facts):
+        if vendor_tensor_cores(facts):
             tma = choice.variant == "implicit" and _tma_loads(partition, group, facts, p)
-            factor = 1.0 if tma and defaults.sixteen_bit(facts) else TENSOR_CORE_IMPLICIT
+            factor = 1.0 if tma and sixteen_bit(facts) else TENSOR_CORE_IMPLICIT
         if shape.transposed and block_diagonal(shape.groups, shape.n // shape.groups):
             factor *= shape.groups
         return factor / min(1.0, tiles / facts.sm_count)
@@ -124,7 +124,7 @@ def _tma_loads(
     spec = conv_spec(partition.graph, group)
     shape = facts.gemm
     assert shape is not None
-    item = 2 if defaults.sixteen_bit(facts) else 4
+    item = 2 if sixteen_bit(facts) else 4
     return (
         bool(params["TMA"]) and bool(params["CHANNELS_LAST"]) and spec.nsp == 2
         and all(s == 1 for s in spec.stride) and not spec.transposed

@@ -12,23 +12,12 @@ takes 128 positions x 16 channels (64 for one group). The sweeps behind them:
 
 from __future__ import annotations
 
+from kernelwright.design.families.base import sixteen_bit, vendor_tensor_cores
 from kernelwright.design.families.conv.spec import block_diagonal
 from kernelwright.skills.conditions import GroupFacts
 from kernelwright.skills.heuristics import heuristic, next_pow2
 
 STAGES = 3
-
-
-def sixteen_bit(f: GroupFacts) -> bool:
-    """The group's float operands are 16-bit (bf16 or fp16)."""
-    floats = [d for d in f.dtypes if d.startswith(("float", "bfloat"))]
-    return bool(floats) and all(d in ("float16", "bfloat16") for d in floats)
-
-
-def vendor_tensor_cores(f: GroupFacts) -> bool:
-    """cuDNN multiplies this group's convolution on tensor cores itself: 16-bit operands, or
-    the tf32 policy (fp32 operands with TF32 allowed)."""
-    return sixteen_bit(f) or f.precision == "tf32"
 
 
 @heuristic("conv_implicit_gemm")

@@ -62,3 +62,16 @@ def tma_aligned(f: GroupFacts) -> Outcome:
     return Fail(
         "an operand's strides are not 16-byte multiples (or broadcast): pointer loads serve it"
     )
+
+
+@condition("gemm_epilogue_beyond_addmm")
+def gemm_epilogue_beyond_addmm(f: GroupFacts) -> Outcome:
+    """Element-wise work after the product beyond one added bias or matrix (which PyTorch's
+    addmm adds inside cuBLAS's call) for a kernel of our own to do."""
+    g = f.gemm
+    assert g is not None
+    if g.epilogue in ((), ("add",)):
+        return Fail("no epilogue beyond an added bias or matrix: PyTorch's addmm is the whole "
+                    "group in one vendor call")
+    return Ok(f"an epilogue ({', '.join(dict.fromkeys(g.epilogue))}) for one kernel after "
+              "the vendor's product")

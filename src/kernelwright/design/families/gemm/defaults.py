@@ -60,3 +60,18 @@ def gemm_tall_skinny(f: GroupFacts) -> dict[str, int]:
 def gemm_split_k(f: GroupFacts) -> dict[str, int]:
     """Few output tiles: slices of K so that about two programs per SM share the product."""
     return {**_tile(f), "SPLIT_PROGRAMS": 2 * f.sm_count}
+
+
+@heuristic("gemm_vendor")
+def gemm_vendor(f: GroupFacts) -> dict[str, int]:
+    """The epilogue kernel's tile: 32 rows x 128 columns in 4 warps, 32 values a thread, each
+    row of the tile 128 contiguous values (16-byte vectors along N); the per-column operands
+    (a bias) load once a program. The split-K combine kernel's tile, which does the same pass
+    over an fp32 product."""
+    g = f.gemm
+    assert g is not None
+    return {
+        "BLOCK_M": max(16, min(32, next_pow2(g.m))),
+        "BLOCK_N": max(32, min(128, next_pow2(g.n))),
+        "WARPS": 4,
+    }

@@ -8,6 +8,8 @@ K, the epilogue applied to the fp32 accumulator before the single store.
               fp32 workspace ``(n_split, n_batch, M, N)``
     combine   split-K's second stage: the slices added in order (deterministic, no atomics),
               then the epilogue
+    vendor    the epilogue alone, one program per output tile, on the product PyTorch's
+              matrix multiplication (cuBLAS) wrote
 
 Operands load in one of two ways, both emitted so one file serves every input layout:
 
@@ -213,6 +215,46 @@ def combine_kernel(epi: Epilogue, name: str) -> tuple[str, KernelArgs]:
         args.scalar(s, s)
     code = Code()
     code.indent()
+    _output_tile(code)
+    code.add(
+        "# the slices' partial products, added in slice order: the same sum on every run",
+        "acc = tl.zeros([BLOCK_M, BLOCK_N], dtype=tl.float32)",
+        "for pid_k in range(0, n_split):",
+        "    slot = ((pid_k * n_batch + pid_b) * M + rows) * N + cols",
+        "    acc += tl.load(ws_ptr + slot, mask=(rows < M) & (cols < N), other=0.0)",
+    )
+    epi.write(args, code, declare=False)
+    return "\n".join(signature(name, args, ["BLOCK_M", "BLOCK_N"]) + code.lines), args
+
+
+def product_epilogue_kernel(epi: Epilogue, name: str) -> tuple[str, KernelArgs]:
+    """The vendor path's kernel: each program reads one output tile of the product PyTorch's
+    matrix multiplication wrote (``prod``: [batch x] M x N, a unit stride along N) as the
+    accumulator and applies the epilogue; its source and its arguments, in order."""
+    args = KernelArgs(index_64=True, widen_sizes=False)
+    prod = args.pointer("prod")
+    # N (and the row stride, N for cuBLAS's row-major output) hinted with their values at
+    # capture: the column mask and the rows' offsets then keep 16-byte vector loads and stores
+    n_seen = epi.graph.meta(epi.spec.node.name).hint[-1]
+    for s in ("M", "N", "n_batch"):
+        args.scalar(s, s, n_seen if s == "N" else None)
+    args.scalar("stride_pb", "stride_pb")
+    args.scalar("stride_pm", "stride_pm", n_seen)
+    code = Code()
+    code.indent()
+    _output_tile(code)
+    code.add(
+        "# ---- the product's tile, as the accumulator (in fp32 whatever the product's dtype)",
+        f"acc = tl.load({prod} + pid_b * stride_pb + rows * stride_pm + cols,",
+        "              mask=(rows < M) & (cols < N), other=0.0).to(tl.float32)",
+    )
+    epi.write(args, code, declare=False)
+    return "\n".join(signature(name, args, ["BLOCK_M", "BLOCK_N"]) + code.lines), args
+
+
+def _output_tile(code: Code) -> None:
+    """The program's output tile, row-major over the batch's tiles of BLOCK_M x BLOCK_N:
+    ``pid_b``, ``offs_m``/``offs_n`` and ``rows``/``cols``."""
     code.add(
         "pid = tl.program_id(0)",
         "n_n = tl.cdiv(N, BLOCK_N)",
@@ -222,11 +264,4 @@ def combine_kernel(epi: Epilogue, name: str) -> tuple[str, KernelArgs]:
         "offs_n = pid % tiles % n_n * BLOCK_N + tl.arange(0, BLOCK_N)",
         "rows = offs_m[:, None]",
         "cols = offs_n[None, :]",
-        "# the slices' partial products, added in slice order: the same sum on every run",
-        "acc = tl.zeros([BLOCK_M, BLOCK_N], dtype=tl.float32)",
-        "for pid_k in range(0, n_split):",
-        "    slot = ((pid_k * n_batch + pid_b) * M + rows) * N + cols",
-        "    acc += tl.load(ws_ptr + slot, mask=(rows < M) & (cols < N), other=0.0)",
     )
-    epi.write(args, code, declare=False)
-    return "\n".join(signature(name, args, ["BLOCK_M", "BLOCK_N"]) + code.lines), args

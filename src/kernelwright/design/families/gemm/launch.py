@@ -3,12 +3,15 @@ TMA descriptors where the operands allow them, and the launch.
 
     tiled     one persistent kernel (TMA loads where possible, else pointer loads)
     splitk    partial products over slices of K into an fp32 workspace, then the combine kernel
+    vendor    PyTorch's product (cuBLAS, under the caller's policy), then one kernel for the
+              epilogue
 
 The math is chosen at run time from the operands and the caller's matmul policy, never lowered
 silently: bf16 and fp16 operands multiply on tensor cores with fp32 accumulation; fp32 operands
 keep fp32 accuracy with 3xTF32 (``FP32_MATH`` 0: three TF32 tensor-core products per step, the
 small parts' product dropped) or IEEE fp32 (``FP32_MATH`` 1), unless the caller allowed TF32 for
-matrix products (``torch.backends.cuda.matmul.allow_tf32``, as the tf32 policy does).
+matrix products (``torch.backends.cuda.matmul.allow_tf32``, as the tf32 policy does). The vendor
+path's product is cuBLAS's under that same policy.
 """
 
 from __future__ import annotations
@@ -21,9 +24,10 @@ from kernelwright.design.families.gemm.kernels import (
     MASKED_NOTE,
     combine_kernel,
     masked_tile_test,
+    product_epilogue_kernel,
     tiled_kernel,
 )
-from kernelwright.design.families.gemm.precision import FP32_MATH, math_note
+from kernelwright.design.families.gemm.precision import FP32_MATH, VENDOR_NOTE, math_note
 from kernelwright.design.families.gemm.spec import K_MAJOR_REUSE, SMEM_BYTES, GemmSpec, gemm_spec
 from kernelwright.design.fusion import Group
 from kernelwright.design.graph import OpGraph
@@ -38,7 +42,7 @@ from kernelwright.design.kernel.common import (
 )
 from kernelwright.design.kernel.emitter import safe_name
 
-VARIANTS = ("tiled", "splitk")
+VARIANTS = ("tiled", "splitk", "vendor")
 DEFAULTS = {
     "BLOCK_M": 128,
     "BLOCK_N": 128,
@@ -65,11 +69,14 @@ def render_gemm(
     *,
     tma: bool,
 ) -> RenderedKernel:
-    """Render a GEMM group as ``tiled`` or ``splitk`` (``tma``: with the TMA-load kernels)."""
+    """Render a GEMM group as ``tiled``, ``splitk`` or ``vendor`` (``tma``: with the TMA-load
+    kernels)."""
     if variant not in VARIANTS:
         raise DesignError(f"the GEMM templates render {', '.join(VARIANTS)}, not {variant}")
     spec = gemm_spec(graph, group)
     p = {**DEFAULTS, **{k: int(v) for k, v in params.items() if k in DEFAULTS}}
+    if variant == "vendor":
+        return _render_vendor(graph, group, spec, name, p)
     if p["FP32_MATH"] not in FP32_MATH:
         raise DesignError(f"FP32_MATH {p['FP32_MATH']}: 0 (tf32x3) or 1 (ieee)")
     fp32_math = FP32_MATH[p["FP32_MATH"]]
@@ -205,6 +212,59 @@ def render_gemm(
     )
 
 
+def _render_vendor(
+    graph: OpGraph, group: Group, spec: GemmSpec, name: str, p: Mapping[str, int]
+) -> RenderedKernel:
+    """PyTorch's product, then the epilogue kernel over its output tiles."""
+    if not spec.epilogue:
+        raise DesignError("a vendor product without an epilogue: nothing for a kernel to do")
+    epi = Epilogue(graph, group, spec)
+    code = Code()
+    wparams = wrapper_params(graph, group)
+    code.add(f"def {name}({', '.join(wparams)}):")
+    code.indent()
+    first, *rest = wrap_words(_describe(graph, spec, "vendor"), 84)
+    code.add(f'"""{first}', *rest, "", *wrap_words(VENDOR_NOTE, 88), '"""')
+    product = "bmm" if spec.batched else "mm"
+    code.add(
+        f"lhs, rhs = {safe_name(spec.lhs)}, {safe_name(spec.rhs)}  # [batch x] M x K and K x N",
+        "M, K, N = lhs.shape[-2], lhs.shape[-1], rhs.shape[-1]",
+        "n_batch = lhs.shape[0] if lhs.dim() == 3 else 1",
+        "# the vendor's product (cuBLAS on a GPU) under the caller's matmul policy, in the",
+        "# operands' dtype; row-major, as the epilogue kernel reads it",
+        f"prod = torch.ops.aten.{product}.default(lhs, rhs)",
+        "if prod.stride(-1) != 1:",
+        "    prod = prod.contiguous()",
+        "stride_pb = prod.stride(0) if prod.dim() == 3 else 0",
+        "stride_pm = prod.stride(-2)",
+    )
+    _domain(graph, group, spec, code)
+    code.add(
+        "# the epilogue's tiles: BLOCK_M rows x BLOCK_N columns of the product",
+        f"BLOCK_M = max(16, min({p['BLOCK_M']}, _pow2(M)))",
+        f"BLOCK_N = max(16, min({p['BLOCK_N']}, _pow2(N)))",
+    )
+    text, args = product_epilogue_kernel(epi, f"{name}_kernel")
+    launch(
+        f"{name}_kernel",
+        "(_cdiv(M, BLOCK_M) * _cdiv(N, BLOCK_N) * n_batch,)",
+        args,
+        {"BLOCK_M": "BLOCK_M", "BLOCK_N": "BLOCK_N", "num_warps": p["WARPS"]},
+        code,
+    )
+    outs = [safe_name(o) for o in group.outputs]
+    code.add(f"return {', '.join(outs)}" + ("," if len(outs) == 1 else ""))
+    return RenderedKernel(
+        (text,),
+        code.text(),
+        name,
+        tuple(wparams),
+        tuple(group.outputs),
+        tuple(sorted(epi.helpers)),
+        notes=(VENDOR_NOTE,),
+    )
+
+
 def _describe(graph: OpGraph, spec: GemmSpec, variant: str) -> str:
     ops = ", ".join(dict.fromkeys(graph.node(n).op for n in spec.epilogue))
     what = f"Matrix product {safe_name(spec.lhs)} @ {safe_name(spec.rhs)}"
@@ -213,6 +273,7 @@ def _describe(graph: OpGraph, spec: GemmSpec, variant: str) -> str:
     how = {
         "tiled": "persistent tiles in grouped order, one store",
         "splitk": "split-K partial products, then a combine kernel",
+        "vendor": "PyTorch's product (cuBLAS), then one kernel for the epilogue over its tiles",
     }
     return f"{what}: {how[variant]}."
 
@@ -249,15 +310,20 @@ def _operands(spec: GemmSpec, fp32_math: str, code: Code) -> None:
 
 def _sizes(graph: OpGraph, group: Group, spec: GemmSpec, code: Code) -> None:
     """The operands' strides; the domain's sizes; the outputs."""
-    assert group.layout is not None
     code.add(
         "# any strides: a transposed operand is read as it is stored",
         "stride_lb = lhs.stride(0) if lhs.dim() == 3 else 0",
         "stride_rb = rhs.stride(0) if rhs.dim() == 3 else 0",
         "stride_lm, stride_lk = lhs.stride(-2), lhs.stride(-1)",
         "stride_rk, stride_rn = rhs.stride(-2), rhs.stride(-1)",
-        "# the output's sizes come from the operands, so any input shape works",
     )
+    _domain(graph, group, spec, code)
+
+
+def _domain(graph: OpGraph, group: Group, spec: GemmSpec, code: Code) -> None:
+    """The domain's sizes from the product's (``n_batch``, ``M``, ``N``); the outputs."""
+    assert group.layout is not None
+    code.add("# the output's sizes come from the operands, so any input shape works")
     sizes = {spec.batch_axis: "n_batch", spec.m_axis: "M", spec.n_axis: "N"}
     for d in range(len(group.layout.hint)):
         if d not in sizes:

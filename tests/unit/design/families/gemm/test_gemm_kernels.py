@@ -235,6 +235,37 @@ def test_addmm_with_alpha_and_beta(check) -> None:
     assert "* 2.0" in src and "* 0.5" in src
 
 
+# the vendor path's epilogue tiles: 16 x 32 over 21 x 24 outputs (two row blocks, the last
+# partial; columns past 24 masked)
+VENDOR = {"BLOCK_M": 16, "BLOCK_N": 32, "WARPS": 4}
+
+
+@pytest.mark.parametrize("epilogue", ["silu-residual", "tanh-relu-mish"])
+@pytest.mark.parametrize("policy", ["fp32", "tf32"])
+def test_the_vendor_product_then_one_epilogue_kernel(check, epilogue: str, policy: str) -> None:
+    """PyTorch's product, then the bias and the whole element-wise chain in one kernel over its
+    tiles (no element-wise kernel left), under either policy (the product follows the caller's
+    flag, which the check sets as the policy does)."""
+    body = LINEAR.format(k=45, n=24, bias="", body=EPILOGUES[epilogue])
+    (src,) = check(body, skills=("gemm-vendor",), params=VENDOR, policy=policy)
+    assert src.count("torch.ops.aten.mm.default(lhs, rhs)") == 1 and "tl.dot" not in src
+    assert "def elementwise_" not in src and "def gemm_0_kernel(" in src
+    assert "PyTorch's matrix product (cuBLAS)" in src
+
+
+def test_a_batched_vendor_product_of_bf16_operands(check_launches) -> None:
+    """bmm with a transposed right operand (cuBLAS reads it as stored): the product rounded to
+    bf16 as PyTorch's own is, the epilogue on it in fp32; batch entries of other sizes."""
+    body = product_task(
+        "torch.relu(torch.bmm(a, b.transpose(1, 2))) * 0.5 - a[:, :, :1]",
+        "torch.randn(3, 37, 45), torch.randn(3, 29, 45)",
+        "[[torch.randn(2, 5, 7), torch.randn(2, 3, 7)]]",
+    )
+    runs = check_launches(body, skills=("gemm-vendor",), params=VENDOR, dtype="bfloat16",
+                          tol=3e-2)
+    assert [launched for _, launched in runs] == [["gemm_0_kernel", "gemm_0_kernel"]]
+
+
 # 2 x 2 output tiles of 32 (partial along M and N) at 37 x 40: the interpreter's cost is per
 # tile and K block, and a long K (>= 2048) is what split-K needs
 SPLIT = {**SMALL, "BLOCK_M": 32, "BLOCK_N": 32, "BLOCK_K": 64, "SPLIT_PROGRAMS": 24}
