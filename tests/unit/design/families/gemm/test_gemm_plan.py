@@ -233,3 +233,13 @@ def test_the_plan_names_the_math_of_each_policy(tmp_path: Path) -> None:
     text = "\n".join(plan_markdown(plan_task(task, "cpu", "small", isolate=False)))
     assert text.count("- math by policy: fp32: 3xTF32") == 3  # one line per GEMM group
     assert "tf32: TF32 tensor-core products" in text and "bf16: bf16 tensor-core" in text
+
+
+
+def test_the_vendor_paths_math_is_cublass_under_each_policy() -> None:
+    from kernelwright.design.families.gemm.precision import math_under
+
+    assert math_under("fp32", 0, "vendor").startswith("cuBLAS IEEE fp32")
+    assert math_under("tf32", 0, "vendor").startswith("cuBLAS TF32 tensor-core products")
+    assert "rounded to bf16" in math_under("bf16", 0, "vendor")
+    assert math_under("fp32", 0).startswith("3xTF32")  # the tiled kernels' own
