@@ -11,6 +11,7 @@ Snapshots are made with the CPU test environment's torch (node names come from t
 from __future__ import annotations
 
 import difflib
+import functools
 import os
 from pathlib import Path
 
@@ -79,7 +80,10 @@ CASES = {
 }
 
 
+@functools.cache
 def render(case: str) -> str:
+    """The emitted source of ``case``, made once a test process: both tests below read it (a
+    capture at full size, seconds for the attention tasks)."""
     _, skills, params = CASES[case]
     task = HERE / "tasks" / f"{case.removesuffix('_looped')}.py"
     part = fuse(lower(recognise_attention(capture_path(task, "full"))))
