@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -35,6 +37,20 @@ def shared_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """One baseline and ceiling cache for the tests of a test process: what it holds is a fact
     about this machine, and measuring the eager baseline again in every test costs minutes."""
     return tmp_path_factory.mktemp("kwcache")
+
+
+@pytest.fixture(scope="session")
+def shared_executor() -> Iterator[Any]:
+    """One executor (a ``SubprocessExecutor`` keeping a spare) for the tests of a test process
+    that judge candidates through the real harness but are not about an executor's own life (its
+    spares, fork servers, faults): its fork server for the CPU's candidates starts once, not once
+    a test (seconds of CPU: it imports torch and Triton). Each candidate still runs in a process
+    of its own, forked for it; the spare started after one test's candidate serves the next's."""
+    from kernelwright.evaluate.executor import SubprocessExecutor
+
+    executor = SubprocessExecutor(prestart=1)
+    yield executor
+    executor.close()
 
 
 @pytest.fixture(autouse=True)

@@ -48,14 +48,17 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 
 @pytest.fixture(scope="session")
-def session_for() -> Iterator[Callable[[Path, EvalOptions], EvalSession]]:
+def session_for(
+    shared_executor: SubprocessExecutor,
+) -> Iterator[Callable[[Path, EvalOptions], EvalSession]]:
     """``session_for(task_path, options)``: the open session for that task and options.
 
-    The sessions share one executor, so the candidate process pre-started after the last
-    candidate of one task serves the first candidate of the task that follows instead of being
-    thrown away (a process is a few seconds of CPU: it imports torch and Triton)."""
+    The sessions share one executor (``shared_executor``), so the candidate process pre-started
+    after the last candidate of one task serves the first candidate of the task that follows
+    instead of being thrown away (a process is a few seconds of CPU: it imports torch and
+    Triton)."""
     current: dict[str, object] = {}
-    executor = SubprocessExecutor(prestart=1)
+    executor = shared_executor
 
     def get(task: Path, options: EvalOptions) -> EvalSession:
         key = (str(task), options)
@@ -73,7 +76,6 @@ def session_for() -> Iterator[Callable[[Path, EvalOptions], EvalSession]]:
     last = current.get("session")
     if isinstance(last, EvalSession):
         last.close()
-    executor.close()
 
 
 @pytest.fixture

@@ -20,18 +20,19 @@ from kernelwright.records import Candidate, Status
 QUICK = EvalOptions(device="cpu", timeout_s=60, trials=1, timing=False, baselines=False)
 
 
-def _evaluate(fixtures, ranges, names):
+def _evaluate(fixtures, executor, ranges, names):
     options = Constraints(properties=Properties(shape_ranges=ranges)).apply(QUICK)
     solutions = fixtures / "solutions"
-    with EvalSession(fixtures / "tasks" / "scale_bias.py", options) as session:
+    with EvalSession(fixtures / "tasks" / "scale_bias.py", options, executor=executor) as session:
         return [session.evaluate(Candidate((solutions / f"scale_bias__{n}.py").read_text()))
                 for n in names]
 
 
 @pytest.mark.interpreter
-def test_a_kernel_sized_for_the_tasks_batch_breaks_the_range(fixtures):
+def test_a_kernel_sized_for_the_tasks_batch_breaks_the_range(fixtures, shared_executor):
     # batch_size is 7 in the task: both kernels are right there, only one beyond it
-    honest, fixed = _evaluate(fixtures, (ShapeRange("batch", 1, 20),), ["honest", "fixed_batch"])
+    honest, fixed = _evaluate(fixtures, shared_executor, (ShapeRange("batch", 1, 20),),
+                              ["honest", "fixed_batch"])
     assert honest.status is Status.CORRECT, honest.message
     assert fixed.status is Status.REJECTED, fixed.message
     clause = [v for v in fixed.violations if v.check == "constraint-shape-range"]
@@ -39,11 +40,12 @@ def test_a_kernel_sized_for_the_tasks_batch_breaks_the_range(fixtures):
 
 
 @pytest.mark.interpreter
-def test_a_range_naming_no_size_constant_is_a_task_error_not_a_pass(fixtures):
+def test_a_range_naming_no_size_constant_is_a_task_error_not_a_pass(fixtures, shared_executor):
     options = Constraints(properties=Properties(
         shape_ranges=(ShapeRange("sequence_length", 1, 8),))).apply(QUICK)
     honest = Candidate((fixtures / "solutions" / "scale_bias__honest.py").read_text())
-    with (EvalSession(fixtures / "tasks" / "scale_bias.py", options) as session,
+    with (EvalSession(fixtures / "tasks" / "scale_bias.py", options,
+                      executor=shared_executor) as session,
           pytest.raises(TaskError, match="no module-level integer sequence_length")):
         session.evaluate(honest)
 
@@ -55,11 +57,12 @@ def test_without_ranges_the_clause_adds_no_runs():
 
 
 @pytest.mark.interpreter
-def test_on_the_cpu_a_memory_ceiling_is_said_to_be_unchecked(fixtures):
+def test_on_the_cpu_a_memory_ceiling_is_said_to_be_unchecked(fixtures, shared_executor):
     options = Constraints(properties=Properties(memory_ceiling_bytes=1)).apply(QUICK)
     assert options.memory_ceiling_bytes == 1
     honest = Candidate((fixtures / "solutions" / "scale_bias__honest.py").read_text())
-    with EvalSession(fixtures / "tasks" / "scale_bias.py", options) as session:
+    with EvalSession(fixtures / "tasks" / "scale_bias.py", options,
+                     executor=shared_executor) as session:
         verdict = session.evaluate(honest)
     assert verdict.status is Status.CORRECT, verdict.message
     assert any("memory ceiling not checked" in label for label in verdict.labels)

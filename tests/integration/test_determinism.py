@@ -16,11 +16,12 @@ DETERMINISTIC = Constraints(properties=Properties(deterministic=True))
 
 
 @pytest.mark.interpreter
-def test_outputs_that_change_between_runs_are_refused(fixtures):
+def test_outputs_that_change_between_runs_are_refused(fixtures, shared_executor):
     options = DETERMINISTIC.apply(QUICK)
     assert options.determinism and not QUICK.determinism
     solutions = fixtures / "solutions"
-    with EvalSession(fixtures / "tasks" / "softmax_rows.py", options) as session:
+    with EvalSession(fixtures / "tasks" / "softmax_rows.py", options,
+                     executor=shared_executor) as session:
         honest, drifting = (
             session.evaluate(Candidate((solutions / f"softmax_rows__{name}.py").read_text()))
             for name in ("honest", "nondeterministic")

@@ -2,7 +2,8 @@
 (two child processes, Triton's interpreter on the CPU).
 
 ``evaluate`` is a session of one candidate: the statuses are judged in one shared session (each
-candidate still runs in a process of its own), and the tests after them call ``evaluate``."""
+candidate still runs in a process of its own), and the tests after them call ``evaluate`` (with
+the test process's shared executor: its fork server starts once)."""
 
 import pytest
 
@@ -40,22 +41,24 @@ def test_status(fixtures, session_for, solution, status, message):
     assert v.correct is (status is Status.CORRECT)
 
 
-def test_hang_is_a_timeout(fixtures):
+def test_hang_is_a_timeout(fixtures, shared_executor):
     v = evaluate(
         fixtures / "tasks" / "softmax_rows.py",
         fixtures / "solutions" / "softmax_rows__hang.py",
         # 4 s: the hang is in the first warm-up call, reached about a second after the import
         # (the message names the phase, so a deadline hit any earlier would fail the test)
         EvalOptions(device="cpu", timeout_s=4, trials=1, baselines=False),
+        executor=shared_executor,
     )
     assert v.status is Status.TIMEOUT and "warm-up" in v.message
 
 
-def test_correct_verdict_is_complete(fixtures):
+def test_correct_verdict_is_complete(fixtures, shared_executor):
     v = evaluate(
         fixtures / "tasks" / "scale_bias.py",
         fixtures / "solutions" / "scale_bias__honest.py",
         EvalOptions(device="cpu"),
+        executor=shared_executor,
     )
     assert v.status is Status.CORRECT and v.trials == v.trials_passed == 5
     assert v.max_abs_err is not None and v.max_abs_err < 1e-5
@@ -67,19 +70,21 @@ def test_correct_verdict_is_complete(fixtures):
     assert len(v.task_sha256) == len(v.solution_sha256) == 64
 
 
-def test_broken_reference_is_not_the_candidates_fault(fixtures):
+def test_broken_reference_is_not_the_candidates_fault(fixtures, shared_executor):
     with pytest.raises(EvalError, match="the task's reference failed"):
         evaluate(
             fixtures / "tasks" / "broken_reference.py",
             fixtures / "solutions" / "softmax_rows__honest.py",
             OPTS,
+            executor=shared_executor,
         )
 
 
-def test_task_without_model_is_bad_input(fixtures):
+def test_task_without_model_is_bad_input(fixtures, shared_executor):
     with pytest.raises(TaskError, match="does not define Model"):
         evaluate(
             fixtures / "tasks" / "no_model.py",
             fixtures / "solutions" / "softmax_rows__honest.py",
             OPTS,
+            executor=shared_executor,
         )

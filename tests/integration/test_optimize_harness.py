@@ -10,6 +10,7 @@ import pytest
 
 from kernelwright.design.plan import plan_task
 from kernelwright.evaluate import EvalOptions, evaluate
+from kernelwright.evaluate.executor import SubprocessExecutor
 from kernelwright.records import Candidate
 from kernelwright.task import load_task
 
@@ -76,7 +77,8 @@ TASKS = {
 
 @pytest.mark.interpreter
 @pytest.mark.parametrize("name", sorted(TASKS))
-def test_top_design_is_correct_in_the_harness(tmp_path: Path, name: str) -> None:
+def test_top_design_is_correct_in_the_harness(tmp_path: Path, name: str,
+                                              shared_executor: SubprocessExecutor) -> None:
     path = tmp_path / f"{name}.py"
     path.write_text(
         "import torch\nimport torch.nn as nn\nimport torch.nn.functional as F\n"
@@ -91,5 +93,5 @@ def test_top_design_is_correct_in_the_harness(tmp_path: Path, name: str) -> None
     options = EvalOptions(
         device="cpu", size="small", trials=2, timing=False, baselines=False, seed=1
     )
-    verdict = evaluate(task, candidate, options)
+    verdict = evaluate(task, candidate, options, executor=shared_executor)
     assert verdict.correct, f"{verdict.status.value}: {verdict.message} {verdict.violations}"

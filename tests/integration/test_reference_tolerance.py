@@ -16,14 +16,16 @@ pytestmark = pytest.mark.interpreter
 OPTS = EvalOptions(device="cpu", timeout_s=60, trials=3, baselines=False, timing=False, seed=7)
 
 
-def judge(fixtures, options, *solutions):
+def judge(fixtures, executor, options, *solutions):
     sols = fixtures / "solutions"
-    with EvalSession(fixtures / "tasks" / "long_scan.py", options) as session:
+    with EvalSession(fixtures / "tasks" / "long_scan.py", options, executor=executor) as session:
         return [session.evaluate(Candidate((sols / f"{s}.py").read_text())) for s in solutions]
 
 
-def test_honest_scan_passes_through_the_widened_atol_and_a_wrong_one_does_not(fixtures):
-    honest, wrong = judge(fixtures, OPTS, "long_scan__honest", "long_scan__wrong")
+def test_honest_scan_passes_through_the_widened_atol_and_a_wrong_one_does_not(
+        fixtures, shared_executor):
+    honest, wrong = judge(fixtures, shared_executor, OPTS, "long_scan__honest",
+                          "long_scan__wrong")
     assert honest.status is Status.CORRECT, honest.message
     assert honest.tolerance.atol > 1e-4 and honest.tolerance.rtol == 1e-4
     assert any("atol widened from 0.0001" in label for label in honest.labels)
@@ -31,7 +33,7 @@ def test_honest_scan_passes_through_the_widened_atol_and_a_wrong_one_does_not(fi
     assert "elements differ" in wrong.message and "widened from 0.0001" in wrong.message
 
 
-def test_an_explicit_atol_applies_exactly(fixtures):
-    (honest,) = judge(fixtures, replace(OPTS, atol=1e-4), "long_scan__honest")
+def test_an_explicit_atol_applies_exactly(fixtures, shared_executor):
+    (honest,) = judge(fixtures, shared_executor, replace(OPTS, atol=1e-4), "long_scan__honest")
     assert honest.status is Status.INCORRECT and "(atol=0.0001, rtol=0.0001)" in honest.message
     assert honest.tolerance.atol == 1e-4 and honest.labels == ()

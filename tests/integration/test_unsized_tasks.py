@@ -49,16 +49,17 @@ def _files(tmp_path: Path, batch: int, dim: int) -> tuple[Path, Path]:
     return task, solution
 
 
-def test_an_unsized_task_past_the_interpreter_is_refused_in_one_line(tmp_path: Path):
+def test_an_unsized_task_past_the_interpreter_is_refused_in_one_line(tmp_path: Path,
+                                                                      shared_executor):
     task, solution = _files(tmp_path, 4096, 393216)  # 6.4 GB in, 6.4 GB out
     with pytest.raises(EvalError) as refused:
-        evaluate(task, solution, OPTS)
+        evaluate(task, solution, OPTS, executor=shared_executor)
     message = str(refused.value)
     assert "too large for this device: it sets no small size" in message
     assert "6.4 GB of inputs a call" in message and "\n" not in message
 
 
-def test_an_unsized_task_the_interpreter_runs_is_judged(tmp_path: Path):
+def test_an_unsized_task_the_interpreter_runs_is_judged(tmp_path: Path, shared_executor):
     task, solution = _files(tmp_path, 3, 17)
-    verdict = evaluate(task, solution, OPTS)
+    verdict = evaluate(task, solution, OPTS, executor=shared_executor)
     assert verdict.correct, verdict.message

@@ -10,6 +10,7 @@ import pytest
 import torch
 
 from kernelwright.evaluate.correctness import compare_outputs
+from kernelwright.evaluate.executor import SubprocessExecutor
 from kernelwright.evaluate.reference import Reference
 from kernelwright.evaluate.request import JudgeRequest
 from kernelwright.records import Precision, Tolerance
@@ -193,7 +194,8 @@ def test_a_model_without_a_float64_form_arbitrates_nothing() -> None:
     ("small_after_cancellation", "exact_copy", None, True),  # the normalised error's turn
 ])
 def test_the_judge_arbitrates_under_bf16(task: str, solution: str, atol: float | None,
-                                         correct: bool) -> None:
+                                         correct: bool,
+                                         shared_executor: SubprocessExecutor) -> None:
     """End to end: the bf16 reference misses x by up to 4; a kernel returning x exactly is
     correct (its timed calls' outputs too, every one read back on the CPU), one 6 off is not.
     The same kernel is correct where the reference's cancellation leaves every element within
@@ -204,7 +206,8 @@ def test_the_judge_arbitrates_under_bf16(task: str, solution: str, atol: float |
 
     verdict = evaluate(FIXTURES / f"{task}.py", FIXTURES / f"{solution}.py",
                        EvalOptions(device="cpu", precision=Precision.BF16, trials=2, atol=atol,
-                                   timing=True, baselines=False, timeout_s=120))
+                                   timing=True, baselines=False, timeout_s=120),
+                       executor=shared_executor)
     assert verdict.correct is correct, verdict.message
     assert correct or verdict.status.value == "incorrect", verdict.message
     arbitrated = [label for label in verdict.labels if "float64 answer" in label]
