@@ -16,7 +16,6 @@ from kernelwright.constraints import Constraints
 from kernelwright.constraints.formulate import formulate
 from kernelwright.errors import ConfigError
 from kernelwright.evaluate import EvalOptions
-from kernelwright.evaluate.executor import SubprocessExecutor
 from kernelwright.optimize import LLMConfig, OptimizeOptions, optimize_task, summarise
 from kernelwright.records import Precision, Status
 from kernelwright.search import Budget
@@ -33,13 +32,13 @@ def clauses(trial) -> list[str]:  # type: ignore[no-untyped-def]
     return [v.check for v in trial.verdict.violations]
 
 
-@pytest.fixture(scope="module")
-def executor():  # type: ignore[no-untyped-def]
-    """The candidates' processes of the runs judged with QUICK: one fork server imports torch
-    and Triton for all of them (a run's own executor starts one, seconds of CPU, even where
-    nothing is evaluated), and a spare one run started serves the next."""
-    with SubprocessExecutor() as ex:
-        yield ex
+@pytest.fixture
+def executor(shared_executor):  # type: ignore[no-untyped-def]
+    """The candidates' processes of the runs judged with QUICK: the test process's shared
+    executor, whose one fork server imports torch and Triton for all of them (a run's own
+    executor starts one, seconds of CPU, even where nothing is evaluated), and a spare one run
+    started serves the next."""
+    return shared_executor
 
 
 @pytest.mark.interpreter

@@ -31,7 +31,9 @@ def _spawned_children() -> list[int]:
     return found
 
 
-def test_two_workers_judge_the_search_s_candidates(tmp_path: Path) -> None:
+def test_two_workers_judge_the_search_s_candidates(tmp_path: Path, capture_in_process: None
+                                                   ) -> None:
+    # the graph is captured in this process (where is not the point here: see the fixture)
     archive, summary = tmp_path / "a.sqlite", tmp_path / "s.json"
     res = CliRunner().invoke(app, [
         "optimize", str(TASK), "--device", "cpu", "--budget-candidates", "2", "--workers", "2",
