@@ -11,9 +11,10 @@ from pathlib import Path
 
 import pytest
 import torch
+from design_checks import captured as captured_once
 from design_checks import import_source
 
-from kernelwright.design.capture import capture_path, init_literal
+from kernelwright.design.capture import init_literal
 from kernelwright.design.contract import MODEL_HELPERS, guard_init
 from kernelwright.design.emit import emit
 from kernelwright.design.fusion import fuse
@@ -75,9 +76,11 @@ def get_init_inputs():
 
 
 def captured(tmp_path: Path, text: str) -> OpGraph:
+    """``text`` as tmp_path/task.py, captured at its small size (once a process for each text:
+    several tests read the same task's graph)."""
     path = tmp_path / "task.py"
     path.write_text(text)
-    return capture_path(path, "small")
+    return captured_once(path)
 
 
 def emitted_module(tmp_path: Path, text: str) -> tuple[types.ModuleType, str]:

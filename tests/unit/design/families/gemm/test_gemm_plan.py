@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from design_checks import designs_for, forward_task, write_task
+from design_checks import captured, designs_for, forward_task, write_task
 
 from kernelwright.design.aten import classify
 from kernelwright.design.capture import capture_path
@@ -37,7 +37,9 @@ def get_init_inputs():
 
 
 def partition(tmp: Path, body: str):  # type: ignore[no-untyped-def]
-    return fuse(lower(capture_path(write_task(tmp, body), "small")))
+    """The task ``body`` lowered and fused at its small size (one capture a process for each
+    body: several tests read LINEAR_CHAIN's)."""
+    return fuse(lower(captured(write_task(tmp, body))))
 
 
 def ops(part, group) -> list[str]:  # type: ignore[no-untyped-def]
