@@ -34,12 +34,12 @@ class Recording:
         self.inner.close()
 
 
-@pytest.fixture(scope="module")
-def executor():
-    """For the tests whose property is the session's, not its executor's: one fork server
-    imports torch and Triton for all of them (seconds of CPU each)."""
-    with SubprocessExecutor(prestart=1) as ex:
-        yield ex
+@pytest.fixture
+def executor(shared_executor):
+    """For the tests whose property is the session's, not its executor's: the test process's
+    shared executor, whose one fork server imports torch and Triton for all of them (seconds of
+    CPU each)."""
+    return shared_executor
 
 
 def _alive(pid):

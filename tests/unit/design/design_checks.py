@@ -25,6 +25,7 @@ check a contract of their own rather than a match with PyTorch:
 
 from __future__ import annotations
 
+import functools
 import itertools
 import json
 import sys
@@ -231,6 +232,15 @@ def captured(path: Path) -> Any:
     return graph_from_dict(_CAPTURED[text])
 
 
+@functools.cache
+def _library() -> Any:
+    """The built-in skills, read once a process (``SkillLibrary.builtin()`` looks for installed
+    skill packages each call)."""
+    from kernelwright.skills.library import SkillLibrary
+
+    return SkillLibrary.builtin()
+
+
 def designs_for(path: Path) -> tuple[Any, list[Any]]:
     """(partition, ranked designs) of a task at its small size, captured in this process and
     rewritten, lowered and fused as ``plan_task`` does; only designs with a kernel of ours for
@@ -240,9 +250,8 @@ def designs_for(path: Path) -> tuple[Any, list[Any]]:
     from kernelwright.design.lower import lower
     from kernelwright.design.recognise_attention import recognise_attention
     from kernelwright.design.structures import group_options, rank_designs
-    from kernelwright.skills.library import SkillLibrary
 
-    library = SkillLibrary.builtin()
+    library = _library()
     part = fuse(lower(recognise_attention(captured(path))))
     groups = [group_options(part, g, library) for g in part.fused]
     served = sum(1 for g in groups if g.options)
