@@ -28,6 +28,11 @@ def test_the_bundled_tuning_space_is_the_measured_table_with_its_license():
     assert "MIT License" in (ROOT / "data" / "tuning" / "LICENSE.benchmark_hub").read_text()
 
 
+# Slow (a Bayesian-optimisation replay of 40 steps, 10 times): the command's parts are checked by
+# tuning/test_tuning_cli.py's test_replay_prints_scores_and_writes_the_trace (the replay command),
+# tuning/test_tuning_replay.py's test_bo_beats_random_on_a_synthetic_space (the bo strategy's
+# replay) and the test above (the bundled table)
+@pytest.mark.slow
 def test_the_readme_replay_command_runs_as_written(monkeypatch):
     command = readme_command("kernelwright tune replay")
     monkeypatch.chdir(ROOT)
