@@ -27,7 +27,8 @@ capture = importlib.import_module("kernelwright.design.capture")
 MSE = Path(__file__).resolve().parents[1] / "golden" / "tasks" / "mse_loss.py"
 
 
-def test_the_judge_starts_beside_the_capture_and_judges_the_search(tmp_path, monkeypatch):
+def test_the_judge_starts_beside_the_capture_and_judges_the_search(tmp_path, monkeypatch,
+                                                                  shared_executor):
     steps: list[str] = []
     sessions: list[EvalSession] = []
     start_capture, begin, plan_only = capture.start_capture, EvalSession.begin, optimize.plan_only
@@ -58,7 +59,9 @@ def test_the_judge_starts_beside_the_capture_and_judges_the_search(tmp_path, mon
     options = OptimizeOptions(
         evaluation=EvalOptions(device="cpu", trials=1, timing=False, baselines=False))
     with Archive(tmp_path / "a.sqlite") as archive:
-        result = optimize_task(task, options, Budget(candidates=1), None, archive)
+        # the candidates' processes: the test process's executor (its fork server started once)
+        result = optimize_task(task, options, Budget(candidates=1), None, archive,
+                               executor=shared_executor)
         assert steps == ["capture started", "judge started", "planned from the child's graph"]
         (trial,) = result.trials
         # judged in the session begun beside the capture (another would draw its own seed)
@@ -70,7 +73,8 @@ def test_the_judge_starts_beside_the_capture_and_judges_the_search(tmp_path, mon
         # import it again, for seconds); where the capture runs is no part of the run's id.
         steps.clear()
         here = dataclasses.replace(options, isolate_capture=False)
-        again = optimize_task(task, here, Budget(candidates=1), None, archive)
+        again = optimize_task(task, here, Budget(candidates=1), None, archive,
+                              executor=shared_executor)
     assert "judge started" not in steps and len(sessions) == 1
     assert again.run_id == result.run_id and again.best is not None
 
